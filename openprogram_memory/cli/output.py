@@ -1,0 +1,69 @@
+"""Output for people (Rich) and programs (one JSON object), and exit codes.
+
+Mode order: ``--json`` wins; otherwise Rich output for people. Every failure
+leaves as a :class:`MemoryFailure` turned into the one error object and the
+sysexits code of SPEC §6; an unexpected exception exits 1.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
+
+import typer
+from rich.console import Console
+
+from ..failures import EXIT_BUG, MemoryFailure
+
+console = Console(highlight=False, soft_wrap=True)
+err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, sort_keys=True, default=str) + "\n")
+    sys.stdout.flush()
+
+
+def emit(data: dict[str, Any], as_json: bool, human: Callable[[], None] | None = None) -> None:
+    """Print ``data`` as JSON, or call ``human`` to print it for people."""
+    if as_json:
+        print_json(data)
+    elif human is not None:
+        human()
+    else:
+        console.print_json(json.dumps(data, ensure_ascii=False, default=str))
+
+
+def fail(failure: MemoryFailure, as_json: bool) -> None:
+    """Report ``failure`` and exit with its code."""
+    if as_json:
+        print_json(failure.to_json())
+    else:
+        tag = "retryable" if failure.retryable else "error"
+        err_console.print(f"[bold red]{failure.code.value}[/] ({tag}): {failure.message}")
+        for key, value in failure.details.items():
+            if key != "draft":
+                err_console.print(f"  {key}: {value}")
+    raise typer.Exit(failure.exit_code)
+
+
+@contextmanager
+def reporting(as_json: bool) -> Iterator[None]:
+    """Turn failures inside the block into output + exit code."""
+    try:
+        yield
+    except typer.Exit:
+        raise
+    except MemoryFailure as failure:
+        fail(failure, as_json)
+    except KeyboardInterrupt:
+        raise
+    except Exception as exc:  # an unexpected bug: exit 1, still one JSON object
+        if as_json:
+            print_json({"ok": False, "code": "TRANSACTION_FAILURE_UNKNOWN", "retryable": False,
+                        "message": f"unexpected {type(exc).__name__}: {exc}"})
+        else:
+            err_console.print(f"[bold red]unexpected error[/]: {type(exc).__name__}: {exc}")
+        raise typer.Exit(EXIT_BUG)
