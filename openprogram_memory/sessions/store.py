@@ -1,0 +1,549 @@
+"""The bundled session store: a tree of nodes per session, one file per node.
+
+Layout under ``root`` (``<state>/sessions``)::
+
+    <session>/meta.json          head_id, created_at, updated_at, node_count,
+                                 branches {tip: {name, archived}}, metadata
+    <session>/index.jsonl        one {"id", "predecessor"} line per node, append-only
+    <session>/history/<node>.json  id, predecessor, role, content,
+                                 created_at, updated_at, metadata
+    <session>/.lock              serialises writers of this session
+
+Reading one node is one file, so walking a branch costs the steps walked,
+never the size of the session. ``index.jsonl`` is the cheap way to know
+every node and its parent (for branch tips) without opening node files; it
+can lag after a crash and :meth:`SessionStore.rebuild_index` recreates it
+from ``history/``. Directories are 0700, files 0600, every rewrite is
+atomic (temp file, fsync, replace).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Iterator, Mapping, Sequence
+
+import filelock
+
+from ..failures import FailureCode, MemoryFailure
+from ..fsutil import FILE_MODE, append_jsonl, atomic_write_json, atomic_write_text, ensure_dir
+from .timestamps import normalize_time, now_iso
+
+REWOUND_KEY = "rewound"
+LOCK_TIMEOUT_SECONDS = 10.0
+
+_ID_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,127}")
+_ROLE_RE = re.compile(r"[a-z][a-z0-9_-]{0,63}")
+
+
+def validate_id(value: Any, what: str = "id") -> str:
+    """Return ``value`` if it is a safe session/node id, else ``INVALID_ARGUMENT``.
+
+    Ids become file names, so path separators, ``..`` and leading dots are
+    refused: letters, digits, ``_``, ``-`` and ``.``, at most 128 characters.
+    """
+    if not isinstance(value, str) or not _ID_RE.fullmatch(value) or ".." in value:
+        raise MemoryFailure(
+            FailureCode.INVALID_ARGUMENT,
+            f"invalid {what} {value!r}: use letters, digits, '_', '-' or '.' "
+            "(no path separators, no '..', at most 128 characters)",
+        )
+    return value
+
+
+def new_id() -> str:
+    """A fresh node or session id (uuid4 hex)."""
+    return uuid.uuid4().hex
+
+
+@dataclass(frozen=True)
+class Node:
+    """One message of a session. ``metadata`` is a free map; treat it as read-only."""
+
+    id: str
+    predecessor: str | None
+    role: str
+    content: str
+    created_at: str
+    updated_at: str
+    metadata: dict[str, Any] = field(default_factory=dict, hash=False)
+
+    @property
+    def rewound(self) -> bool:
+        """Whether a rewind abandoned this turn."""
+        return bool(self.metadata.get(REWOUND_KEY))
+
+    def to_json(self) -> dict[str, Any]:
+        """The node file's JSON object."""
+        return {
+            "id": self.id,
+            "predecessor": self.predecessor,
+            "role": self.role,
+            "content": self.content,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+            "metadata": dict(self.metadata),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "Node":
+        """Build a node from a node file's object (``KeyError``/``TypeError`` if malformed)."""
+        return cls(
+            id=str(data["id"]),
+            predecessor=data.get("predecessor"),
+            role=str(data["role"]),
+            content=str(data.get("content") or ""),
+            created_at=str(data["created_at"]),
+            updated_at=str(data.get("updated_at") or data["created_at"]),
+            metadata=dict(data.get("metadata") or {}),
+        )
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    """What ``meta.json`` says about a session."""
+
+    session: str
+    head: str | None
+    created_at: str
+    updated_at: str
+    node_count: int
+    metadata: dict[str, Any] = field(default_factory=dict, hash=False)
+
+
+class SessionStore:
+    """Sessions under ``root``; every method validates ids and raises ``MemoryFailure``."""
+
+    def __init__(self, root: Path | str) -> None:
+        self.root = Path(root)
+
+    # -- paths and low-level I/O -------------------------------------------------
+
+    def _dir(self, session_id: str) -> Path:
+        return self.root / validate_id(session_id, "session id")
+
+    def _meta_path(self, session_id: str) -> Path:
+        return self._dir(session_id) / "meta.json"
+
+    def _node_path(self, session_id: str, node_id: str) -> Path:
+        return self._dir(session_id) / "history" / f"{validate_id(node_id, 'node id')}.json"
+
+    def _lock(self, session_id: str) -> filelock.BaseFileLock:
+        return filelock.FileLock(str(self._dir(session_id) / ".lock"), timeout=LOCK_TIMEOUT_SECONDS, mode=FILE_MODE)
+
+    def _locked(self, session_id: str) -> "_SessionLock":
+        if not self._dir(session_id).is_dir():
+            self._read_meta(session_id)  # raises the "no session" failure
+        return _SessionLock(self._lock(session_id), session_id)
+
+    def _read_meta(self, session_id: str) -> dict[str, Any]:
+        path = self._meta_path(session_id)
+        try:
+            meta = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise MemoryFailure(
+                FailureCode.MEMORY_NOT_FOUND,
+                f"no session {session_id!r} in {self.root} (create it with `openprogram session new`)",
+                details={"session": session_id},
+            ) from None
+        except (OSError, ValueError) as exc:
+            raise MemoryFailure(
+                FailureCode.SESSION_NODES_UNAVAILABLE,
+                f"session {session_id!r}: meta.json unreadable ({exc})",
+                details={"session": session_id, "path": str(path)},
+            ) from None
+        meta.setdefault("branches", {})
+        meta.setdefault("metadata", {})
+        return meta
+
+    def _write_meta(self, session_id: str, meta: dict[str, Any]) -> None:
+        atomic_write_json(self._meta_path(session_id), meta)
+
+    def _write_node(self, session_id: str, node: Node, *, fsync: bool = True) -> None:
+        try:
+            atomic_write_json(self._node_path(session_id, node.id), node.to_json(), fsync=fsync)
+        except TypeError as exc:
+            raise MemoryFailure(
+                FailureCode.INVALID_ARGUMENT, f"node {node.id!r}: metadata is not JSON ({exc})"
+            ) from None
+
+    # -- sessions ----------------------------------------------------------------
+
+    def exists(self, session_id: str) -> bool:
+        """Whether the session has a ``meta.json``."""
+        return self._meta_path(session_id).is_file()
+
+    def create_session(
+        self, session_id: str | None = None, *, created_at: str | None = None, exist_ok: bool = False
+    ) -> str:
+        """Create an empty session and return its id (a uuid4 hex unless given).
+
+        An existing id is ``INVALID_ARGUMENT`` unless ``exist_ok``.
+        """
+        session_id = validate_id(session_id, "session id") if session_id is not None else new_id()
+        for directory in (self.root.parent, self.root, self._dir(session_id), self._dir(session_id) / "history"):
+            ensure_dir(directory)  # one level at a time: mkdir(parents=True) ignores mode for parents
+        with self._locked(session_id):
+            if self.exists(session_id):
+                if exist_ok:
+                    return session_id
+                raise MemoryFailure(
+                    FailureCode.INVALID_ARGUMENT, f"session {session_id!r} already exists", details={"session": session_id}
+                )
+            stamp = normalize_time(created_at) if created_at else now_iso()
+            self._write_meta(
+                session_id,
+                {"session": session_id, "head_id": None, "created_at": stamp, "updated_at": stamp,
+                 "node_count": 0, "branches": {}, "metadata": {}},
+            )
+        return session_id
+
+    def session_info(self, session_id: str) -> SessionInfo:
+        """The session's head, times, node count and metadata."""
+        meta = self._read_meta(session_id)
+        return SessionInfo(
+            session=session_id,
+            head=meta.get("head_id"),
+            created_at=meta["created_at"],
+            updated_at=meta["updated_at"],
+            node_count=int(meta.get("node_count", 0)),
+            metadata=dict(meta["metadata"]),
+        )
+
+    def list_sessions(self) -> list[SessionInfo]:
+        """Every session, most recently updated first."""
+        if not self.root.is_dir():
+            return []
+        infos = []
+        for entry in self.root.iterdir():
+            if entry.is_dir() and _ID_RE.fullmatch(entry.name) and (entry / "meta.json").is_file():
+                try:
+                    infos.append(self.session_info(entry.name))
+                except MemoryFailure:
+                    continue  # a half-written or damaged session is not listed
+        return sorted(infos, key=lambda info: (info.updated_at, info.session), reverse=True)
+
+    def head(self, session_id: str) -> str | None:
+        """The current tip's id, or None for an empty session."""
+        return self._read_meta(session_id).get("head_id")
+
+    def updated_at(self, session_id: str) -> str:
+        """When the session last changed (appends, forks, rewinds; never markers)."""
+        return self._read_meta(session_id)["updated_at"]
+
+    def set_session_metadata(self, session_id: str, updates: Mapping[str, Any]) -> None:
+        """Merge ``updates`` into the session's metadata (e.g. ``title``); ``updated_at`` stays."""
+        with self._locked(session_id):
+            meta = self._read_meta(session_id)
+            merged = {**meta["metadata"], **updates}
+            if merged != meta["metadata"]:
+                meta["metadata"] = merged
+                self._write_meta(session_id, meta)
+
+    # -- nodes -------------------------------------------------------------------
+
+    def has_node(self, session_id: str, node_id: str) -> bool:
+        """Whether the node file exists (one ``stat``)."""
+        return self._node_path(session_id, node_id).is_file()
+
+    def get_node(self, session_id: str, node_id: str) -> Node:
+        """Read one node: exactly one file."""
+        path = self._node_path(session_id, node_id)
+        try:
+            return Node.from_json(json.loads(path.read_text(encoding="utf-8")))
+        except FileNotFoundError:
+            if not self.exists(session_id):
+                self._read_meta(session_id)  # raises the "no session" failure
+            raise MemoryFailure(
+                FailureCode.MEMORY_NOT_FOUND,
+                f"no node {node_id!r} in session {session_id!r}",
+                details={"session": session_id, "node": node_id},
+            ) from None
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise MemoryFailure(
+                FailureCode.SESSION_NODES_UNAVAILABLE,
+                f"session {session_id!r}: node {node_id!r} unreadable ({exc})",
+                details={"session": session_id, "node": node_id, "path": str(path)},
+            ) from None
+
+    def append(
+        self,
+        session_id: str,
+        role: str,
+        content: str,
+        parent: str | None = None,
+        node_id: str | None = None,
+        created_at: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> Node:
+        """Add a message under ``parent`` (default: head) and move head to it.
+
+        An explicit ``parent`` other than head forks the session. The
+        session's ``updated_at`` becomes the node's time if that is later.
+        """
+        with self._locked(session_id):
+            meta = self._read_meta(session_id)
+            if parent is None:
+                parent = meta.get("head_id")
+            node = self._make_node(session_id, role, content, parent, node_id, created_at, metadata)
+            self._insert_locked(session_id, meta, [node], head=node.id)
+        return node
+
+    def insert_nodes(self, session_id: str, nodes: Sequence[Node], *, head: str | None = None,
+                     fsync: bool = True) -> None:
+        """Bulk-add prepared nodes (importers): parents first, one ``meta.json`` write.
+
+        Each node's predecessor must already exist or come earlier in
+        ``nodes``; existing ids are refused. Head moves only if ``head`` is given.
+        """
+        with self._locked(session_id):
+            meta = self._read_meta(session_id)
+            seen: set[str] = set()
+            for node in nodes:
+                self._check_new_node(session_id, node.id, node.predecessor, seen)
+                validate_role(node.role)
+                seen.add(node.id)
+            self._insert_locked(session_id, meta, list(nodes), head=head, fsync=fsync)
+
+    def _check_new_node(self, session_id: str, node_id: str, parent: str | None, pending: set[str]) -> None:
+        if node_id in pending or self.has_node(session_id, node_id):
+            raise MemoryFailure(
+                FailureCode.INVALID_ARGUMENT, f"node {node_id!r} already exists in session {session_id!r}"
+            )
+        if parent is not None and parent not in pending and not self.has_node(session_id, parent):
+            raise MemoryFailure(
+                FailureCode.MEMORY_NOT_FOUND,
+                f"parent {parent!r} is not a node of session {session_id!r}",
+                details={"session": session_id, "node": parent},
+            )
+
+    def _make_node(self, session_id: str, role: str, content: str, parent: str | None, node_id: str | None,
+                   created_at: str | None, metadata: Mapping[str, Any] | None) -> Node:
+        node_id = validate_id(node_id, "node id") if node_id is not None else new_id()
+        if parent is not None:
+            validate_id(parent, "parent node id")
+        self._check_new_node(session_id, node_id, parent, set())
+        if not isinstance(content, str):
+            raise MemoryFailure(FailureCode.INVALID_ARGUMENT, "content must be text")
+        stamp = normalize_time(created_at) if created_at else now_iso()
+        return Node(node_id, parent, validate_role(role), content, stamp, stamp, dict(metadata or {}))
+
+    def _insert_locked(self, session_id: str, meta: dict[str, Any], nodes: list[Node], *, head: str | None,
+                       fsync: bool = True) -> None:
+        # Order matters for crash safety: node file, then index line, then meta.
+        # A crash leaves at worst an unindexed node file (see rebuild_index).
+        for node in nodes:
+            self._write_node(session_id, node, fsync=fsync)
+            append_jsonl(self._dir(session_id) / "index.jsonl", {"id": node.id, "predecessor": node.predecessor})
+            branch = meta["branches"].pop(node.predecessor, None) if node.predecessor else None
+            if branch and branch.get("name"):
+                meta["branches"][node.id] = {"name": branch["name"], "archived": False}
+            meta["updated_at"] = max(meta["updated_at"], node.created_at)
+        meta["node_count"] = int(meta.get("node_count", 0)) + len(nodes)
+        if head is not None:
+            meta["head_id"] = head
+        if nodes or head is not None:
+            self._write_meta(session_id, meta)
+
+    # -- walking -----------------------------------------------------------------
+
+    def walk_back(self, session_id: str, tip: str | None = None) -> Iterator[Node]:
+        """Yield nodes from ``tip`` (default head) back to the root, rewound ones included.
+
+        Lazy: a caller that stops early has read only the nodes it saw.
+        """
+        node_id = tip if tip is not None else self.head(session_id)
+        seen: set[str] = set()
+        while node_id is not None:
+            if node_id in seen:
+                raise MemoryFailure(
+                    FailureCode.SESSION_NODES_UNAVAILABLE,
+                    f"session {session_id!r}: predecessor cycle at node {node_id!r}",
+                    details={"session": session_id, "node": node_id},
+                )
+            seen.add(node_id)
+            try:
+                node = self.get_node(session_id, node_id)
+            except MemoryFailure as failure:
+                if node_id != tip and failure.code is FailureCode.MEMORY_NOT_FOUND:
+                    raise MemoryFailure(  # a dangling predecessor is damage, not a bad argument
+                        FailureCode.SESSION_NODES_UNAVAILABLE,
+                        f"session {session_id!r}: predecessor {node_id!r} is missing",
+                        details={"session": session_id, "node": node_id},
+                    ) from None
+                raise
+            yield node
+            node_id = node.predecessor
+
+    def get_branch(self, session_id: str, tip: str | None = None) -> list[Node]:
+        """The branch ending at ``tip`` (default head), root first, rewound turns skipped."""
+        nodes = [node for node in self.walk_back(session_id, tip) if not node.rewound]
+        nodes.reverse()
+        return nodes
+
+    # -- index, tips and branches ------------------------------------------------
+
+    def parent_map(self, session_id: str) -> dict[str, str | None]:
+        """``{node id: predecessor}`` for every indexed node, in insertion order (one file)."""
+        self._read_meta(session_id)
+        parents: dict[str, str | None] = {}
+        try:
+            with open(self._dir(session_id) / "index.jsonl", encoding="utf-8") as handle:
+                for line in handle:
+                    try:
+                        entry = json.loads(line)
+                        parents[str(entry["id"])] = entry.get("predecessor")
+                    except (ValueError, KeyError, TypeError):
+                        continue  # a torn last line after a crash
+        except FileNotFoundError:
+            pass
+        return parents
+
+    def rebuild_index(self, session_id: str) -> int:
+        """Recreate ``index.jsonl`` from ``history/`` (oldest first); returns the node count."""
+        with self._locked(session_id):
+            meta = self._read_meta(session_id)
+            nodes = []
+            for path in (self._dir(session_id) / "history").glob("*.json"):
+                try:
+                    nodes.append(Node.from_json(json.loads(path.read_text(encoding="utf-8"))))
+                except (OSError, ValueError, KeyError, TypeError):
+                    continue
+            nodes.sort(key=lambda node: (node.created_at, node.id))
+            lines = "".join(json.dumps({"id": n.id, "predecessor": n.predecessor}) + "\n" for n in nodes)
+            atomic_write_text(self._dir(session_id) / "index.jsonl", lines)
+            meta["node_count"] = len(nodes)
+            self._write_meta(session_id, meta)
+        return len(nodes)
+
+    def branch_tips(self, session_id: str, include_archived: bool = False) -> list[str]:
+        """Head first, then every other leaf, newest-inserted first.
+
+        Archived tips are left out unless ``include_archived``; head is always
+        first even when it is not a leaf (right after a rewind).
+        """
+        meta = self._read_meta(session_id)
+        parents = self.parent_map(session_id)
+        has_child = {parent for parent in parents.values() if parent is not None}
+        head = meta.get("head_id")
+        tips = [head] if head is not None else []
+        for node_id in reversed(list(parents)):
+            if node_id in has_child or node_id == head:
+                continue
+            if not include_archived and meta["branches"].get(node_id, {}).get("archived"):
+                continue
+            tips.append(node_id)
+        return tips
+
+    def branches(self, session_id: str) -> dict[str, dict[str, Any]]:
+        """The ``{tip: {"name", "archived"}}`` map of named or archived branches."""
+        return dict(self._read_meta(session_id)["branches"])
+
+    def set_branch(self, session_id: str, tip: str, *, name: str | None = None,
+                   archived: bool | None = None) -> None:
+        """Name and/or archive the branch ending at ``tip``."""
+        validate_id(tip, "node id")
+        with self._locked(session_id):
+            meta = self._read_meta(session_id)
+            if not self.has_node(session_id, tip):
+                self.get_node(session_id, tip)  # raises MEMORY_NOT_FOUND
+            entry = dict(meta["branches"].get(tip, {"name": None, "archived": False}))
+            if name is not None:
+                entry["name"] = name
+            if archived is not None:
+                entry["archived"] = bool(archived)
+            meta["branches"][tip] = entry
+            self._write_meta(session_id, meta)
+
+    def archive_branch(self, session_id: str, tip: str, archived: bool = True) -> None:
+        """Archive (or revive) the branch ending at ``tip``; archived tips are not live."""
+        self.set_branch(session_id, tip, archived=archived)
+
+    def rewind(self, session_id: str, to_node: str) -> list[str]:
+        """Move head back to ``to_node``, an ancestor of head; return the abandoned ids.
+
+        The nodes after ``to_node`` on the old branch get ``metadata.rewound =
+        true`` (so memory never reads them and ``get_branch`` skips them) and
+        the old tip is archived. Their own ``updated_at`` stays; the session's
+        ``updated_at`` moves (a rewind is activity).
+        """
+        validate_id(to_node, "node id")
+        with self._locked(session_id):
+            meta = self._read_meta(session_id)
+            self.get_node(session_id, to_node)
+            old_head = meta.get("head_id")
+            abandoned: list[str] = []
+            for node in self.walk_back(session_id, old_head) if old_head else iter(()):
+                if node.id == to_node:
+                    break
+                abandoned.append(node.id)
+            else:
+                raise MemoryFailure(
+                    FailureCode.INVALID_ARGUMENT,
+                    f"node {to_node!r} is not on the current branch of session {session_id!r}; "
+                    "rewind goes back along the head branch (use append --parent to fork elsewhere)",
+                    details={"session": session_id, "node": to_node},
+                )
+            self._merge_metadata_locked(session_id, {node_id: {REWOUND_KEY: True} for node_id in abandoned})
+            if abandoned:
+                entry = meta["branches"].get(old_head, {"name": None})
+                meta["branches"][old_head] = {"name": entry.get("name"), "archived": True}
+            meta["head_id"] = to_node
+            meta["updated_at"] = max(meta["updated_at"], now_iso())
+            self._write_meta(session_id, meta)
+        return abandoned
+
+    # -- metadata ------------------------------------------------------------------
+
+    def merge_metadata(self, session_id: str, updates: Mapping[str, Mapping[str, Any]]) -> None:
+        """Merge ``{node id: {key: value}}`` into those nodes' metadata only.
+
+        A value of ``None`` removes the key. Neither the nodes' nor the
+        session's ``updated_at`` changes (the idle watcher reads it). Every
+        node is checked before any is written.
+        """
+        with self._locked(session_id):
+            self._merge_metadata_locked(session_id, updates)
+
+    def _merge_metadata_locked(self, session_id: str, updates: Mapping[str, Mapping[str, Any]]) -> None:
+        current = {node_id: self.get_node(session_id, node_id) for node_id in updates}
+        for node_id, changes in updates.items():
+            node = current[node_id]
+            merged = {**node.metadata, **changes}
+            merged = {key: value for key, value in merged.items() if value is not None}
+            if merged != node.metadata:
+                self._write_node(session_id, replace(node, metadata=merged))
+
+
+def validate_role(role: Any) -> str:
+    """Return ``role`` if it is a lowercase word (``user``, ``tool``, ``merge_hint``…)."""
+    if not isinstance(role, str) or not _ROLE_RE.fullmatch(role):
+        raise MemoryFailure(
+            FailureCode.INVALID_ARGUMENT,
+            f"invalid role {role!r}: use a lowercase word such as user, assistant, tool or system",
+        )
+    return role
+
+
+class _SessionLock:
+    """The per-session lock; a busy lock is ``CONCURRENT_UPDATE`` (retryable)."""
+
+    def __init__(self, lock: filelock.BaseFileLock, session_id: str) -> None:
+        self._lock = lock
+        self._session_id = session_id
+
+    def __enter__(self) -> None:
+        try:
+            self._lock.acquire()
+        except filelock.Timeout:
+            raise MemoryFailure(
+                FailureCode.CONCURRENT_UPDATE,
+                f"session {self._session_id!r} is locked by another writer; try again",
+                retryable=True,
+            ) from None
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._lock.release()
