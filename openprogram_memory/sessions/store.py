@@ -39,13 +39,18 @@ _ID_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,127}")
 _ROLE_RE = re.compile(r"[a-z][a-z0-9_-]{0,63}")
 
 
+def is_valid_id(value: Any) -> bool:
+    """Whether ``value`` is a safe session/node id (see :func:`validate_id`)."""
+    return isinstance(value, str) and bool(_ID_RE.fullmatch(value)) and ".." not in value
+
+
 def validate_id(value: Any, what: str = "id") -> str:
     """Return ``value`` if it is a safe session/node id, else ``INVALID_ARGUMENT``.
 
     Ids become file names, so path separators, ``..`` and leading dots are
     refused: letters, digits, ``_``, ``-`` and ``.``, at most 128 characters.
     """
-    if not isinstance(value, str) or not _ID_RE.fullmatch(value) or ".." in value:
+    if not is_valid_id(value):
         raise MemoryFailure(
             FailureCode.INVALID_ARGUMENT,
             f"invalid {what} {value!r}: use letters, digits, '_', '-' or '.' "
@@ -219,7 +224,7 @@ class SessionStore:
             return []
         infos = []
         for entry in self.root.iterdir():
-            if entry.is_dir() and _ID_RE.fullmatch(entry.name) and (entry / "meta.json").is_file():
+            if entry.is_dir() and is_valid_id(entry.name) and (entry / "meta.json").is_file():
                 try:
                     infos.append(self.session_info(entry.name))
                 except MemoryFailure:
