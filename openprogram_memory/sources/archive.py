@@ -1,0 +1,278 @@
+"""The v2 source archive: append-only, content-addressed (SPEC §2.2).
+
+``sources/<provider>/_v2/<thread>.md`` holds the verbatim text of every
+message that evidence cites, one frame each::
+
+    <a id="source-3f9c0a1b2c3d4e5f"></a>
+    <!-- source-id:openprogram/s1/u1 -->
+    <!-- speaker-id:telegram%2Duser%2D42 -->
+    <!-- source-meta:<base64url JSON> -->
+    <!-- record-lines:1 -->
+    [2026-08-09T10:00:00+08:00] B (telegram-user-42): I prefer exact answers.
+
+A truncated or malformed frame ends parsing; appending to a damaged file is
+refused. Archiving a frame that is already present changes no byte.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+from urllib.parse import quote, unquote
+
+from ..failures import FailureCode, MemoryFailure
+from ..fsutil import FILE_MODE, ensure_dir
+from ..topics.ids import source_anchor
+
+HEADER = "<!-- openprogram-source-archive:v2 -->"
+TRUST_STATES = ("trusted", "pending")
+
+_ANCHOR_RE = re.compile(r'^<a id="(source-[0-9a-f]{16})"></a>$')
+_COMMENT_RE = re.compile(r"^<!-- ([a-z-]+):(.*) -->$")
+_LEGACY_FRAME_RE = re.compile(r"^<!-- source-id:(.*) -->$")
+
+
+def pct_all(text: str) -> str:
+    """Percent-quote everything but ASCII letters and digits (speaker ids)."""
+    return "".join(
+        ch if ch.isascii() and ch.isalnum() else "".join(f"%{b:02X}" for b in ch.encode("utf-8")) for ch in text
+    )
+
+
+def path_component(text: str) -> str:
+    """A file-system-safe, reversible component (no dots, no slashes)."""
+    return quote(text, safe="-_") or "_"
+
+
+def make_source_id(provider: str, thread: str, message: str) -> str:
+    """``provider/thread/message``; a ``/`` inside a component is quoted."""
+    return "/".join(part.replace("%", "%25").replace("/", "%2F") for part in (provider, thread, message))
+
+
+def split_source_id(source_id: str) -> tuple[str, str, str]:
+    parts = source_id.split("/")
+    if len(parts) != 3 or not all(parts):
+        raise MemoryFailure(FailureCode.INVALID_ARGUMENT, f"not a source id (provider/thread/message): {source_id!r}")
+    return tuple(unquote(p) for p in parts)  # type: ignore[return-value]
+
+
+def archive_relpath(provider: str, thread: str) -> str:
+    """Memory-root-relative path of the v2 archive file for a thread."""
+    return f"sources/{path_component(provider)}/_v2/{path_component(thread)}.md"
+
+
+def archive_relpath_for(source_id: str) -> str:
+    provider, thread, _ = split_source_id(source_id)
+    return archive_relpath(provider, thread)
+
+
+@dataclass(frozen=True)
+class SourceMessage:
+    """One archived message; ``source_id`` is its identity."""
+
+    source_id: str
+    speaker: str
+    speaker_id: str
+    timestamp: str
+    text: str
+    trust_state: str = "trusted"
+    authority_tier: str = "owner"
+    principal_id: str = ""
+    speaker_kind: str = "user"
+
+    @property
+    def anchor(self) -> str:
+        return source_anchor(self.source_id)
+
+    @property
+    def date(self) -> str:
+        """``YYYY-MM-DD`` of the timestamp, or ``undated``."""
+        match = re.match(r"(\d{4}-\d{2}-\d{2})", self.timestamp or "")
+        return match.group(1) if match else "undated"
+
+    def meta(self) -> dict:
+        return {
+            "authority_tier": self.authority_tier,
+            "principal_id": self.principal_id,
+            "speaker_kind": self.speaker_kind,
+            "trust_state": self.trust_state,
+            "version": 1,
+        }
+
+    def frame(self) -> str:
+        """The frame text, ending with its blank separator line."""
+        meta = json.dumps(self.meta(), sort_keys=True, separators=(",", ":")).encode("utf-8")
+        meta64 = base64.urlsafe_b64encode(meta).decode("ascii").rstrip("=")
+        body_lines = f"[{self.timestamp}] {self.speaker} ({self.speaker_id}): {self.text}".split("\n")
+        lines = [
+            f'<a id="{self.anchor}"></a>',
+            f"<!-- source-id:{self.source_id} -->",
+            f"<!-- speaker-id:{pct_all(self.speaker_id)} -->",
+            f"<!-- source-meta:{meta64} -->",
+            f"<!-- record-lines:{len(body_lines)} -->",
+            *body_lines,
+            "",
+        ]
+        return "\n".join(lines) + "\n"
+
+
+@dataclass
+class ArchiveFile:
+    """Parsed archive: frames in order, and whether parsing hit damage."""
+
+    frames: list[SourceMessage] = field(default_factory=list)
+    damaged: bool = False
+    legacy: bool = False
+
+    def by_anchor(self) -> dict[str, SourceMessage]:
+        return {frame.anchor: frame for frame in self.frames}
+
+
+def _decode_meta(raw: str) -> dict:
+    padded = raw + "=" * (-len(raw) % 4)
+    data = json.loads(base64.urlsafe_b64decode(padded.encode("ascii")))
+    if "authority_tier" not in data and "origin_scope" in data:  # v1 metadata
+        data["authority_tier"] = data["origin_scope"]
+    return data
+
+
+_BODY_RE = re.compile(r"^\[([^\]]*)\] (.*?) \(([^)]*)\): ", re.S)
+
+
+def parse_archive(text: str) -> ArchiveFile:
+    """Parse archive text. A bad or truncated frame ends parsing (damaged)."""
+    lines = text.split("\n")
+    result = ArchiveFile()
+    if not lines or lines[0] != HEADER:
+        if any(_LEGACY_FRAME_RE.match(line) for line in lines):
+            result.legacy = True
+        else:
+            result.damaged = bool(text.strip())
+            return result
+    i = 1
+    n = len(lines)
+    while i < n:
+        if lines[i] == "":
+            i += 1
+            continue
+        anchor_match = _ANCHOR_RE.match(lines[i])
+        if not anchor_match or i + 4 >= n:
+            result.damaged = True
+            break
+        fields: dict[str, str] = {}
+        for offset in range(1, 5):
+            comment = _COMMENT_RE.match(lines[i + offset])
+            if not comment:
+                break
+            fields[comment.group(1)] = comment.group(2)
+        try:
+            count = int(fields["record-lines"])
+            meta = _decode_meta(fields["source-meta"])
+            source_id = fields["source-id"]
+            speaker_id = unquote(fields["speaker-id"])
+        except (KeyError, ValueError, json.JSONDecodeError, UnicodeDecodeError):
+            result.damaged = True
+            break
+        start = i + 5
+        # a frame is complete only with all its lines and the blank separator
+        if count < 1 or start + count >= n or lines[start + count] != "":
+            result.damaged = True
+            break
+        body = "\n".join(lines[start : start + count])
+        match = _BODY_RE.match(body)
+        timestamp, speaker, text_body = ("", "", body)
+        if match:
+            timestamp, speaker, text_body = match.group(1), match.group(2), body[match.end():]
+        frame = SourceMessage(
+            source_id=source_id,
+            speaker=speaker,
+            speaker_id=speaker_id,
+            timestamp=timestamp,
+            text=text_body,
+            trust_state=meta.get("trust_state", "trusted"),
+            authority_tier=meta.get("authority_tier", "owner"),
+            principal_id=meta.get("principal_id", ""),
+            speaker_kind=meta.get("speaker_kind", "user"),
+        )
+        if frame.anchor != anchor_match.group(1):
+            result.damaged = True
+            break
+        result.frames.append(frame)
+        i = start + count + 1
+    return result
+
+
+def read_archive(path: Path) -> ArchiveFile:
+    try:
+        return parse_archive(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return ArchiveFile()
+    except (OSError, UnicodeDecodeError):
+        return ArchiveFile(damaged=True)
+
+
+def plan_append(memory_root: Path, messages: Iterable[SourceMessage]) -> dict[str, tuple[bytes, bytes]]:
+    """What appending ``messages`` would add: ``{relpath: (old bytes, new bytes)}``.
+
+    Content addressed: a frame already present (same source id, same bytes)
+    adds nothing, so archiving a batch twice changes no byte. The same id
+    with different content, a symlink, or a damaged archive is refused.
+    """
+    by_file: dict[str, list[SourceMessage]] = {}
+    for message in messages:
+        if message.trust_state not in TRUST_STATES:
+            raise MemoryFailure(FailureCode.INVALID_ARGUMENT, f"trust_state must be trusted or pending: {message.trust_state!r}")
+        by_file.setdefault(archive_relpath_for(message.source_id), []).append(message)
+    plan: dict[str, tuple[bytes, bytes]] = {}
+    for rel, batch in sorted(by_file.items()):
+        path = memory_root / rel
+        if path.is_symlink():
+            raise MemoryFailure(FailureCode.APPEND_ONLY_REQUIRED, f"{rel} is a symlink; refusing to append")
+        try:
+            old = path.read_bytes()
+        except FileNotFoundError:
+            old = b""
+        existing = parse_archive(old.decode("utf-8", "replace")) if old else ArchiveFile()
+        if existing.damaged or existing.legacy:
+            raise MemoryFailure(
+                FailureCode.APPEND_ONLY_REQUIRED,
+                f"{rel} is damaged or not a v2 archive; refusing to append (repair it by hand from git history)",
+            )
+        present = {frame.source_id: frame for frame in existing.frames}
+        additions: list[str] = []
+        for message in batch:
+            known = present.get(message.source_id)
+            if known is not None:
+                if known.frame() != message.frame():
+                    raise MemoryFailure(
+                        FailureCode.APPEND_ONLY_REQUIRED,
+                        f"{message.source_id} is already archived with different content; the archive is append-only",
+                    )
+                continue
+            present[message.source_id] = message
+            additions.append(message.frame())
+        if additions:
+            prefix = "" if old else HEADER + "\n\n"
+            plan[rel] = (old, old + (prefix + "".join(additions)).encode("utf-8"))
+    return plan
+
+
+def archive_messages(memory_root: Path, messages: Iterable[SourceMessage]) -> list[str]:
+    """Append ``messages`` to their thread archives; return changed relpaths."""
+    changed: list[str] = []
+    for rel, (old, new) in plan_append(memory_root, messages).items():
+        path = memory_root / rel
+        ensure_dir(path.parent)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, FILE_MODE)
+        try:
+            os.write(fd, new[len(old):])
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        changed.append(rel)
+    return changed

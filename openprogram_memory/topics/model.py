@@ -1,0 +1,243 @@
+"""Topic files as blocks: parse → render is byte stable (SPEC §2.1).
+
+A topic file is a list of blocks. Each block keeps its raw lines, so an
+unchanged file renders to the same bytes; blocks the runtime creates or
+rewrites get canonical lines. Records are paragraphs that end in one or more
+`` ^id`` block IDs (the last is the identity, the others aliases).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Iterator
+
+HEADING_RE = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*$")
+FENCE_RE = re.compile(r"^[ ]{0,3}(`{3,}|~{3,})")
+DEFINITION_RE = re.compile(r"^\[\^([^\]\s]+)\]:[ \t]?(.*)$")
+TRAILING_IDS_RE = re.compile(r"((?:[ \t\n]+\^[A-Za-z0-9][A-Za-z0-9_-]*)+)[ \t]*\Z")
+ID_TOKEN_RE = re.compile(r"\^([A-Za-z0-9][A-Za-z0-9_-]*)")
+CITATION_RE = re.compile(r"\[\^([^\]\s]+)\](?!:)")
+LINK_RE = re.compile(r"(?<!!)\[([^\]]*)\]\(([^)\s]+)\)")
+RECORD_LINK_RE = re.compile(r"\[([^\]]*)\]\(([^)\s#]*)#\^([A-Za-z0-9_-]+)\)")
+TIME_RE = re.compile(r"Time:\s*`([^`]*)`")
+
+
+@dataclass
+class Block:
+    """A run of raw lines. ``line`` is the 1-based number of the first."""
+
+    lines: list[str]
+    line: int = 0
+
+    kind = "other"
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.lines)
+
+
+@dataclass
+class Blank(Block):
+    kind = "blank"
+
+
+@dataclass
+class Heading(Block):
+    level: int = 1
+    title: str = ""
+    kind = "heading"
+
+
+@dataclass
+class Code(Block):
+    """Fenced code or an HTML comment: exempt from record rules."""
+
+    kind = "code"
+
+
+@dataclass
+class Paragraph(Block):
+    """Prose. ``ids`` are trailing block IDs; ``body`` is the text before them."""
+
+    body: str = ""
+    ids: list[str] = field(default_factory=list)
+    kind = "paragraph"
+
+    @property
+    def identity(self) -> str | None:
+        return self.ids[-1] if self.ids else None
+
+    @property
+    def citations(self) -> list[str]:
+        return CITATION_RE.findall(self.body)
+
+    @property
+    def content(self) -> str:
+        """The record's prose: the body without its trailing citations."""
+        return strip_trailing_citations(self.body)
+
+    def set(self, body: str, ids: list[str]) -> None:
+        """Replace body and IDs; lines become canonical."""
+        self.body = body
+        self.ids = list(ids)
+        suffix = (" " + " ".join("^" + i for i in ids)) if ids else ""
+        self.lines = (body + suffix).split("\n")
+
+
+@dataclass
+class SourceLink:
+    label: str
+    target: str
+
+
+@dataclass
+class Definition(Block):
+    """``[^label]: Time: `…`; Sources: [label](target), …``."""
+
+    label: str = ""
+    time: str | None = None
+    sources: list[SourceLink] = field(default_factory=list)
+    legacy: bool = False
+    well_formed: bool = True
+    kind = "definition"
+
+    def set(self, label: str, time: str, sources: list[SourceLink]) -> None:
+        self.label, self.time, self.sources, self.legacy, self.well_formed = label, time, list(sources), False, True
+        self.lines = [render_definition(label, time, sources)]
+
+
+def render_definition(label: str, time: str, sources: list[SourceLink]) -> str:
+    links = ", ".join(f"[{s.label}]({s.target})" for s in sources)
+    return f"[^{label}]: Time: `{time}`; Sources: {links}"
+
+
+def strip_trailing_citations(body: str) -> str:
+    return re.sub(r"(?:\[\^[^\]\s]+\])+[ \t]*\Z", "", body).rstrip()
+
+
+@dataclass
+class TopicDoc:
+    """A parsed topic file. ``path`` is memory-root relative (``topics/x.md``)."""
+
+    path: str
+    blocks: list[Block]
+    trailing_newline: bool = True
+
+    def render(self) -> str:
+        text = "\n".join(line for block in self.blocks for line in block.lines)
+        return text + ("\n" if self.trailing_newline and text else "")
+
+    def paragraphs(self) -> Iterator[Paragraph]:
+        return (b for b in self.blocks if isinstance(b, Paragraph))
+
+    def definitions(self) -> dict[str, Definition]:
+        return {b.label: b for b in self.blocks if isinstance(b, Definition)}
+
+    def records_with_headings(self) -> Iterator[tuple[tuple[str, ...], Paragraph]]:
+        """Each paragraph with its heading chain (titles of enclosing headings)."""
+        chain: list[tuple[int, str]] = []
+        for block in self.blocks:
+            if isinstance(block, Heading):
+                while chain and chain[-1][0] >= block.level:
+                    chain.pop()
+                chain.append((block.level, block.title))
+            elif isinstance(block, Paragraph):
+                yield tuple(title for _, title in chain), block
+
+    def block_ids(self) -> list[str]:
+        return [i for p in self.paragraphs() for i in p.ids]
+
+
+def _parse_definition(label: str, first: str, lines: list[str], line_no: int) -> Definition:
+    content = " ".join([first.strip()] + [line.strip() for line in lines[1:]])
+    definition = Definition(lines=lines, line=line_no, label=label)
+    time_match = TIME_RE.search(content)
+    sources_part = content
+    if time_match:
+        definition.time = time_match.group(1).strip()
+        _, _, sources_part = content.partition("Sources:")
+        if "Sources:" not in content:
+            definition.well_formed = False
+    elif " · " in content:  # legacy: `[^id]: <when> · Sources: …`
+        when, _, rest = content.partition(" · ")
+        definition.time = when.strip().strip("`") or None
+        definition.legacy = True
+        _, _, sources_part = rest.partition("Sources:")
+        if "Sources:" not in rest:
+            definition.well_formed = False
+    else:
+        _, found, sources_part = content.partition("Sources:")
+        if not found:
+            definition.well_formed = False
+    definition.sources = [SourceLink(m.group(1), m.group(2)) for m in LINK_RE.finditer(sources_part)]
+    if not definition.sources:
+        definition.well_formed = False
+    return definition
+
+
+def _parse_paragraph(lines: list[str], line_no: int) -> Paragraph:
+    text = "\n".join(lines)
+    match = TRAILING_IDS_RE.search(text)
+    if match and match.start() > 0:
+        ids = ID_TOKEN_RE.findall(match.group(1))
+        body = text[: match.start()]
+        return Paragraph(lines=lines, line=line_no, body=body, ids=ids)
+    return Paragraph(lines=lines, line=line_no, body=text, ids=[])
+
+
+def parse_topic(text: str, path: str) -> TopicDoc:
+    """Parse topic text into blocks. Never raises; validation is separate."""
+    trailing = text.endswith("\n")
+    raw = text[:-1] if trailing else text
+    lines = raw.split("\n") if raw else []
+    blocks: list[Block] = []
+    i, n = 0, len(lines)
+    while i < n:
+        line = lines[i]
+        start = i
+        if not line.strip():
+            while i < n and not lines[i].strip():
+                i += 1
+            blocks.append(Blank(lines=lines[start:i], line=start + 1))
+            continue
+        fence = FENCE_RE.match(line)
+        if fence:
+            marker = fence.group(1)
+            i += 1
+            while i < n and not lines[i].lstrip().startswith(marker[0] * len(marker)):
+                i += 1
+            i = min(i + 1, n)
+            blocks.append(Code(lines=lines[start:i], line=start + 1))
+            continue
+        if line.lstrip().startswith("<!--"):
+            while i < n and "-->" not in lines[i]:
+                i += 1
+            i = min(i + 1, n)
+            blocks.append(Code(lines=lines[start:i], line=start + 1))
+            continue
+        heading = HEADING_RE.match(line)
+        if heading:
+            blocks.append(Heading(lines=[line], line=i + 1, level=len(heading.group(1)), title=heading.group(2)))
+            i += 1
+            continue
+        definition = DEFINITION_RE.match(line)
+        if definition:
+            i += 1
+            while i < n and lines[i].startswith("  ") and lines[i].strip():
+                i += 1
+            blocks.append(_parse_definition(definition.group(1), definition.group(2), lines[start:i], start + 1))
+            continue
+        i += 1
+        while i < n and lines[i].strip():
+            nxt = lines[i]
+            if FENCE_RE.match(nxt) or HEADING_RE.match(nxt) or DEFINITION_RE.match(nxt):
+                break
+            i += 1
+        blocks.append(_parse_paragraph(lines[start:i], start + 1))
+    return TopicDoc(path=path, blocks=blocks, trailing_newline=trailing)
+
+
+def record_links(paragraph: Paragraph) -> list[tuple[str, str]]:
+    """``(path part, block id)`` of every ``[text](path#^id)`` in a record."""
+    return [(m.group(2), m.group(3)) for m in RECORD_LINK_RE.finditer(paragraph.body)]

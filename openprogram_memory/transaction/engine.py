@@ -1,0 +1,379 @@
+"""``staged_edit``: the one transaction every change goes through (SPEC §3).
+
+lock → baseline (read from the installed tree *before* staging) → staging
+copy → edit → normalize → validate → pre-install callback → atomic install
+(with derived views and runtime state in the same unit) → git commit.
+A rejected edit changes no byte of the workspace and not its revision.
+"""
+
+from __future__ import annotations
+
+import difflib
+import enum
+import os
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable
+
+from ..failures import FailureCode, MemoryFailure
+from ..fsutil import read_json, atomic_write_json
+from ..topics.model import parse_topic
+from ..topics.normalize import NormalizeContext, check_strict, has_records, normalize_doc, prune_empty
+from ..topics.ids import source_anchor
+from ..sources.archive import archive_relpath_for, plan_append
+from ..views.derived import CoreRender, derived_views
+from ..workspace.layout import RUNTIME, TIMELINE, is_derived
+from ..workspace.state import REVISIONS, RuntimeState, write_lock
+from ..workspace.tree import FileSummary, TreeState, summarize
+from .history import commit_paths
+from .install import StepHook, install, recover
+from .staging import Staging
+
+if TYPE_CHECKING:
+    from ..workspace.api import MemoryWorkspace
+
+GIT_PENDING = "git-pending.json"
+
+
+class Policy(enum.Enum):
+    """How strictly pre-existing block IDs must survive (SPEC §3 step 5)."""
+
+    HAND = "hand"  # memory edit, web: every ID except those of a deleted file
+    MODEL = "model"  # writer, organizer, patch, changes, restore: deletes allowed
+    STRUCTURED = "structured"  # memory_changes: exactly the IDs its deletes name
+
+
+@dataclass
+class TxResult:
+    """What an installed (or empty) transaction reports."""
+
+    revision: str
+    changed_files: list[str] = field(default_factory=list)
+    derived_files: list[str] = field(default_factory=list)
+    block_ids: list[str] = field(default_factory=list)
+    evidence_ids: list[str] = field(default_factory=list)
+    deleted_ids: list[str] = field(default_factory=list)
+    memory_committed: bool = False
+    git_committed: bool = False
+    commit: str | None = None
+    git_error: str | None = None
+    core: CoreRender | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        out = {
+            "ok": True,
+            "revision": self.revision,
+            "changed_files": self.changed_files,
+            "block_ids": self.block_ids,
+            "evidence_ids": self.evidence_ids,
+            "memory_committed": self.memory_committed,
+            "git_committed": self.git_committed,
+            "commit": self.commit,
+        }
+        if self.git_error:
+            out["git_error"] = self.git_error
+        out.update(self.extra)
+        return out
+
+
+@dataclass
+class InstallPlan:
+    """Handed to the trusted pre-install callback: what is about to install."""
+
+    files: dict[str, bytes | None]
+    changed_topics: list[str]
+    baseline_revision: str | None
+
+
+def source_fingerprint(ws: "MemoryWorkspace") -> tuple:
+    """Sizes and mtimes of every archive file (append-only check)."""
+    out = []
+    base = ws.layout.sources
+    if base.is_dir():
+        for dirpath, _dirs, files in os.walk(base):
+            for name in files:
+                path = os.path.join(dirpath, name)
+                st = os.lstat(path)
+                out.append((path, st.st_size, st.st_mtime_ns, st.st_mode))
+    return tuple(sorted(out))
+
+
+def _reject(message: str, rule: str, code: FailureCode = FailureCode.INVALID_TOPIC_FORMAT, **details: Any) -> MemoryFailure:
+    return MemoryFailure(code, message, details={"rule": rule, **details})
+
+
+def staged_edit(
+    ws: "MemoryWorkspace",
+    edit: Callable[[Staging], Any],
+    *,
+    policy: Policy,
+    lock_timeout: float = 5.0,
+    base_revision: str | None = None,
+    allowed_deletes: frozenset[str] = frozenset(),
+    message: str = "memory: edit",
+    runtime_update: Callable[[RuntimeState, TxResult], None] | None = None,
+    step: StepHook | None = None,
+    force_views: bool = False,
+) -> TxResult:
+    """Run ``edit`` on a staging copy and install the result whole, or nothing."""
+    with write_lock(ws.layout, lock_timeout):
+        recover(ws.layout)
+        before = REVISIONS.revision(ws.root)
+        if base_revision is not None and base_revision != before:
+            raise MemoryFailure(
+                FailureCode.CONCURRENT_UPDATE,
+                f"memory changed since revision {base_revision} (now {before}); reload and retry",
+                retryable=True,
+                details={"revision": before},
+            )
+        baseline = ws.cache.snapshot()  # before the copy, never after it
+        fingerprint = source_fingerprint(ws)
+        staging = Staging(ws.root, ws.cache)
+        try:
+            outcome = edit(staging)
+            result = _validate_and_install(
+                ws, staging, baseline, fingerprint, before, policy, allowed_deletes, message, runtime_update, step,
+                force_views,
+            )
+            if isinstance(outcome, dict):
+                result.extra.update(outcome)
+            return result
+        finally:
+            staging.cleanup()
+
+
+def _validate_and_install(
+    ws: "MemoryWorkspace",
+    staging: Staging,
+    baseline: TreeState,
+    fingerprint: tuple,
+    before: str,
+    policy: Policy,
+    allowed_deletes: frozenset[str],
+    message: str,
+    runtime_update: Callable[[RuntimeState, TxResult], None] | None,
+    step: StepHook | None,
+    force_views: bool = False,
+) -> TxResult:
+    changes = staging.effective_changes()
+    if not changes and not force_views:
+        return TxResult(revision=before)
+    sources = OverlaySources(ws.cache.sources, staging.new_sources)
+    baseline_ids = baseline.id_files()
+    taken = set(baseline_ids)
+    ctx = NormalizeContext(
+        baseline_ids=set(baseline_ids),
+        taken_ids=taken,
+        lookup_source=lambda sid: sources.lookup(archive_relpath_for(sid), source_anchor(sid)) if "/" in sid else None,
+        lookup_anchor=sources.lookup,
+    )
+    is_symlink = lambda rel: _has_symlink(ws, rel)  # noqa: E731
+
+    new_files = dict(baseline.files)
+    topic_bytes: dict[str, bytes | None] = {}
+    for rel, content in sorted(changes.items()):
+        if _has_symlink(ws, rel):
+            raise _reject(f"{rel} is a symlink; topic files must be regular files", "symlink", file=rel)
+        if content is None:
+            new_files.pop(rel, None)
+            topic_bytes[rel] = None
+            continue
+        doc = parse_topic(content, rel)
+        normalize_doc(doc, ctx)
+        check_strict(doc, sources.lookup, is_symlink)
+        prune_empty(doc)
+        if not has_records(doc):
+            new_files.pop(rel, None)
+            if (ws.root / rel).exists():
+                topic_bytes[rel] = None
+            continue
+        text = doc.render()
+        new_files[rel] = summarize(rel, text, sources)
+        topic_bytes[rel] = text.encode("utf-8")
+    new_tree = TreeState(new_files)
+
+    if source_fingerprint(ws) != fingerprint:
+        raise _reject("the source archive changed during the edit; sources/ is append-only",
+                      "append-only", FailureCode.APPEND_ONLY_REQUIRED)
+    new_ids = new_tree.id_files()
+    for rel in topic_bytes:
+        summary = new_files.get(rel)
+        for block_id in summary.ids if summary else []:
+            if len(new_ids[block_id]) > 1:
+                where = new_ids[block_id]
+                raise _reject(f"block ID ^{block_id} appears in {' and '.join(where)}; memory IDs are unique across the tree",
+                              "duplicate-id", file=rel, block_id=block_id)
+    lost = sorted(set(baseline_ids) - set(new_ids))
+    _check_lost_ids(policy, lost, allowed_deletes, baseline, new_tree, topic_bytes)
+    _check_links(new_tree)
+
+    created = [i for rel in sorted(topic_bytes) if rel in new_files for i in new_files[rel].ids if i not in baseline_ids]
+    old_labels = {d for rel in topic_bytes if rel in baseline.files for d in baseline.files[rel].doc.definitions()}
+    new_labels = [d for rel in sorted(topic_bytes) if rel in new_files for d in new_files[rel].doc.definitions()]
+    result = TxResult(
+        revision=before,
+        changed_files=sorted(topic_bytes),
+        block_ids=created,
+        evidence_ids=sorted({label for label in new_labels if label not in old_labels}),
+        deleted_ids=lost,
+    )
+
+    runtime = RuntimeState.load(ws.layout)
+    for block_id in lost:
+        runtime.created_order.pop(block_id, None)
+    if not runtime.created_order and baseline_ids:
+        runtime.assign_order([i for r in baseline.records() for i in r.ids if i in new_ids])
+    runtime.assign_order([r.memory_id for rel in sorted(topic_bytes) if rel in new_files
+                          for r in new_files[rel].records])
+    if runtime_update is not None:
+        runtime_update(runtime, result)
+
+    views, core = derived_views(new_tree, runtime.created_order, ws.settings["memory.core.budget_tokens"],
+                                ws.settings["memory.recent.limit"])
+    result.core = core
+    files = dict(topic_bytes)
+    files.update(_changed_views(ws, views))
+    cited = {sid for rel in topic_bytes if rel in new_files for r in new_files[rel].records for sid in r.source_ids}
+    used_sources = [m for sid, m in staging.new_sources.items() if sid in cited]
+    files.update({rel: new for rel, (_old, new) in plan_append(ws.root, used_sources).items()})
+    result.derived_files = sorted(rel for rel in files if is_derived(rel))
+    runtime_bytes = runtime.to_text().encode("utf-8")
+    if not files and _read_bytes(ws.layout.path(RUNTIME)) == runtime_bytes:
+        return result  # a rebuild that found every view current
+    files[RUNTIME] = runtime_bytes
+
+    plan = InstallPlan(files=files, changed_topics=result.changed_files, baseline_revision=before)
+    if ws.pre_install is not None:
+        ws.pre_install(plan)  # a failure here means no install
+    install(ws.layout, files, step or (lambda _s: None))
+    result.memory_committed = True
+    _git_commit(ws, [rel for rel in files if rel != RUNTIME], message, result)
+    result.revision = REVISIONS.revision(ws.root)
+    return result
+
+
+class OverlaySources:
+    """Installed archive plus the sources this edit declares."""
+
+    def __init__(self, base, staged: dict) -> None:
+        self.base = base
+        self.staged = {(archive_relpath_for(m.source_id), m.anchor): m for m in staged.values()}
+
+    def lookup(self, rel: str, anchor: str):
+        return self.staged.get((rel, anchor)) or self.base.lookup(rel, anchor)
+
+
+def note_git_pending(ws: "MemoryWorkspace", paths: list[str]) -> None:
+    """Remember files changed outside a transaction (archive appends) for the next commit."""
+    if not paths:
+        return
+    pending_file = ws.layout.state(GIT_PENDING)
+    pending = read_json(pending_file, []) or []
+    atomic_write_json(pending_file, sorted(set(pending) | set(paths)))
+
+
+def _read_bytes(path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+def _has_symlink(ws: "MemoryWorkspace", rel: str) -> bool:
+    path = ws.root
+    for part in rel.split("/"):
+        path = path / part
+        if path.is_symlink():
+            return True
+    return False
+
+
+def _check_lost_ids(policy: Policy, lost: list[str], allowed: frozenset[str], baseline: TreeState,
+                    new_tree: TreeState, topic_bytes: dict[str, bytes | None]) -> None:
+    if not lost:
+        return
+    by_id = baseline.by_id
+    if policy is Policy.HAND:
+        deleted_files = {rel for rel, data in topic_bytes.items() if data is None}
+        for block_id in lost:
+            record = by_id[block_id]
+            if record.topic not in deleted_files:
+                raise _reject(
+                    f"{record.topic}:{record.line}: block ID ^{block_id} was removed; a hand edit keeps every "
+                    "block ID (put it back at the end of its paragraph, or delete the whole file)",
+                    "lost-block-id", file=record.topic, line=record.line, block_id=block_id)
+        return
+    if policy is Policy.STRUCTURED:
+        extra = [i for i in lost if i not in allowed]
+        if extra:
+            record = by_id[extra[0]]
+            raise _reject(f"block ID ^{extra[0]} ({record.topic}) would vanish but no delete_record names it",
+                          "lost-block-id", file=record.topic, block_id=extra[0])
+        return
+    # MODEL: records may be deleted, but an ID may not silently vanish from a
+    # record that still exists (rewritten without its ID).
+    fresh = [r for rel in topic_bytes if rel in new_tree.files for r in new_tree.files[rel].records
+             if not any(i in by_id for i in r.ids)]
+    for block_id in lost:
+        old = by_id[block_id]
+        for candidate in fresh:
+            ratio = difflib.SequenceMatcher(None, old.content, candidate.content).ratio()
+            if ratio >= 0.8:
+                raise _reject(
+                    f"{candidate.topic}:{candidate.line}: this record looks like ^{block_id} from {old.topic} "
+                    f"rewritten without its block ID; keep ^{block_id} at the end of the paragraph",
+                    "lost-block-id", file=candidate.topic, line=candidate.line, block_id=block_id)
+
+
+def _check_links(tree: TreeState) -> None:
+    id_files = None
+    for record in tree.records():
+        for topic, block_id in record.links:
+            if id_files is None:
+                id_files = tree.id_files()
+            if topic not in id_files.get(block_id, ()):
+                raise _reject(
+                    f"{record.topic}:{record.line}: link to {topic}#^{block_id} does not resolve "
+                    "(links must point at an existing block ID in that file)",
+                    "dangling-link", file=record.topic, line=record.line, block_id=block_id)
+
+
+def _changed_views(ws: "MemoryWorkspace", views: dict[str, str | None]) -> dict[str, bytes | None]:
+    """Only the derived files whose bytes differ, plus stale timeline files."""
+    out: dict[str, bytes | None] = {}
+    timeline = ws.layout.path(TIMELINE)
+    if timeline.is_dir():
+        for dirpath, _dirs, files in os.walk(timeline):
+            for name in files:
+                rel = os.path.relpath(os.path.join(dirpath, name), ws.root).replace(os.sep, "/")
+                views.setdefault(rel, None)
+    for rel, text in views.items():
+        path = ws.layout.path(rel)
+        if text is None:
+            if path.exists():
+                out[rel] = None
+            continue
+        data = text.encode("utf-8")
+        try:
+            if path.read_bytes() == data:
+                continue
+        except OSError:
+            pass
+        out[rel] = data
+    return out
+
+
+def _git_commit(ws: "MemoryWorkspace", paths: list[str], message: str, result: TxResult) -> None:
+    """Commit after install; a failure is reported, never disguised as a rollback."""
+    pending_file = ws.layout.state(GIT_PENDING)
+    pending = read_json(pending_file, []) or []
+    all_paths = sorted(set(paths) | set(pending))
+    try:
+        result.commit = commit_paths(ws.root, all_paths, message)
+        result.git_committed = True
+        if pending:
+            pending_file.unlink(missing_ok=True)
+    except MemoryFailure as failure:
+        result.git_committed = False
+        result.git_error = failure.message
+        atomic_write_json(pending_file, all_paths)

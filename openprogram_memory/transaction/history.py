@@ -1,0 +1,230 @@
+"""Git history with dulwich: commits that cost what changed.
+
+``porcelain.add`` + ``commit`` walks the whole work tree (≈340 ms for 10,000
+files). Here a commit writes blobs for the changed paths only, rebuilds the
+trees along those paths from HEAD's tree, and updates the index entries of
+those paths, so ``git status`` stays clean and ``git fsck --strict`` is
+happy.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..failures import FailureCode, MemoryFailure
+from ..workspace.layout import GIT_EXCLUDE
+
+AUTHOR = b"OpenProgram Memory <memory@openprogram.local>"
+FILE_MODE = 0o100644
+TREE_MODE = 0o040000
+
+
+def _repo(root: Path):
+    try:
+        from dulwich.repo import Repo
+    except ImportError as exc:  # pragma: no cover - dulwich is a dependency
+        raise MemoryFailure(FailureCode.GIT_UNAVAILABLE, f"dulwich is not importable: {exc}") from None
+    try:
+        return Repo(str(root))
+    except Exception as exc:
+        raise MemoryFailure(FailureCode.GIT_UNAVAILABLE, f"no git repository at {root}: {exc}") from None
+
+
+def init_repo(root: Path) -> None:
+    """Create the repository and exclude runtime state from it."""
+    from dulwich.repo import Repo
+
+    if not (root / ".git").is_dir():
+        Repo.init(str(root), default_branch=b"main")
+    exclude = root / ".git" / "info" / "exclude"
+    exclude.parent.mkdir(parents=True, exist_ok=True)
+    current = exclude.read_text() if exclude.exists() else ""
+    if GIT_EXCLUDE.strip() not in current.splitlines():
+        exclude.write_text(current + ("" if current.endswith("\n") or not current else "\n") + GIT_EXCLUDE)
+
+
+def _load_tree(store, sha: bytes | None):
+    from dulwich.objects import Tree
+
+    if sha is None:
+        return Tree()
+    return store[sha].copy() if hasattr(store[sha], "copy") else store[sha]
+
+
+def _update_tree(store, tree_sha: bytes | None, changes: dict[tuple[bytes, ...], bytes | None], new_objects: list) -> bytes | None:
+    """Apply ``{path parts: blob sha or None}`` below ``tree_sha``; None if empty."""
+    from dulwich.objects import Tree
+
+    tree = Tree()
+    if tree_sha is not None:
+        for entry in store[tree_sha].items():
+            tree.add(entry.path, entry.mode, entry.sha)
+    direct: dict[bytes, bytes | None] = {}
+    nested: dict[bytes, dict[tuple[bytes, ...], bytes | None]] = {}
+    for parts, sha in changes.items():
+        if len(parts) == 1:
+            direct[parts[0]] = sha
+        else:
+            nested.setdefault(parts[0], {})[parts[1:]] = sha
+    for name, sha in direct.items():
+        if sha is None:
+            if name in tree:
+                del tree[name]
+        else:
+            tree.add(name, FILE_MODE, sha)
+    for name, sub in nested.items():
+        existing = tree[name][1] if name in tree and tree[name][0] == TREE_MODE else None
+        new_sha = _update_tree(store, existing, sub, new_objects)
+        if new_sha is None:
+            if name in tree:
+                del tree[name]
+        else:
+            tree.add(name, TREE_MODE, new_sha)
+    if not len(tree):
+        return None
+    new_objects.append(tree)
+    return tree.id
+
+
+@dataclass(frozen=True)
+class CommitInfo:
+    id: str
+    message: str
+    time: int
+    author: str
+
+
+def commit_paths(root: Path, paths: list[str], message: str) -> str | None:
+    """Commit the current bytes of ``paths`` (missing → deleted). Returns the id.
+
+    Returns None when nothing differs from HEAD. Raises GIT_COMMIT_FAILED.
+    """
+    from dulwich.index import index_entry_from_stat
+    from dulwich.objects import Blob, Commit
+
+    try:
+        repo = _repo(root)
+        store = repo.object_store
+        try:
+            head = repo.refs[b"HEAD"]
+            parent_tree = store[head].tree
+        except KeyError:
+            head, parent_tree = None, None
+        new_objects: list = []
+        changes: dict[tuple[bytes, ...], bytes | None] = {}
+        stats: dict[bytes, tuple[os.stat_result, bytes] | None] = {}
+        for rel in sorted(set(paths)):
+            full = root / rel
+            key = tuple(rel.encode("utf-8").split(b"/"))
+            if full.is_file() and not full.is_symlink():
+                blob = Blob.from_string(full.read_bytes())
+                new_objects.append(blob)
+                changes[key] = blob.id
+                stats[rel.encode("utf-8")] = (os.stat(full), blob.id)
+            else:
+                changes[key] = None
+                stats[rel.encode("utf-8")] = None
+        tree_id = _update_tree(store, parent_tree, changes, new_objects)
+        if tree_id is None:
+            from dulwich.objects import Tree
+
+            empty = Tree()
+            new_objects.append(empty)
+            tree_id = empty.id
+        if tree_id == parent_tree:
+            return None
+        now = int(time.time())
+        commit = Commit()
+        commit.tree = tree_id
+        commit.parents = [head] if head else []
+        commit.author = commit.committer = AUTHOR
+        commit.author_time = commit.commit_time = now
+        offset = -time.timezone if not time.localtime(now).tm_isdst else -time.altzone
+        commit.author_timezone = commit.commit_timezone = offset
+        commit.encoding = b"UTF-8"
+        commit.message = message.encode("utf-8") + (b"" if message.endswith("\n") else b"\n")
+        new_objects.append(commit)
+        store.add_objects([(obj, None) for obj in new_objects])
+        if head is None:
+            repo.refs.set_symbolic_ref(b"HEAD", b"refs/heads/main")
+            repo.refs.add_if_new(b"refs/heads/main", commit.id)
+        else:
+            if not repo.refs.set_if_equals(b"HEAD", head, commit.id):
+                raise MemoryFailure(FailureCode.GIT_COMMIT_FAILED, "HEAD moved during commit")
+        index = repo.open_index()
+        for path, value in stats.items():
+            if value is None:
+                if path in index:
+                    del index[path]
+            else:
+                index[path] = index_entry_from_stat(value[0], value[1], FILE_MODE)
+        index.write()
+        return commit.id.decode("ascii")
+    except MemoryFailure as failure:
+        if failure.code is FailureCode.GIT_UNAVAILABLE:
+            raise
+        raise MemoryFailure(FailureCode.GIT_COMMIT_FAILED, failure.message, retryable=True) from None
+    except Exception as exc:
+        raise MemoryFailure(FailureCode.GIT_COMMIT_FAILED, f"git commit failed: {type(exc).__name__}: {exc}",
+                            retryable=True) from None
+
+
+def log(root: Path, limit: int = 50) -> list[CommitInfo]:
+    repo = _repo(root)
+    try:
+        head = repo.refs[b"HEAD"]
+    except KeyError:
+        return []
+    out: list[CommitInfo] = []
+    for entry in repo.get_walker(include=[head], max_entries=limit):
+        c = entry.commit
+        out.append(CommitInfo(c.id.decode(), c.message.decode("utf-8", "replace").strip(), c.commit_time,
+                              c.author.decode("utf-8", "replace")))
+    return out
+
+
+def resolve_rev(root: Path, rev: str) -> bytes:
+    repo = _repo(root)
+    rev = rev.strip()
+    try:
+        if rev in ("HEAD", ""):
+            return repo.refs[b"HEAD"]
+        if len(rev) == 40:
+            sha = rev.encode()
+            repo.object_store[sha]
+            return sha
+        matches = [sha for sha in repo.object_store if sha.decode().startswith(rev.lower())
+                   and repo.object_store[sha].type_name == b"commit"] if len(rev) >= 4 else []
+        if len(matches) == 1:
+            return matches[0]
+    except KeyError:
+        pass
+    raise MemoryFailure(FailureCode.MEMORY_NOT_FOUND, f"no commit {rev!r} in the memory history")
+
+
+def files_at(root: Path, rev: str, prefix: str) -> dict[str, bytes]:
+    """Every file under ``prefix`` at commit ``rev``: ``{relpath: bytes}``."""
+    repo = _repo(root)
+    commit = repo.object_store[resolve_rev(root, rev)]
+    out: dict[str, bytes] = {}
+
+    def walk(tree_sha: bytes, base: str) -> None:
+        for entry in repo.object_store[tree_sha].items():
+            name = base + entry.path.decode("utf-8")
+            if entry.mode == TREE_MODE:
+                walk(entry.sha, name + "/")
+            elif name.startswith(prefix):
+                out[name] = repo.object_store[entry.sha].data
+
+    walk(commit.tree, "")
+    return out
+
+
+def head_id(root: Path) -> str | None:
+    try:
+        return _repo(root).refs[b"HEAD"].decode()
+    except (KeyError, MemoryFailure):
+        return None

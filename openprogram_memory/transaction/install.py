@@ -1,0 +1,126 @@
+"""Atomic install with a journal, and recovery of an interrupted one.
+
+The staged files are first copied into ``.scriptorium/install/new/`` (same
+file system as the workspace, so renames are atomic) and a journal lists
+every path. Then each installed file is moved aside into ``old/`` and its
+replacement renamed in. A ``done`` marker is the commit point. A process
+killed anywhere leaves a journal; the next open rolls back (before
+``done``: every path gets its backup or disappears if it was new) or
+forward (after ``done``: only cleanup). Either way the tree is exactly the
+old or exactly the new one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Callable
+
+from ..fsutil import FILE_MODE, ensure_dir, fsync_dir
+from ..workspace.layout import Layout
+
+JOURNAL = "journal.json"
+DONE = "done"
+
+# A test hook: called with a step name at each step of the install, so a
+# crash can be injected between any two steps.
+StepHook = Callable[[str], None]
+
+
+def _noop(step: str) -> None:
+    return None
+
+
+def install(layout: Layout, files: dict[str, bytes | None], step: StepHook = _noop) -> None:
+    """Install ``{relpath: bytes or None (delete)}`` as one unit."""
+    base = layout.install_dir
+    if base.exists():
+        recover(layout)
+    new_dir, old_dir = base / "new", base / "old"
+    ensure_dir(new_dir)
+    ensure_dir(old_dir)
+    entries = []
+    for index, (rel, data) in enumerate(sorted(files.items())):
+        target = layout.path(rel)
+        entries.append({"path": rel, "slot": str(index), "existed": target.exists(), "delete": data is None})
+        if data is not None:
+            staged = new_dir / str(index)
+            with open(staged, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.chmod(staged, FILE_MODE)
+    step("staged")
+    journal_tmp = base / (JOURNAL + ".tmp")
+    journal_tmp.write_text(json.dumps({"entries": entries}))
+    with open(journal_tmp, "rb+") as handle:
+        os.fsync(handle.fileno())
+    os.replace(journal_tmp, base / JOURNAL)
+    fsync_dir(base)
+    step("journal")
+    for entry in entries:
+        target = layout.path(entry["path"])
+        if entry["existed"]:
+            os.replace(target, old_dir / entry["slot"])
+        step(f"backup:{entry['path']}")
+        if not entry["delete"]:
+            ensure_dir(target.parent)
+            os.replace(new_dir / entry["slot"], target)
+        step(f"install:{entry['path']}")
+    for parent in {layout.path(e["path"]).parent for e in entries}:
+        fsync_dir(parent)
+    (base / DONE).write_text("done")
+    fsync_dir(base)
+    step("done")
+    _cleanup(layout, entries)
+
+
+def _cleanup(layout: Layout, entries: list[dict]) -> None:
+    for entry in entries:
+        if entry["delete"]:
+            _remove_empty_parents(layout, layout.path(entry["path"]).parent)
+    shutil.rmtree(layout.install_dir, ignore_errors=True)
+
+
+def _remove_empty_parents(layout: Layout, directory: Path) -> None:
+    stop = {layout.root, layout.topics, layout.sources, layout.root / "timeline"}
+    while directory not in stop and layout.root in directory.parents:
+        try:
+            directory.rmdir()
+        except OSError:
+            return
+        directory = directory.parent
+
+
+def recover(layout: Layout) -> str | None:
+    """Finish or roll back an interrupted install. Returns what it did."""
+    base = layout.install_dir
+    if not base.exists():
+        return None
+    journal = base / JOURNAL
+    if not journal.exists():
+        # crashed before the journal: nothing was touched yet
+        shutil.rmtree(base, ignore_errors=True)
+        return "discarded"
+    entries = json.loads(journal.read_text())["entries"]
+    if (base / DONE).exists():
+        _cleanup(layout, entries)
+        return "rolled-forward"
+    old_dir = base / "old"
+    for entry in entries:
+        target = layout.path(entry["path"])
+        backup = old_dir / entry["slot"]
+        if backup.exists():
+            ensure_dir(target.parent)
+            os.replace(backup, target)
+        elif not entry["existed"]:
+            try:
+                target.unlink()
+            except FileNotFoundError:
+                pass
+            _remove_empty_parents(layout, target.parent)
+        # existed and no backup: the step never reached this path
+    shutil.rmtree(base, ignore_errors=True)
+    return "rolled-back"

@@ -1,0 +1,143 @@
+"""The staging copy an edit works on.
+
+The staging area lives in the system temp dir. It is copy-on-write: a file
+is copied into it when the edit first writes it, and reads of untouched
+files fall through to the installed workspace. That keeps the cost of an
+edit proportional to what it touches (a full copy of a 10,000-record
+workspace costs seconds). Only ``topics/**/*.md`` can be written:
+``sources/`` and the derived views are read-only here, and a write there
+fails at once with READ_ONLY_PATH, before any validation.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from ..failures import FailureCode, MemoryFailure
+from ..sources.archive import SourceMessage
+from ..workspace.layout import TOPICS, check_topic_path
+from ..workspace.tree import TopicCache
+
+
+class Staging:
+    """Copy-on-write view of the workspace for one transaction."""
+
+    def __init__(self, root: Path, cache: TopicCache) -> None:
+        self.root = root
+        self.cache = cache
+        self.dir = Path(tempfile.mkdtemp(prefix="openprogram-memory-stage-"))
+        os.chmod(self.dir, 0o700)
+        self.changes: dict[str, str | None] = {}
+        # Sources declared by this edit (new-source-*): archived with the
+        # install, so a rejected edit leaves the archive untouched too.
+        self.new_sources: dict[str, SourceMessage] = {}
+        self._installed_paths: list[str] | None = None
+
+    # -- reading -------------------------------------------------------
+    def installed_topics(self) -> list[str]:
+        if self._installed_paths is None:
+            self._installed_paths = self.cache.list_topic_paths()
+        return self._installed_paths
+
+    def list_topics(self) -> list[str]:
+        """Topic paths as the edit currently sees them."""
+        paths = set(self.installed_topics())
+        for rel, content in self.changes.items():
+            if content is None:
+                paths.discard(rel)
+            else:
+                paths.add(rel)
+        return sorted(paths)
+
+    def exists(self, path: str) -> bool:
+        rel = check_topic_path(path)
+        if rel in self.changes:
+            return self.changes[rel] is not None
+        return (self.root / rel).is_file()
+
+    def read(self, path: str) -> str:
+        """Text of a topic (staged or installed); MEMORY_NOT_FOUND if absent."""
+        rel = check_topic_path(path)
+        if rel in self.changes:
+            content = self.changes[rel]
+            if content is None:
+                raise MemoryFailure(FailureCode.MEMORY_NOT_FOUND, f"{rel} was deleted in this edit")
+            return content
+        target = self.root / rel
+        if target.is_symlink():
+            raise MemoryFailure(FailureCode.INVALID_TOPIC_FORMAT, f"{rel} is a symlink", details={"file": rel, "rule": "symlink"})
+        try:
+            return target.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise MemoryFailure(FailureCode.MEMORY_NOT_FOUND, f"no topic file {rel}") from None
+
+    def read_source(self, rel: str) -> str:
+        """Read a file outside topics/ (sources, views) — never writable here."""
+        parts = rel.split("/")
+        if rel.startswith("/") or ".." in parts:
+            raise MemoryFailure(FailureCode.PATH_OUTSIDE_WORKSPACE, f"path leaves the workspace: {rel}")
+        return (self.root / rel).read_text(encoding="utf-8")
+
+    # -- writing -------------------------------------------------------
+    def write(self, path: str, content: str) -> str:
+        rel = check_topic_path(path)
+        if not isinstance(content, str):
+            raise MemoryFailure(FailureCode.INVALID_ARGUMENT, f"content for {rel} must be text")
+        self.changes[rel] = content
+        target = self.dir / rel
+        target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        target.write_text(content, encoding="utf-8")
+        return rel
+
+    def delete(self, path: str) -> str:
+        rel = check_topic_path(path)
+        if not self.exists(rel):
+            raise MemoryFailure(FailureCode.MEMORY_NOT_FOUND, f"no topic file {rel} to delete")
+        self.changes[rel] = None
+        try:
+            (self.dir / rel).unlink()
+        except FileNotFoundError:
+            pass
+        return rel
+
+    def move(self, src: str, dst: str) -> str:
+        text = self.read(src)
+        dst_rel = check_topic_path(dst)
+        if self.exists(dst_rel):
+            raise MemoryFailure(FailureCode.INVALID_ARGUMENT, f"{dst_rel} already exists")
+        self.write(dst_rel, text)
+        self.delete(src)
+        return dst_rel
+
+    def add_source(self, message: SourceMessage) -> None:
+        """Declare a source to archive together with this edit."""
+        self.new_sources[message.source_id] = message
+
+    def reset(self) -> None:
+        """Back to the pre-edit state (used before a writer's repair run)."""
+        self.changes.clear()
+        self.new_sources.clear()
+        shutil.rmtree(self.dir / TOPICS, ignore_errors=True)
+
+    def effective_changes(self) -> dict[str, str | None]:
+        """Changes that differ from the installed bytes."""
+        out: dict[str, str | None] = {}
+        for rel, content in self.changes.items():
+            target = self.root / rel
+            if content is None:
+                if target.exists():
+                    out[rel] = None
+                continue
+            try:
+                if target.read_text(encoding="utf-8") == content:
+                    continue
+            except (OSError, UnicodeDecodeError):
+                pass
+            out[rel] = content
+        return out
+
+    def cleanup(self) -> None:
+        shutil.rmtree(self.dir, ignore_errors=True)

@@ -1,0 +1,208 @@
+"""Derived views, rebuilt from the topic tree in the transaction that changes it.
+
+Nobody edits these; deleting them all and running ``memory rebuild``
+reproduces them byte for byte, because each is a pure function of the
+topics, the archive and the creation order in ``runtime.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import re
+from dataclasses import dataclass, field
+
+from ..tokens import count_tokens
+from ..topics.model import Definition, Heading, Paragraph
+from ..workspace.layout import CORE_RENDER, CORE_TOPIC, RECENT, RELATIONS, TIMELINE
+from ..workspace.tree import RecordInfo, TreeState
+
+_LINK_TARGET_RE = re.compile(r"\]\(([^)\s]+)\)")
+
+
+@dataclass
+class CoreRender:
+    """``core.md`` rendered to the token budget."""
+
+    text: str
+    tokens: int
+    budget: int
+    included: list[str] = field(default_factory=list)
+    excluded: list[str] = field(default_factory=list)
+
+
+def _rebase_links(text: str, from_file: str, to_file: str) -> str:
+    """Rewrite relative link targets written in ``from_file`` for ``to_file``."""
+
+    def fix(match: re.Match[str]) -> str:
+        target = match.group(1)
+        if "://" in target or target.startswith("#") or target.startswith("/"):
+            return match.group(0)
+        path, sep, anchor = target.partition("#")
+        absolute = posixpath.normpath(posixpath.join(posixpath.dirname(from_file), path))
+        rebased = posixpath.relpath(absolute, posixpath.dirname(to_file) or ".")
+        return f"]({rebased}{sep}{anchor})"
+
+    return _LINK_TARGET_RE.sub(fix, text)
+
+
+def render_core(tree: TreeState, budget: int) -> CoreRender:
+    """Records of ``topics/core.md`` in file order until the budget is full.
+
+    A record that does not fit is skipped (reported in ``excluded``) and the
+    next ones are still tried. Its footnote definitions travel with it; the
+    heading chain is kept for included records.
+    """
+    summary = tree.files.get(CORE_TOPIC)
+    if summary is None:
+        return CoreRender("", 0, budget)
+    doc = summary.doc
+    definitions = doc.definitions()
+    used_definitions: list[str] = []
+    chain: list[Heading] = []
+    emitted_headings: set[int] = set()
+    total = 0
+    result = CoreRender("", 0, budget)
+
+    def cost(parts: list[str]) -> int:
+        return count_tokens("\n\n".join(parts))
+
+    for block in doc.blocks:
+        if isinstance(block, Heading):
+            while chain and chain[-1].level >= block.level:
+                chain.pop()
+            chain.append(block)
+            continue
+        if not isinstance(block, Paragraph) or not block.ids:
+            continue
+        new_headings = [h for h in chain if id(h) not in emitted_headings]
+        new_defs = [label for label in dict.fromkeys(block.citations)
+                    if label in definitions and label not in used_definitions]
+        addition = [h.text for h in new_headings] + [block.text]
+        def_text = [_rebase_links(definitions[label].text, CORE_TOPIC, CORE_RENDER) for label in new_defs]
+        extra = cost(addition + def_text) + 2 * (len(addition) + len(def_text))
+        if total + extra > budget:
+            result.excluded.append(block.identity)
+            continue
+        emitted_headings.update(id(h) for h in new_headings)
+        used_definitions.extend(new_defs)
+        total += extra
+        result.included.append(block.identity)
+    if not result.included:
+        return result
+    # the sum of parts is an estimate; make the budget hold for the real text
+    text = _assemble_core(tree, set(result.included))
+    while count_tokens(text) > budget and result.included:
+        result.excluded.append(result.included.pop())
+        text = _assemble_core(tree, set(result.included)) if result.included else ""
+    result.text = text
+    result.tokens = count_tokens(text)
+    return result
+
+
+def _assemble_core(tree: TreeState, include: set[str]) -> str:
+    """The text of exactly the records in ``include``, headings and footnotes with them."""
+    doc = tree.files[CORE_TOPIC].doc
+    definitions = doc.definitions()
+    parts: list[str] = []
+    chain: list[Heading] = []
+    emitted: set[int] = set()
+    used: list[str] = []
+    for block in doc.blocks:
+        if isinstance(block, Heading):
+            while chain and chain[-1].level >= block.level:
+                chain.pop()
+            chain.append(block)
+        elif isinstance(block, Paragraph) and block.identity in include:
+            for heading in chain:
+                if id(heading) not in emitted:
+                    parts.append(heading.text)
+                    emitted.add(id(heading))
+            parts.append(block.text)
+            used.extend(label for label in dict.fromkeys(block.citations) if label in definitions and label not in used)
+    defs = "\n".join(_rebase_links(definitions[label].text, CORE_TOPIC, CORE_RENDER) for label in used)
+    return "\n\n".join(parts) + ("\n\n" + defs if defs else "") + "\n"
+
+
+def _full_date(time: str | None) -> tuple[str, str, str] | None:
+    match = re.match(r"^(\d{4})-(\d{2})(?:-(\d{2}))?$", time or "")
+    if not match:
+        return None
+    return match.group(1), match.group(2), match.group(3) or "00"
+
+
+def timeline_files(tree: TreeState, created_order: dict[str, int]) -> dict[str, str]:
+    """``timeline/YYYY/MM/DD.md``: one line per dated record.
+
+    Records dated only to a month go to ``DD = 00``; year-only and undated
+    records have no place on a timeline.
+    """
+    days: dict[str, list[tuple[int, str, RecordInfo]]] = {}
+    for record in tree.records():
+        date = _full_date(record.time)
+        if date is None:
+            continue
+        year, month, day = date
+        rel = f"{TIMELINE}/{year}/{month}/{day}.md"
+        order = created_order.get(record.memory_id, 1 << 60)
+        days.setdefault(rel, []).append((order, record.topic, record))
+    out: dict[str, str] = {}
+    for rel, entries in days.items():
+        entries.sort(key=lambda e: (e[0], e[1], e[2].memory_id))
+        year, month, day = rel.removesuffix(".md").split("/")[1:]
+        title = f"{year}-{month}" + (f"-{day}" if day != "00" else "")
+        lines = [f"# {title}", ""]
+        for _, topic, record in entries:
+            link = posixpath.relpath(topic, posixpath.dirname(rel))
+            text = " ".join(_rebase_links(record.content, topic, rel).split())
+            lines.append(f"- {text} ([{topic.removeprefix('topics/')}]({link}#^{record.memory_id}))")
+        out[rel] = "\n".join(lines) + "\n"
+    return out
+
+
+def recent_events(tree: TreeState, created_order: dict[str, int], limit: int) -> str:
+    """The newest ``limit`` records by creation order, one JSON line each."""
+    records = [(created_order.get(r.memory_id, -1), r) for r in tree.records()]
+    records.sort(key=lambda e: (e[0], e[1].topic, e[1].memory_id), reverse=True)
+    lines = []
+    for order, record in records[:limit]:
+        lines.append(json.dumps({
+            "memory_id": record.memory_id,
+            "topic": record.topic,
+            "headings": list(record.headings),
+            "content": record.content,
+            "time": record.time,
+            "created_order": order,
+        }, ensure_ascii=False, sort_keys=True))
+    return "".join(line + "\n" for line in lines)
+
+
+def relations(tree: TreeState) -> str:
+    """``{"backlinks": {id: [ids]}, "outbound": {id: ["topic#^id"]}}``."""
+    outbound: dict[str, list[str]] = {}
+    backlinks: dict[str, list[str]] = {}
+    by_id = tree.by_id
+    for record in tree.records():
+        targets = []
+        for topic, block_id in record.links:
+            targets.append(f"{topic}#^{block_id}")
+            target = by_id.get(block_id)
+            if target is not None:
+                backlinks.setdefault(target.memory_id, []).append(record.memory_id)
+        if targets:
+            outbound[record.memory_id] = sorted(set(targets))
+    data = {
+        "backlinks": {k: sorted(set(v)) for k, v in sorted(backlinks.items())},
+        "outbound": dict(sorted(outbound.items())),
+    }
+    return json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
+
+
+def derived_views(tree: TreeState, created_order: dict[str, int], budget: int, recent_limit: int) -> tuple[dict[str, str | None], CoreRender]:
+    """Every derived file's content (None = should not exist) and the core render."""
+    core = render_core(tree, budget)
+    files: dict[str, str | None] = {CORE_RENDER: core.text or None}
+    files.update(timeline_files(tree, created_order))
+    files[RECENT] = recent_events(tree, created_order, recent_limit)
+    files[RELATIONS] = relations(tree)
+    return files, core

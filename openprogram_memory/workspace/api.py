@@ -1,0 +1,322 @@
+"""``MemoryWorkspace``: the library's door to one memory workspace.
+
+Every change goes through :func:`staged_edit`; reads go through the cached
+topic tree. The CLI, the HTTP API, the writer and the organizer all call
+these methods.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import tarfile
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from ..config import Settings, load_settings
+from ..failures import FailureCode, MemoryFailure
+from ..fsutil import ensure_dir, read_json
+from ..tokens import count_tokens
+from ..transaction import history
+from ..transaction.engine import InstallPlan, Policy, TxResult, staged_edit
+from ..transaction.install import recover
+from ..transaction.patch import apply_file_patch, parse_patch
+from ..transaction.staging import Staging
+from ..views.derived import render_core
+from .layout import CORE_RENDER, CORE_TOPIC, SCRIPTORIUM, Layout, check_topic_path
+from .state import REVISIONS, RuntimeState, workspace_id, write_lock
+from .tree import RecordInfo, TopicCache, topic_cache
+
+WRITER_LOCK_TIMEOUT = 1.0
+EDIT_LOCK_TIMEOUT = 5.0
+MAX_CHANGES = 64
+MAX_CHANGES_BYTES = 512 * 1024
+
+
+class MemoryWorkspace:
+    """One ``<state>/memory`` workspace."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.root = settings.memory_dir
+        self.layout = Layout(self.root)
+        self.cache: TopicCache = topic_cache(self.root)
+        # The trusted pre-install callback: set in code on the instance only.
+        self.pre_install: Callable[[InstallPlan], None] | None = None
+
+    # -- opening -------------------------------------------------------
+    @classmethod
+    def open(cls, settings: Settings | None = None, *, create: bool = False) -> "MemoryWorkspace":
+        settings = settings or load_settings()
+        if not settings.enabled:
+            raise MemoryFailure(FailureCode.MEMORY_DISABLED, "memory is disabled (memory.backend=none)")
+        ws = cls(settings)
+        if not ws.layout.exists():
+            if not create:
+                raise MemoryFailure(FailureCode.MEMORY_NOT_FOUND,
+                                    f"no memory workspace at {ws.root}; run `openprogram memory init`")
+            ws.init()
+        recover(ws.layout)
+        return ws
+
+    def init(self) -> bool:
+        """Create the layout and git repository. Returns False if it existed."""
+        existed = self.layout.exists()
+        for directory in (self.root.parent, self.root, self.layout.topics, self.layout.sources, self.layout.scriptorium):
+            ensure_dir(directory)
+        history.init_repo(self.root)
+        workspace_id(self.layout)
+        if not (self.layout.path(".scriptorium/runtime.json")).exists():
+            from ..fsutil import atomic_write_text
+
+            atomic_write_text(self.layout.path(".scriptorium/runtime.json"), RuntimeState().to_text())
+        return not existed
+
+    @property
+    def workspace_id(self) -> str:
+        return workspace_id(self.layout)
+
+    def revision(self) -> str:
+        return REVISIONS.revision(self.root)
+
+    # -- the transaction -----------------------------------------------
+    def edit(self, fn: Callable[[Staging], Any], *, policy: Policy, lock_timeout: float = EDIT_LOCK_TIMEOUT,
+             message: str = "memory: edit", **kwargs: Any) -> TxResult:
+        """Run ``fn`` on a staging copy through the one transaction."""
+        return staged_edit(self, fn, policy=policy, lock_timeout=lock_timeout, message=message, **kwargs)
+
+    def update(
+        self,
+        *,
+        memory_changes: list[dict] | None = None,
+        changes: list[dict] | None = None,
+        patch: str | None = None,
+        sources: list[dict] | None = None,
+        base_revision: str | None = None,
+        commit_message: str | None = None,
+        lock_timeout: float = EDIT_LOCK_TIMEOUT,
+    ) -> TxResult:
+        """The unified modify interface: exactly one of the three forms."""
+        given = [name for name, value in (("memory_changes", memory_changes), ("changes", changes), ("patch", patch))
+                 if value is not None]
+        if len(given) != 1:
+            raise MemoryFailure(FailureCode.INVALID_ARGUMENT,
+                                "give exactly one of memory_changes, changes or patch" + (f" (got {', '.join(given)})" if given else ""))
+        if memory_changes is not None:
+            from ..transaction.structured import apply_memory_changes
+
+            return apply_memory_changes(self, memory_changes, sources=sources, base_revision=base_revision,
+                                        commit_message=commit_message, lock_timeout=lock_timeout)
+        if sources:
+            raise MemoryFailure(FailureCode.INVALID_ARGUMENT, "sources[] go with memory_changes only")
+        if changes is not None:
+            edit = _whole_file_edit(changes)
+            message = commit_message or f"memory: apply {len(changes)} file change(s)"
+        else:
+            edit = _patch_edit(patch)
+            message = commit_message or "memory: apply patch"
+        return staged_edit(self, edit, policy=Policy.MODEL, lock_timeout=lock_timeout,
+                           base_revision=base_revision, message=message)
+
+    def write_topic(self, path: str, content: str, *, base_revision: str | None = None,
+                    message: str | None = None) -> TxResult:
+        """A hand edit of one topic file (editor, web): strictest ID policy."""
+        rel = check_topic_path(path)
+        return staged_edit(self, lambda s: s.write(rel, content), policy=Policy.HAND,
+                           base_revision=base_revision, message=message or f"memory: edit {rel}")
+
+    def rebuild(self) -> TxResult:
+        """Regenerate every derived view from the topics (and commit them)."""
+        return staged_edit(self, lambda s: None, policy=Policy.MODEL, message="memory: rebuild derived views",
+                           force_views=True)
+
+    def restore(self, rev: str) -> TxResult:
+        """Make topics as they were at ``rev`` — as a new transaction."""
+        commit = history.resolve_rev(self.root, rev).decode()
+        old = history.files_at(self.root, commit, "topics/")
+
+        def edit(staging: Staging) -> None:
+            for rel in staging.list_topics():
+                if rel not in old:
+                    staging.delete(rel)
+            for rel, data in old.items():
+                staging.write(rel, data.decode("utf-8"))
+
+        return staged_edit(self, edit, policy=Policy.MODEL, message=f"memory: restore topics from {commit[:12]}")
+
+    def archive(self, messages: list) -> list[str]:
+        """Append messages to the source archive (before a writer runs).
+
+        The appended files are committed to git with the next transaction.
+        """
+        from ..sources.archive import archive_messages
+        from ..transaction.engine import note_git_pending
+
+        with write_lock(self.layout, EDIT_LOCK_TIMEOUT):
+            changed = archive_messages(self.root, messages)
+            note_git_pending(self, changed)
+        return changed
+
+    # -- reading -------------------------------------------------------
+    def tree(self):
+        return self.cache.snapshot()
+
+    def records(self) -> list[RecordInfo]:
+        return self.tree().records()
+
+    def get(self, memory_id: str) -> dict[str, Any]:
+        """The record with ``memory_id`` (an alias works too)."""
+        record = self.tree().by_id.get(str(memory_id).lstrip("^"))
+        if record is None:
+            raise MemoryFailure(FailureCode.MEMORY_NOT_FOUND, f"no record with block ID {memory_id!r}")
+        return record_json(record)
+
+    def read_topic(self, path: str) -> str:
+        rel = check_topic_path(path)
+        target = self.root / rel
+        if not target.is_file():
+            raise MemoryFailure(FailureCode.MEMORY_NOT_FOUND, f"no topic file {rel}")
+        return target.read_text(encoding="utf-8")
+
+    def core_view(self) -> dict[str, Any]:
+        """Canonical, rendered and effective core, read as one snapshot."""
+        with write_lock(self.layout, EDIT_LOCK_TIMEOUT):
+            canonical_path = self.root / CORE_TOPIC
+            canonical = canonical_path.read_text(encoding="utf-8") if canonical_path.exists() else ""
+            rendered_path = self.root / CORE_RENDER
+            rendered = rendered_path.read_text(encoding="utf-8") if rendered_path.exists() else ""
+            budget = self.settings["memory.core.budget_tokens"]
+            core = render_core(self.tree(), budget)
+            stat = canonical_path.stat() if canonical_path.exists() else None
+        inject = bool(self.settings["memory.core.inject"])
+        effective = rendered if inject else ""
+        return {
+            "canonical": canonical,
+            "content": canonical,
+            "size": stat.st_size if stat else 0,
+            "mtime": stat.st_mtime if stat else None,
+            "rendered": rendered,
+            "effective": effective,
+            "inject": inject,
+            "tokens": count_tokens(effective),
+            "rendered_tokens": count_tokens(rendered),
+            "canonical_tokens": count_tokens(canonical),
+            "budget": budget,
+            "excluded_block_ids": core.excluded,
+        }
+
+    def status(self) -> dict[str, Any]:
+        tree = self.tree()
+        records = tree.records()
+        runtime = RuntimeState.load(self.layout)
+        writer = read_json(self.layout.state("writer-status.json"), {}) or {}
+        failure = writer.get("last_failure")
+        core = render_core(tree, self.settings["memory.core.budget_tokens"])
+        warnings: list[str] = list(self.settings.warnings)
+        if core.excluded:
+            warnings.append(
+                f"{len(core.excluded)} core record(s) do not fit the {core.budget}-token budget and are not injected: "
+                + ", ".join("^" + i for i in core.excluded[:10])
+                + " — move the ones that matter earlier in topics/core.md, or run `openprogram memory sleep`")
+        if not self.settings["memory.core.inject"]:
+            warnings.append("memory.core.inject=false: the injected core block is empty")
+        return {
+            "revision": self.revision(),
+            "workspace_id": self.workspace_id,
+            "root": str(self.root),
+            "topics": len(tree.files),
+            "records": len(records),
+            "writer": {
+                "model": self.settings["memory.writer.model"],
+                "last_success": writer.get("last_success_at"),
+                "last_outcome": writer.get("last_outcome"),
+                "last_failure": ({"code": failure.get("reason_code"), "retryable": failure.get("retryable"),
+                                  "at": failure.get("at")} if isinstance(failure, dict) else None),
+                "pending": writer.get("pending"),
+            },
+            "last_organize": runtime.last_global_at,
+            "core": {"tokens": core.tokens, "budget": core.budget, "excluded_block_ids": core.excluded,
+                     "inject": bool(self.settings["memory.core.inject"])},
+            "warnings": warnings,
+        }
+
+    def log(self, limit: int = 50) -> list[dict[str, Any]]:
+        return [{"commit": c.id, "message": c.message, "time": c.time, "author": c.author}
+                for c in history.log(self.root, limit)]
+
+    def export(self, out: Path) -> Path:
+        """A tar.gz of the workspace (history included, runtime state not)."""
+        out = Path(out)
+        with tarfile.open(out, "w:gz") as tar:
+            tar.add(self.root, arcname="memory",
+                    filter=lambda info: None if info.name.split("/")[1:2] == [SCRIPTORIUM] else info)
+        return out
+
+
+def record_json(record: RecordInfo) -> dict[str, Any]:
+    return {
+        "memory_id": record.memory_id,
+        "ids": list(record.ids),
+        "topic": record.topic,
+        "headings": list(record.headings),
+        "content": record.content,
+        "time": record.time,
+        "sources": record.sources,
+        "trust_state": record.trust_state,
+    }
+
+
+def _whole_file_edit(changes: list[dict]) -> Callable[[Staging], None]:
+    if not isinstance(changes, list) or not changes:
+        raise MemoryFailure(FailureCode.INVALID_ARGUMENT, "changes must be a non-empty list")
+    if len(changes) > MAX_CHANGES:
+        raise MemoryFailure(FailureCode.INVALID_ARGUMENT, f"at most {MAX_CHANGES} changes per call")
+    size = sum(len(str(c.get("content") or "").encode()) for c in changes if isinstance(c, dict))
+    if size > MAX_CHANGES_BYTES:
+        raise MemoryFailure(FailureCode.INVALID_ARGUMENT, f"changes exceed {MAX_CHANGES_BYTES // 1024} kB")
+    parsed = []
+    for index, change in enumerate(changes):
+        if not isinstance(change, dict) or "path" not in change:
+            raise MemoryFailure(FailureCode.INVALID_ARGUMENT, f"changes[{index}] needs a path")
+        action = change.get("action", "write")
+        rel = check_topic_path(change["path"])
+        if action == "write":
+            if not isinstance(change.get("content"), str):
+                raise MemoryFailure(FailureCode.INVALID_ARGUMENT, f"changes[{index}] (write {rel}) needs text content")
+        elif action != "delete":
+            raise MemoryFailure(FailureCode.INVALID_ARGUMENT, f"changes[{index}]: action must be write or delete")
+        parsed.append((action, rel, change.get("content")))
+
+    def edit(staging: Staging) -> None:
+        for action, rel, content in parsed:
+            if action == "write":
+                staging.write(rel, content)
+            else:
+                staging.delete(rel)
+
+    return edit
+
+
+def _patch_edit(patch: str) -> Callable[[Staging], None]:
+    files = parse_patch(patch)
+    for file_patch in files:
+        for path in (file_patch.old_path, file_patch.new_path):
+            if path is not None:
+                check_topic_path(path)
+
+    def edit(staging: Staging) -> None:
+        for file_patch in files:
+            path = file_patch.new_path or file_patch.old_path
+            original = staging.read(path) if file_patch.old_path and staging.exists(path) else None
+            if file_patch.old_path and original is None:
+                raise MemoryFailure(FailureCode.PATCH_CONFLICT, f"{path} does not exist")
+            if file_patch.old_path is None and staging.exists(path):
+                raise MemoryFailure(FailureCode.PATCH_CONFLICT, f"{path} already exists")
+            result = apply_file_patch(original, file_patch)
+            if result is None:
+                staging.delete(path)
+            else:
+                staging.write(path, result)
+
+    return edit

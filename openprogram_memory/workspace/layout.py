@@ -1,0 +1,99 @@
+"""Where things live under ``<state>/memory`` — the only module that knows names."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..failures import FailureCode, MemoryFailure
+
+TOPICS = "topics"
+SOURCES = "sources"
+CORE_TOPIC = "topics/core.md"
+CORE_RENDER = "core.md"
+TIMELINE = "timeline"
+RECENT = "recent_events.jsonl"
+RELATIONS = "relations.json"
+SCRIPTORIUM = ".scriptorium"
+RUNTIME = ".scriptorium/runtime.json"
+DERIVED_FILES = (CORE_RENDER, RECENT, RELATIONS)
+GIT_EXCLUDE = "/.scriptorium*\n"
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Paths of one memory workspace rooted at ``root``."""
+
+    root: Path
+
+    @property
+    def topics(self) -> Path:
+        return self.root / TOPICS
+
+    @property
+    def sources(self) -> Path:
+        return self.root / SOURCES
+
+    @property
+    def scriptorium(self) -> Path:
+        return self.root / SCRIPTORIUM
+
+    @property
+    def git(self) -> Path:
+        return self.root / ".git"
+
+    def state(self, name: str) -> Path:
+        """A runtime-state file under ``.scriptorium/``."""
+        return self.scriptorium / name
+
+    @property
+    def lock_file(self) -> Path:
+        return self.state("write.lock")
+
+    @property
+    def install_dir(self) -> Path:
+        return self.state("install")
+
+    def path(self, rel: str) -> Path:
+        return self.root / rel
+
+    def exists(self) -> bool:
+        return self.git.is_dir() and self.scriptorium.is_dir()
+
+
+def is_derived(rel: str) -> bool:
+    return rel in DERIVED_FILES or rel.startswith(TIMELINE + "/")
+
+
+def check_topic_path(path: str) -> str:
+    """Normalize a caller-supplied path to ``topics/…md`` or refuse it.
+
+    Absolute paths and ``..`` → PATH_OUTSIDE_WORKSPACE; anything that is not a
+    Markdown file under ``topics/`` (sources, derived views, state) →
+    READ_ONLY_PATH. A path without the ``topics/`` prefix is taken as
+    relative to ``topics/`` only when it names no other top-level area.
+    """
+    raw = str(path).strip().replace("\\", "/")
+    if not raw:
+        raise MemoryFailure(FailureCode.INVALID_ARGUMENT, "empty path")
+    if raw.startswith("/") or os.path.isabs(raw) or (len(raw) > 1 and raw[1] == ":"):
+        raise MemoryFailure(FailureCode.PATH_OUTSIDE_WORKSPACE, f"absolute path not allowed: {path}")
+    parts = [p for p in raw.split("/") if p not in ("", ".")]
+    if any(p == ".." for p in parts):
+        raise MemoryFailure(FailureCode.PATH_OUTSIDE_WORKSPACE, f"path leaves the workspace: {path}")
+    if not parts:
+        raise MemoryFailure(FailureCode.INVALID_ARGUMENT, f"empty path: {path}")
+    top = parts[0]
+    if top != TOPICS:
+        if top in (SOURCES, TIMELINE, SCRIPTORIUM, ".git") or "/".join(parts) in DERIVED_FILES:
+            raise MemoryFailure(
+                FailureCode.READ_ONLY_PATH,
+                f"{'/'.join(parts)} is not editable: only topics/**/*.md are (sources are append-only, views are derived)",
+            )
+        parts = [TOPICS, *parts]
+    if len(parts) < 2 or not parts[-1].endswith(".md") or parts[-1] == ".md":
+        raise MemoryFailure(FailureCode.READ_ONLY_PATH, f"only Markdown topic files under topics/ are editable: {path}")
+    if any(p.startswith(".") for p in parts):
+        raise MemoryFailure(FailureCode.READ_ONLY_PATH, f"hidden paths are not topic files: {path}")
+    return "/".join(parts)

@@ -1,0 +1,290 @@
+"""A parsed view of the topic tree, cached by file signature.
+
+Parsing every topic on every transaction would make a one-record edit cost
+as much as the whole workspace. Parsed files are kept per process, keyed by
+``(mtime_ns, size, inode)``; only files whose signature moved are parsed
+again. Source archives are cached the same way.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..sources.archive import ArchiveFile, SourceMessage, read_archive
+from ..topics.model import Paragraph, TopicDoc, parse_topic, record_links
+from .layout import CORE_TOPIC, TOPICS
+
+Signature = tuple[int, int, int]
+
+
+def signature(path: Path) -> Signature | None:
+    try:
+        st = os.stat(path, follow_symlinks=False)
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+@dataclass(frozen=True)
+class EvidenceRef:
+    """One resolved source of an evidence definition."""
+
+    label: str
+    target: str
+    archive: str | None  # memory-root-relative archive path
+    anchor: str | None
+    source: SourceMessage | None
+
+    @property
+    def source_id(self) -> str | None:
+        return self.source.source_id if self.source else None
+
+
+@dataclass(frozen=True)
+class Evidence:
+    label: str
+    time: str | None
+    refs: tuple[EvidenceRef, ...]
+
+
+@dataclass(frozen=True)
+class RecordInfo:
+    """A record as every reader sees it (search, views, get)."""
+
+    memory_id: str
+    ids: tuple[str, ...]
+    topic: str
+    headings: tuple[str, ...]
+    content: str
+    line: int
+    evidence: tuple[Evidence, ...]
+    links: tuple[tuple[str, str], ...]  # (topic path, block id)
+
+    @property
+    def time(self) -> str | None:
+        times = [e.time for e in self.evidence if e.time]
+        dated = sorted(t for t in times if t != "undated")
+        return dated[-1] if dated else (times[0] if times else None)
+
+    @property
+    def source_ids(self) -> list[str]:
+        seen: list[str] = []
+        for ev in self.evidence:
+            for ref in ev.refs:
+                if ref.source_id and ref.source_id not in seen:
+                    seen.append(ref.source_id)
+        return seen
+
+    @property
+    def sources(self) -> list[dict[str, str]]:
+        out: list[dict[str, str]] = []
+        for ev in self.evidence:
+            for ref in ev.refs:
+                if ref.source_id:
+                    out.append({"source": ref.source_id, "label": ref.label})
+        return out
+
+    @property
+    def trust_state(self) -> str:
+        """``pending`` if any source is pending (or unresolvable), else trusted."""
+        for ev in self.evidence:
+            for ref in ev.refs:
+                if ref.source is None or ref.source.trust_state != "trusted":
+                    return "pending"
+        return "trusted"
+
+
+@dataclass
+class FileSummary:
+    path: str
+    doc: TopicDoc
+    records: list[RecordInfo] = field(default_factory=list)
+
+    @property
+    def ids(self) -> list[str]:
+        return [i for r in self.records for i in r.ids]
+
+
+def resolve_relative(from_file: str, target: str) -> str:
+    """Memory-root-relative path of ``target`` written inside ``from_file``."""
+    if not target:
+        return from_file
+    return posixpath.normpath(posixpath.join(posixpath.dirname(from_file), target))
+
+
+class SourceCache:
+    """Archive files parsed once per signature."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._cache: dict[str, tuple[Signature | None, ArchiveFile, dict[str, SourceMessage]]] = {}
+        self._lock = threading.Lock()
+
+    def archive(self, rel: str) -> tuple[ArchiveFile, dict[str, SourceMessage]]:
+        path = self.root / rel
+        sig = signature(path)
+        with self._lock:
+            hit = self._cache.get(rel)
+            if hit and hit[0] == sig and sig is not None:
+                return hit[1], hit[2]
+        archive = read_archive(path)
+        by_anchor = archive.by_anchor()
+        with self._lock:
+            self._cache[rel] = (sig, archive, by_anchor)
+        return archive, by_anchor
+
+    def lookup(self, rel: str, anchor: str) -> SourceMessage | None:
+        if not rel.startswith("sources/") or not rel.endswith(".md"):
+            return None
+        return self.archive(rel)[1].get(anchor)
+
+    def all_sources(self) -> list[tuple[str, SourceMessage]]:
+        out: list[tuple[str, SourceMessage]] = []
+        base = self.root / "sources"
+        if not base.is_dir():
+            return out
+        for dirpath, _dirs, files in os.walk(base):
+            for name in sorted(files):
+                if name.endswith(".md"):
+                    rel = os.path.relpath(os.path.join(dirpath, name), self.root).replace(os.sep, "/")
+                    out.extend((rel, frame) for frame in self.archive(rel)[0].frames)
+        return out
+
+
+def summarize(path: str, text: str, sources: SourceCache) -> FileSummary:
+    """Parse one topic file and resolve its evidence and links."""
+    doc = parse_topic(text, path)
+    definitions = doc.definitions()
+    summary = FileSummary(path=path, doc=doc)
+    for headings, paragraph in doc.records_with_headings():
+        if not paragraph.ids:
+            continue
+        evidence: list[Evidence] = []
+        for label in dict.fromkeys(paragraph.citations):
+            definition = definitions.get(label)
+            if definition is None:
+                continue
+            refs = []
+            for link in definition.sources:
+                target_path, _, anchor = link.target.partition("#")
+                archive = resolve_relative(path, target_path) if target_path else None
+                source = sources.lookup(archive, anchor) if archive and anchor else None
+                refs.append(EvidenceRef(link.label, link.target, archive, anchor or None, source))
+            evidence.append(Evidence(label, definition.time, tuple(refs)))
+        links = tuple(
+            (resolve_relative(path, target) if target else path, block_id)
+            for target, block_id in record_links(paragraph)
+        )
+        summary.records.append(
+            RecordInfo(
+                memory_id=paragraph.ids[-1],
+                ids=tuple(paragraph.ids),
+                topic=path,
+                headings=headings,
+                content=paragraph.content,
+                line=paragraph.line,
+                evidence=tuple(evidence),
+                links=links,
+            )
+        )
+    return summary
+
+
+class TopicCache:
+    """Process-wide cache of installed topic files for one workspace root."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.sources = SourceCache(root)
+        self._files: dict[str, tuple[Signature, FileSummary]] = {}
+        self._lock = threading.Lock()
+
+    def list_topic_paths(self) -> list[str]:
+        base = self.root / TOPICS
+        out: list[str] = []
+        if not base.is_dir():
+            return out
+        for dirpath, dirs, files in os.walk(base):
+            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+            for name in files:
+                if name.endswith(".md") and not name.startswith("."):
+                    out.append(os.path.relpath(os.path.join(dirpath, name), self.root).replace(os.sep, "/"))
+        return sorted(out)
+
+    def summary(self, rel: str) -> FileSummary | None:
+        path = self.root / rel
+        sig = signature(path)
+        if sig is None:
+            return None
+        with self._lock:
+            hit = self._files.get(rel)
+            if hit and hit[0] == sig:
+                return hit[1]
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+        summary = summarize(rel, text, self.sources)
+        with self._lock:
+            self._files[rel] = (sig, summary)
+        return summary
+
+    def snapshot(self) -> "TreeState":
+        files = {}
+        for rel in self.list_topic_paths():
+            summary = self.summary(rel)
+            if summary is not None:
+                files[rel] = summary
+        return TreeState(files)
+
+
+@dataclass
+class TreeState:
+    """Topic files of one tree (installed, or installed + staged)."""
+
+    files: dict[str, FileSummary]
+    _by_id: dict[str, RecordInfo] | None = None
+
+    def records(self) -> list[RecordInfo]:
+        return [r for path in sorted(self.files) for r in self.files[path].records]
+
+    @property
+    def by_id(self) -> dict[str, RecordInfo]:
+        if self._by_id is None:
+            index: dict[str, RecordInfo] = {}
+            for path in sorted(self.files):
+                for record in self.files[path].records:
+                    for block_id in record.ids:
+                        index.setdefault(block_id, record)
+            self._by_id = index
+        return self._by_id
+
+    def id_files(self) -> dict[str, list[str]]:
+        """Every block ID with the files it appears in (duplicates show)."""
+        out: dict[str, list[str]] = {}
+        for path in sorted(self.files):
+            for block_id in self.files[path].ids:
+                out.setdefault(block_id, []).append(path)
+        return out
+
+    def core_records(self) -> list[RecordInfo]:
+        summary = self.files.get(CORE_TOPIC)
+        return list(summary.records) if summary else []
+
+
+_CACHES: dict[Path, TopicCache] = {}
+_CACHES_LOCK = threading.Lock()
+
+
+def topic_cache(root: Path) -> TopicCache:
+    """The process-wide cache for a workspace root."""
+    key = root.resolve()
+    with _CACHES_LOCK:
+        cache = _CACHES.get(key)
+        if cache is None:
+            cache = _CACHES[key] = TopicCache(key)
+        return cache
