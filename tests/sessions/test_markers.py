@@ -13,7 +13,7 @@ from openprogram_memory.sessions.markers import (
     pending_turns,
     pending_walk,
 )
-from openprogram_memory.sessions.store import SessionStore
+from openprogram_memory.sessions.store import Node, SessionStore
 
 WS = "w-1234abcd"
 
@@ -121,7 +121,9 @@ def test_pending_reads_only_the_pending_nodes(store: SessionStore, add_chain, mo
 
     for name, size in (("big", 2000), ("small", 20)):
         store.create_session(name)
-        mark_written(store, name, add_chain(store, name, "m", size), WS)
+        written = [Node(f"m{i}", f"m{i - 1}" if i > 1 else None, "user", f"turn {i}", "2025-01-01T00:00:00.000Z",
+                        "2025-01-01T00:00:00.000Z", {MARKER_KEY: WS}) for i in range(1, size + 1)]
+        store.insert_nodes(name, written, head=f"m{size}", fsync=False)
         add_chain(store, name, "p", 3, start=size + 1)
     monkeypatch.setattr(SessionStore, "get_node", counting)
     for name in ("big", "small"):
