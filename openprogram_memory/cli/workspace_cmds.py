@@ -1,0 +1,231 @@
+"""Workspace verbs: init, status, show, core show, edit, rebuild, log, restore, export."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from ..failures import EXIT_REJECTED, FailureCode, MemoryFailure
+from .common import JsonOption, StateOption, memory_settings, open_workspace
+from .output import console, emit, err_console, reporting
+
+
+def _tx_human(result: dict) -> None:
+    files = result.get("changed_files") or []
+    if not files:
+        console.print("No change.")
+        return
+    console.print(f"[green]Committed[/] revision {result['revision']} ({len(files)} file(s)):")
+    for path in files:
+        console.print(f"  {escape(path)}")
+    if not result.get("git_committed"):
+        console.print(f"[yellow]warning[/]: installed, but the git commit failed: {result.get('git_error')}")
+
+
+def init(state: Optional[str] = StateOption, json: bool = JsonOption) -> None:
+    """Create the memory workspace (layout and git repository)."""
+    with reporting(json):
+        settings = memory_settings(state)
+        from ..workspace.api import MemoryWorkspace
+
+        ws = MemoryWorkspace(settings)
+        created = ws.init()
+        emit({"ok": True, "root": str(ws.root), "created": created, "revision": ws.revision(),
+              "workspace_id": ws.workspace_id}, json,
+             lambda: console.print(f"{'Created' if created else 'Already exists'}: {ws.root}"))
+
+
+def status(state: Optional[str] = StateOption, json: bool = JsonOption) -> None:
+    """Revision, writer health, pending counts, last organize, core budget."""
+    with reporting(json):
+        ws = open_workspace(memory_settings(state))
+        data = ws.status()
+
+        def human() -> None:
+            table = Table(show_header=False, box=None)
+            table.add_row("workspace", escape(data["root"]))
+            table.add_row("revision", data["revision"])
+            table.add_row("topics / records", f"{data['topics']} / {data['records']}")
+            writer = data["writer"]
+            failure = writer["last_failure"]
+            table.add_row("writer", f"{writer['model']}; last success {writer['last_success'] or 'never'}"
+                          + (f"; last failure {failure['code']} at {failure['at']}" if failure else ""))
+            if writer.get("pending") is not None:
+                table.add_row("pending turns", str(writer["pending"]))
+            table.add_row("last organize", data["last_organize"] or "never")
+            core = data["core"]
+            table.add_row("core", f"{core['tokens']:,} / {core['budget']:,} tokens"
+                          + ("" if core["inject"] else " (injection off: effective block is empty)"))
+            console.print(table)
+            for warning in data["warnings"]:
+                console.print(f"[yellow]warning[/]: {escape(warning)}")
+
+        emit(data, json, human)
+
+
+def show(path: str = typer.Argument(..., help="Topic path, e.g. topics/core.md"),
+         state: Optional[str] = StateOption, json: bool = JsonOption) -> None:
+    """Print a topic file."""
+    with reporting(json):
+        ws = open_workspace(memory_settings(state))
+        text = ws.read_topic(path)
+        emit({"path": path, "content": text, "revision": ws.revision()}, json,
+             lambda: sys.stdout.write(text))
+
+
+core_app = typer.Typer(help="The core block injected into every session.", no_args_is_help=True)
+
+
+@core_app.command("show")
+def core_show(
+    view: str = typer.Option("effective", "--view", help="effective | rendered | canonical"),
+    state: Optional[str] = StateOption,
+    json: bool = JsonOption,
+) -> None:
+    """The core block and its tokens against the budget."""
+    with reporting(json):
+        if view not in ("effective", "rendered", "canonical"):
+            raise MemoryFailure(FailureCode.INVALID_ARGUMENT, "--view must be effective, rendered or canonical")
+        ws = open_workspace(memory_settings(state))
+        data = ws.core_view()
+        out = {key: data[key] for key in ("canonical", "rendered", "effective", "inject", "tokens", "budget",
+                                          "excluded_block_ids")}
+        out["view"] = view
+
+        def human() -> None:
+            text = data[view]
+            if view == "effective" and not data["inject"]:
+                console.print("[yellow]memory.core.inject=false: the injected core block is empty[/]")
+            elif not text:
+                console.print("(empty)")
+            else:
+                sys.stdout.write(text)
+            console.print(f"[dim]{view}: {data['tokens']:,} / {data['budget']:,} tokens injected[/]")
+            if data["excluded_block_ids"]:
+                console.print(f"[yellow]warning[/]: {len(data['excluded_block_ids'])} record(s) over the budget, "
+                              "not injected: " + ", ".join("^" + i for i in data["excluded_block_ids"]))
+
+        emit(out, json, human)
+
+
+def rebuild(state: Optional[str] = StateOption, json: bool = JsonOption) -> None:
+    """Regenerate the derived views (core.md, timeline, recent, relations)."""
+    with reporting(json):
+        ws = open_workspace(memory_settings(state))
+        result = ws.rebuild().to_json()
+        result["derived_files"] = result.get("changed_files", [])
+        emit(result, json, lambda: console.print(f"Rebuilt derived views; revision {result['revision']}"))
+
+
+def log(limit: int = typer.Option(20, "--limit", "-n", min=1), state: Optional[str] = StateOption,
+        json: bool = JsonOption) -> None:
+    """History of memory changes, from git."""
+    with reporting(json):
+        ws = open_workspace(memory_settings(state))
+        entries = ws.log(limit)
+
+        def human() -> None:
+            for entry in entries:
+                when = datetime.fromtimestamp(entry["time"], timezone.utc).strftime("%Y-%m-%d %H:%M")
+                console.print(f"[yellow]{entry['commit'][:12]}[/] {when}  {escape(entry['message'].splitlines()[0])}")
+
+        emit({"commits": entries}, json, human)
+
+
+def restore(rev: str = typer.Argument(..., help="Commit id (or unique prefix) to restore topics from"),
+            state: Optional[str] = StateOption, json: bool = JsonOption) -> None:
+    """Make topics as they were at REV, as a new transaction."""
+    with reporting(json):
+        ws = open_workspace(memory_settings(state))
+        result = ws.restore(rev).to_json()
+        emit(result, json, lambda: _tx_human(result))
+
+
+def export(out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output .tar.gz"),
+           state: Optional[str] = StateOption, json: bool = JsonOption) -> None:
+    """Write a tar.gz of the workspace (topics, sources, views, history)."""
+    with reporting(json):
+        ws = open_workspace(memory_settings(state))
+        target = out or Path(f"openprogram-memory-{datetime.now().strftime('%Y%m%d-%H%M%S')}.tar.gz")
+        ws.export(target)
+        emit({"ok": True, "path": str(target), "revision": ws.revision()}, json,
+             lambda: console.print(f"Exported to {target}"))
+
+
+def _run_editor(path: Path) -> None:
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+    code = subprocess.call([*shlex.split(editor), str(path)])
+    if code != 0:
+        raise MemoryFailure(FailureCode.INVALID_ARGUMENT, f"editor {editor!r} exited with {code}; nothing installed")
+
+
+def edit(
+    path: str = typer.Argument("topics/core.md", help="Topic to edit (created if missing)"),
+    state: Optional[str] = StateOption,
+    json: bool = JsonOption,
+    reopen: Optional[bool] = typer.Option(None, "--reopen/--no-reopen",
+                                          help="On rejection, reopen the draft (default: ask when interactive)"),
+) -> None:
+    """Edit a topic in $EDITOR on a scratch copy; install only when valid."""
+    from ..workspace.layout import check_topic_path
+
+    with reporting(json):
+        ws = open_workspace(memory_settings(state))
+        rel = check_topic_path(path)
+        try:
+            original = ws.read_topic(rel)
+        except MemoryFailure:
+            original = ""
+        base = ws.revision()
+        scratch_dir = Path(tempfile.mkdtemp(prefix="openprogram-memory-edit-"))
+        scratch = scratch_dir / Path(rel).name
+        scratch.write_text(original, encoding="utf-8")
+        while True:
+            _run_editor(scratch)
+            draft = scratch.read_text(encoding="utf-8")
+            if draft == original:
+                emit({"ok": True, "changed_files": [], "revision": base}, json, lambda: console.print("No change."))
+                return
+            try:
+                result = ws.write_topic(rel, draft, base_revision=base).to_json()
+            except MemoryFailure as failure:
+                if failure.code not in (FailureCode.INVALID_TOPIC_FORMAT, FailureCode.MISSING_SOURCE,
+                                        FailureCode.INVALID_ARGUMENT, FailureCode.MEMORY_NOT_FOUND):
+                    raise
+                err_console.print(f"[bold red]{failure.code.value}[/]: {escape(failure.message)}")
+                err_console.print(f"Your draft is kept at {scratch}")
+                again = reopen
+                if again is None:
+                    again = sys.stdin.isatty() and typer.confirm("Reopen the draft to fix it?", default=True)
+                if again:
+                    continue
+                failure.details["draft"] = str(scratch)
+                if json:
+                    from .output import print_json
+
+                    print_json(failure.to_json())
+                raise typer.Exit(EXIT_REJECTED)
+            emit(result, json, lambda: _tx_human(result))
+            return
+
+
+def register(memory_app: typer.Typer) -> None:
+    memory_app.command("init")(init)
+    memory_app.command("status")(status)
+    memory_app.command("show")(show)
+    memory_app.command("edit")(edit)
+    memory_app.command("rebuild")(rebuild)
+    memory_app.command("log")(log)
+    memory_app.command("restore")(restore)
+    memory_app.command("export")(export)
+    memory_app.add_typer(core_app, name="core")

@@ -1,0 +1,168 @@
+"""Every strict topic rule rejects, naming file and line, and changes nothing."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from engine.helpers import make_workspace, record, tree_digest
+from openprogram_memory.failures import FailureCode, MemoryFailure
+
+
+@pytest.fixture
+def ws():
+    ws = make_workspace()
+    ws.update(changes=[
+        {"path": "topics/people/dana.md", "content": "# Dana\n\n" + record("Dana runs a bike shop.")},
+        {"path": "topics/projects/billing.md", "content": "# Billing\n\n" + record("Billing uses FastAPI.", "openprogram/s1/u3")},
+    ])
+    return ws
+
+
+def ids_of(ws, path):
+    return ws.tree().files[path].ids
+
+
+def rejected(ws, code, **update):
+    before_bytes, before_rev = tree_digest(ws.root), ws.revision()
+    with pytest.raises(MemoryFailure) as info:
+        ws.update(**update)
+    assert info.value.code is code, info.value.to_json()
+    assert tree_digest(ws.root) == before_bytes
+    assert ws.revision() == before_rev
+    return info.value
+
+
+def test_uncited_text_names_file_and_line(ws):
+    text = ws.read_topic("topics/people/dana.md") + "\nDana likes tea.\n"
+    failure = rejected(ws, FailureCode.INVALID_TOPIC_FORMAT, changes=[{"path": "topics/people/dana.md", "content": text}])
+    assert failure.details["file"] == "topics/people/dana.md"
+    assert failure.details["rule"] == "uncited-text"
+    line = text.splitlines().index("Dana likes tea.") + 1
+    assert failure.details["line"] == line
+    assert f"topics/people/dana.md:{line}" in failure.message
+
+
+def test_uncited_text_rejected_even_under_an_otherwise_empty_heading(ws):
+    rejected(ws, FailureCode.INVALID_TOPIC_FORMAT,
+             changes=[{"path": "topics/new.md", "content": "# New\n\n## Empty\n\nJust prose.\n"}])
+
+
+def test_dangling_link(ws):
+    text = "# Notes\n\n" + record("See [shop](people/dana.md#^deadbeef) for details.")
+    failure = rejected(ws, FailureCode.INVALID_TOPIC_FORMAT, changes=[{"path": "topics/notes.md", "content": text}])
+    assert failure.details["rule"] == "dangling-link"
+
+
+def test_link_to_existing_record_is_accepted(ws):
+    target = ids_of(ws, "topics/people/dana.md")[0]
+    ws.update(changes=[{"path": "topics/notes.md",
+                        "content": "# Notes\n\n" + record(f"See [shop](people/dana.md#^{target}) for details.")}])
+    relations = (ws.root / "relations.json").read_text()
+    assert target in relations
+
+
+def test_lost_block_id_on_hand_edit(ws):
+    text = ws.read_topic("topics/people/dana.md")
+    block_id = ids_of(ws, "topics/people/dana.md")[0]
+    before = tree_digest(ws.root)
+    with pytest.raises(MemoryFailure) as info:
+        ws.write_topic("topics/people/dana.md", text.replace(f" ^{block_id}", ""))
+    assert info.value.code is FailureCode.INVALID_TOPIC_FORMAT
+    assert info.value.details["rule"] == "lost-block-id"
+    assert tree_digest(ws.root) == before
+
+
+def test_hand_edit_may_rewrite_text_keeping_the_id(ws):
+    text = ws.read_topic("topics/people/dana.md")
+    block_id = ids_of(ws, "topics/people/dana.md")[0]
+    result = ws.write_topic("topics/people/dana.md", text.replace("runs a bike shop", "runs two bike shops"))
+    assert result.changed_files == ["topics/people/dana.md"]
+    assert ws.get(block_id)["content"] == "Dana runs two bike shops."
+
+
+def test_model_edit_cannot_drop_an_id_from_a_surviving_record(ws):
+    text = ws.read_topic("topics/people/dana.md")
+    block_id = ids_of(ws, "topics/people/dana.md")[0]
+    rejected(ws, FailureCode.INVALID_TOPIC_FORMAT,
+             changes=[{"path": "topics/people/dana.md", "content": text.replace(f" ^{block_id}", "")}])
+
+
+def test_unknown_source_anchor(ws):
+    text = ws.read_topic("topics/people/dana.md")
+    import re
+
+    bad = re.sub(r"#source-[0-9a-f]{16}", "#source-0000000000000000", text)
+    failure = rejected(ws, FailureCode.MISSING_SOURCE, changes=[{"path": "topics/people/dana.md", "content": bad}])
+    assert failure.details["rule"] == "unknown-source"
+
+
+def test_unarchived_source_handle(ws):
+    rejected(ws, FailureCode.MISSING_SOURCE,
+             changes=[{"path": "topics/x.md", "content": record("A fact.", "openprogram/nope/u9")}])
+
+
+def test_symlinked_target(ws, tmp_path):
+    outside = tmp_path / "outside.md"
+    outside.write_text((ws.root / "sources/openprogram/_v2/s1.md").read_text())
+    link = ws.root / "sources/openprogram/_v2/evil.md"
+    os.symlink(outside, link)
+    text = ws.read_topic("topics/people/dana.md").replace("_v2/s1.md#", "_v2/evil.md#")
+    before = tree_digest(ws.root)
+    with pytest.raises(MemoryFailure) as info:
+        ws.update(changes=[{"path": "topics/people/dana.md", "content": text}])
+    assert info.value.details["rule"] == "symlinked-source"
+    assert tree_digest(ws.root) == before
+
+
+def test_duplicate_id_across_files(ws):
+    dana = ws.read_topic("topics/people/dana.md")
+    failure = rejected(ws, FailureCode.INVALID_TOPIC_FORMAT,
+                       changes=[{"path": "topics/people/copy.md", "content": dana}])
+    assert failure.details["rule"] == "duplicate-id"
+
+
+@pytest.mark.parametrize("date", ["2026-02-30", "2026-13", "20260101", "yesterday"])
+def test_bad_calendar_date(ws, date):
+    text = ws.read_topic("topics/people/dana.md")
+    import re
+
+    bad = re.sub(r"Time: `[^`]*`", f"Time: `{date}`", text)
+    failure = rejected(ws, FailureCode.INVALID_TOPIC_FORMAT, changes=[{"path": "topics/people/dana.md", "content": bad}])
+    assert failure.details["rule"] == "bad-date"
+
+
+@pytest.mark.parametrize("mutate, rule", [
+    (lambda t: t.replace("shop.[^", "shop.[^e-0000000000] and more [^"), "text-after-citation"),
+    (lambda t: t + "\n[^e-1111111111]: Time: `2026`; Sources: [x](../../sources/openprogram/_v2/s1.md#source-d4939e57a74bbf13)\n", "unused-definition"),
+])
+def test_other_strict_rules(ws, mutate, rule):
+    text = mutate(ws.read_topic("topics/people/dana.md"))
+    failure = rejected(ws, FailureCode.INVALID_TOPIC_FORMAT, changes=[{"path": "topics/people/dana.md", "content": text}])
+    assert failure.details["rule"] in (rule, "undefined-citation")
+
+
+def test_invented_ids_are_replaced_by_runtime_ids(ws):
+    result = ws.update(changes=[{"path": "topics/x.md", "content": "A fact.[^e1] ^myownid\n\n[^e1]: Sources: [f](openprogram/s1/u1)\n"}])
+    text = ws.read_topic("topics/x.md")
+    assert "^myownid" not in text
+    assert result.block_ids and f"^{result.block_ids[0]}" in text
+
+
+@pytest.mark.parametrize("path, code", [
+    ("../../x.md", FailureCode.PATH_OUTSIDE_WORKSPACE),
+    ("/etc/x", FailureCode.PATH_OUTSIDE_WORKSPACE),
+    ("topics/../../x.md", FailureCode.PATH_OUTSIDE_WORKSPACE),
+    ("sources/openprogram/_v2/s1.md", FailureCode.READ_ONLY_PATH),
+    ("core.md", FailureCode.READ_ONLY_PATH),
+    ("timeline/2026/08/09.md", FailureCode.READ_ONLY_PATH),
+    ("topics/notes.txt", FailureCode.READ_ONLY_PATH),
+])
+def test_paths_outside_topics(ws, path, code):
+    rejected(ws, code, changes=[{"path": path, "content": record("x.")}])
+
+
+def test_exactly_one_form(ws):
+    rejected(ws, FailureCode.INVALID_ARGUMENT, changes=[], patch="x")
+    rejected(ws, FailureCode.INVALID_ARGUMENT)
