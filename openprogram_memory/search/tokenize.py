@@ -20,6 +20,9 @@ from __future__ import annotations
 import re
 import unicodedata
 
+# Bump when the same text would give other terms (invalidates stored indexes).
+TOKENIZER_VERSION = 1
+
 # Han (+ext A, compat, ext B…), kana (incl. half-width via NFKC), hangul.
 _CJK = (
     "\u3005\u3006\u3007"  # 々 〆 〇

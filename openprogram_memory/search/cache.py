@@ -1,0 +1,125 @@
+"""Where the search index lives: in this process, and on disk between processes.
+
+In-process, one :class:`SearchIndex` per memory root is kept and refreshed
+in place. On disk it is ``<root>/.scriptorium/search/index.bin``::
+
+    OPENPROGRAM-SEARCH <format> <marshal version> <python tag> <crc32>\\n
+    <marshal of SearchIndex.to_state()>
+
+``marshal`` of plain dicts, lists, tuples, bytes and ints loads several
+times faster than pickle of objects (and runs no code). A file with another
+format version, marshal version or Python, a bad checksum, or anything
+unreadable is ignored and rebuilt from the topic files — files are the truth
+and the index may always lag or vanish. It is written atomically (temp file
+and rename, no fsync: a torn write fails the checksum and is rebuilt).
+"""
+
+from __future__ import annotations
+
+import logging
+import marshal
+import sys
+import threading
+import zlib
+from pathlib import Path
+
+from ..fsutil import atomic_write_bytes
+from ..workspace.layout import SCRIPTORIUM
+from .index import RefreshReport, SearchIndex
+from .tokenize import TOKENIZER_VERSION
+
+log = logging.getLogger(__name__)
+
+# Bump when the stored state or the tokenizer changes meaning.
+FORMAT_VERSION = 1
+CACHE_FILE = f"{SCRIPTORIUM}/search/index.bin"
+_MAGIC = b"OPENPROGRAM-SEARCH"
+
+_INDEXES: dict[Path, SearchIndex] = {}
+_INDEXES_LOCK = threading.Lock()
+
+
+def cache_path(memory_root: Path) -> Path:
+    """The on-disk cache file of a memory root."""
+    return memory_root / CACHE_FILE
+
+
+def _header(crc: int) -> bytes:
+    tag = sys.implementation.cache_tag or "python"
+    fields = [_MAGIC, b"%d.%d" % (FORMAT_VERSION, TOKENIZER_VERSION), b"%d" % marshal.version, tag.encode(), b"%d" % crc]
+    return b" ".join(fields) + b"\n"
+
+
+def encode(index: SearchIndex) -> bytes:
+    """The cache file bytes for ``index``."""
+    payload = marshal.dumps(index.to_state())
+    return _header(zlib.crc32(payload)) + payload
+
+
+def decode(memory_root: Path, data: bytes) -> SearchIndex | None:
+    """An index from cache bytes, or ``None`` if they are stale or damaged."""
+    head, newline, payload = data.partition(b"\n")
+    if not newline:
+        return None
+    try:
+        crc = int(head.rsplit(b" ", 1)[-1])
+    except ValueError:
+        return None
+    if head + newline != _header(crc) or zlib.crc32(payload) != crc:
+        return None
+    try:
+        return SearchIndex.from_state(memory_root, marshal.loads(payload))
+    except (ValueError, TypeError, EOFError, KeyError, IndexError):
+        return None
+
+
+def load(memory_root: Path) -> SearchIndex | None:
+    """The index stored on disk for ``memory_root``, if usable."""
+    try:
+        data = cache_path(memory_root).read_bytes()
+    except OSError:
+        return None
+    return decode(memory_root, data)
+
+
+def save(index: SearchIndex) -> bool:
+    """Store ``index`` on disk; a failure (read-only disk…) only costs speed."""
+    try:
+        atomic_write_bytes(cache_path(index.root), encode(index), fsync=False)
+    except OSError as exc:
+        log.debug("search cache not written for %s: %s", index.root, exc)
+        return False
+    return True
+
+
+def current_index(memory_root: Path) -> tuple[SearchIndex, RefreshReport]:
+    """The up-to-date index of ``memory_root``, and what refreshing it did.
+
+    First use in a process loads the disk cache (or starts empty); then the
+    index is refreshed against file signatures, and saved if anything moved.
+    The caller must hold ``index.lock`` while reading the returned index.
+    """
+    root = memory_root.resolve()
+    with _INDEXES_LOCK:
+        index = _INDEXES.get(root)
+        fresh, loaded = index is None, False
+        if fresh:
+            index = load(root)
+            loaded = index is not None
+            index = index or SearchIndex(root)
+            _INDEXES[root] = index
+    with index.lock:
+        report = index.refresh()
+        report.loaded_from_disk = fresh and loaded
+        if report.changed or (fresh and not loaded):
+            save(index)
+    return index, report
+
+
+def forget(memory_root: Path | None = None) -> None:
+    """Drop in-process indexes (all, or one root's): the next use reloads from disk."""
+    with _INDEXES_LOCK:
+        if memory_root is None:
+            _INDEXES.clear()
+        else:
+            _INDEXES.pop(memory_root.resolve(), None)
