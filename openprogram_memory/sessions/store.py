@@ -20,7 +20,9 @@ atomic (temp file, fsync, replace).
 from __future__ import annotations
 
 import json
+import os
 import re
+import tempfile
 import uuid
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -29,7 +31,7 @@ from typing import Any, Iterator, Mapping, Sequence
 import filelock
 
 from ..failures import FailureCode, MemoryFailure
-from ..fsutil import FILE_MODE, append_jsonl, atomic_write_json, atomic_write_text, ensure_dir
+from ..fsutil import FILE_MODE, atomic_write_json, fsync_dir, atomic_write_text, ensure_dir
 from .timestamps import normalize_time, now_iso
 
 REWOUND_KEY = "rewound"
@@ -340,9 +342,12 @@ class SessionStore:
                        fsync: bool = True) -> None:
         # Order matters for crash safety: node file, then index line, then meta.
         # A crash leaves at worst an unindexed node file (see rebuild_index).
+        if len(nodes) == 1:
+            self._write_node(session_id, nodes[0], fsync=fsync)
+        else:
+            self._write_nodes_batched(session_id, nodes, fsync=fsync)
+        self._append_index(session_id, nodes)
         for node in nodes:
-            self._write_node(session_id, node, fsync=fsync)
-            append_jsonl(self._dir(session_id) / "index.jsonl", {"id": node.id, "predecessor": node.predecessor})
             branch = meta["branches"].pop(node.predecessor, None) if node.predecessor else None
             if branch and branch.get("name"):
                 meta["branches"][node.id] = {"name": branch["name"], "archived": False}
@@ -352,6 +357,59 @@ class SessionStore:
             meta["head_id"] = head
         if nodes or head is not None:
             self._write_meta(session_id, meta)
+
+    def _write_nodes_batched(self, session_id: str, nodes: list[Node], *, fsync: bool) -> None:
+        """Atomic per file like :meth:`_write_node`, but every fsync before any rename.
+
+        Interleaving fsync and file creation makes each create wait for the
+        journal; three passes (write temps, fsync temps, rename) keep bulk
+        imports several times faster with the same guarantee: a node file
+        that exists is complete.
+        """
+        history = self._dir(session_id) / "history"
+        temps: list[tuple[str, Path]] = []
+        try:
+            for node in nodes:
+                target = self._node_path(session_id, node.id)
+                try:
+                    data = json.dumps(node.to_json(), ensure_ascii=False, indent=2, sort_keys=True) + "\n"
+                except TypeError as exc:
+                    raise MemoryFailure(
+                        FailureCode.INVALID_ARGUMENT, f"node {node.id!r}: metadata is not JSON ({exc})"
+                    ) from None
+                fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=history)
+                temps.append((temp, target))
+                with os.fdopen(fd, "wb") as handle:
+                    handle.write(data.encode("utf-8"))
+                os.chmod(temp, FILE_MODE)
+            if fsync:
+                for temp, _ in temps:
+                    fd = os.open(temp, os.O_RDONLY)
+                    try:
+                        os.fsync(fd)
+                    finally:
+                        os.close(fd)
+            for temp, target in temps:
+                os.replace(temp, target)
+            temps = []
+            if fsync:
+                fsync_dir(history)
+        finally:
+            for temp, _ in temps:
+                try:
+                    os.unlink(temp)
+                except OSError:
+                    pass
+
+    def _append_index(self, session_id: str, nodes: list[Node]) -> None:
+        if not nodes:
+            return
+        data = "".join(json.dumps({"id": n.id, "predecessor": n.predecessor}) + "\n" for n in nodes).encode("utf-8")
+        fd = os.open(self._dir(session_id) / "index.jsonl", os.O_WRONLY | os.O_CREAT | os.O_APPEND, FILE_MODE)
+        try:
+            os.write(fd, data)  # one write under the session lock; a crash can tear only the last line
+        finally:
+            os.close(fd)
 
     # -- walking -----------------------------------------------------------------
 

@@ -117,7 +117,7 @@ def staged_edit(
 ) -> TxResult:
     """Run ``edit`` on a staging copy and install the result whole, or nothing."""
     with write_lock(ws.layout, lock_timeout):
-        recover(ws.layout)
+        recover_workspace(ws)
         before = REVISIONS.revision(ws.root)
         if base_revision is not None and base_revision != before:
             raise MemoryFailure(
@@ -245,9 +245,10 @@ def _validate_and_install(
     plan = InstallPlan(files=files, changed_topics=result.changed_files, baseline_revision=before)
     if ws.pre_install is not None:
         ws.pre_install(plan)  # a failure here means no install
+    note_git_pending(ws, [rel for rel in files if rel != RUNTIME])
     install(ws.layout, files, step or (lambda _s: None))
     result.memory_committed = True
-    _git_commit(ws, [rel for rel in files if rel != RUNTIME], message, result)
+    _git_commit(ws, message, result)
     result.revision = REVISIONS.revision(ws.root)
     return result
 
@@ -363,17 +364,26 @@ def _changed_views(ws: "MemoryWorkspace", views: dict[str, str | None]) -> dict[
     return out
 
 
-def _git_commit(ws: "MemoryWorkspace", paths: list[str], message: str, result: TxResult) -> None:
-    """Commit after install; a failure is reported, never disguised as a rollback."""
+def _git_commit(ws: "MemoryWorkspace", message: str, result: TxResult) -> None:
+    """Commit after install; a failure is reported, never disguised as a rollback.
+
+    The paths were noted as pending before the install, so a commit that
+    fails (or a process killed before it) is completed by the next one.
+    """
     pending_file = ws.layout.state(GIT_PENDING)
-    pending = read_json(pending_file, []) or []
-    all_paths = sorted(set(paths) | set(pending))
+    paths = read_json(pending_file, []) or []
     try:
-        result.commit = commit_paths(ws.root, all_paths, message)
+        result.commit = commit_paths(ws.root, paths, message)
         result.git_committed = True
-        if pending:
-            pending_file.unlink(missing_ok=True)
+        pending_file.unlink(missing_ok=True)
     except MemoryFailure as failure:
         result.git_committed = False
         result.git_error = failure.message
-        atomic_write_json(pending_file, all_paths)
+
+
+def recover_workspace(ws: "MemoryWorkspace") -> str | None:
+    """Finish or roll back an interrupted install, then commit what is pending."""
+    outcome = recover(ws.layout)
+    if ws.layout.state(GIT_PENDING).exists():
+        _git_commit(ws, "memory: commit changes left by an interrupted transaction", TxResult(revision=""))
+    return outcome

@@ -20,7 +20,6 @@ from ..fsutil import ensure_dir, read_json
 from ..tokens import count_tokens
 from ..transaction import history
 from ..transaction.engine import InstallPlan, Policy, TxResult, staged_edit
-from ..transaction.install import recover
 from ..transaction.patch import apply_file_patch, parse_patch
 from ..transaction.staging import Staging
 from ..views.derived import render_core
@@ -57,7 +56,11 @@ class MemoryWorkspace:
                 raise MemoryFailure(FailureCode.MEMORY_NOT_FOUND,
                                     f"no memory workspace at {ws.root}; run `openprogram memory init`")
             ws.init()
-        recover(ws.layout)
+        if ws.layout.install_dir.exists() or ws.layout.state("git-pending.json").exists():
+            from ..transaction.engine import recover_workspace
+
+            with write_lock(ws.layout, EDIT_LOCK_TIMEOUT):
+                recover_workspace(ws)
         return ws
 
     def init(self) -> bool:

@@ -42,6 +42,14 @@ def test_rewind_transcript_keeps_both_branches_with_head_on_the_newest(store: Se
     assert store.get_node(REWIND_SESSION, U(4)).predecessor == store.get_node(REWIND_SESSION, U(9)).predecessor == U(2)
 
 
+def test_imported_node_files_are_complete_and_private(store: SessionStore) -> None:
+    result = import_paths(store, "claude-code", [REWIND])
+    files = sorted((store.root / REWIND_SESSION / "history").iterdir())
+    assert len(files) == result.imported and all(f.suffix == ".json" for f in files)  # no temp files left
+    assert all(f.stat().st_mode & 0o777 == 0o600 for f in files)
+    assert all(json.loads(f.read_text())["id"] == f.stem for f in files)
+
+
 def test_reimport_adds_nothing_and_touches_nothing(store: SessionStore) -> None:
     first = import_paths(store, "claude-code", [REWIND])
     meta_before = (store.root / REWIND_SESSION / "meta.json").read_bytes()

@@ -1,0 +1,188 @@
+"""Core block rendering to the budget, derived views, rebuild, git hygiene."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+
+import pytest
+
+from engine.helpers import make_workspace, record, tree_digest
+from openprogram_memory.failures import FailureCode, MemoryFailure
+from openprogram_memory.tokens import count_tokens
+from openprogram_memory.transaction.engine import Policy
+
+WORDS = ("Always state units explicitly and prefer concise, exact answers that cite the relevant "
+         "measurement, the assumption behind it, and the source where the number came from").split()
+
+
+def _big_core(n_records: int = 120) -> str:
+    parts = ["# Core", ""]
+    defs = []
+    for i in range(n_records):
+        sentence = " ".join(WORDS[(i + k) % len(WORDS)] for k in range(60))
+        parts.append(f"Rule {i}: {sentence}.[^e{i}]")
+        parts.append("")
+        defs.append(f"[^e{i}]: Time: `2026-08-10`; Sources: [rule {i}](openprogram/s1/u2)")
+    return "\n".join(parts + defs) + "\n"
+
+
+def test_oversized_hand_written_core_does_not_block_an_unrelated_edit():
+    ws = make_workspace()
+    ws.update(changes=[{"path": "topics/core.md", "content": _big_core(150)}])
+    core_tokens = count_tokens(ws.read_topic("topics/core.md"))
+    assert core_tokens > 11_000
+    result = ws.update(changes=[{"path": "topics/people/dana.md", "content": "# Dana\n\n" + record("Dana runs a bike shop.")}])
+    assert result.changed_files == ["topics/people/dana.md"]
+    rendered = (ws.root / "core.md").read_text()
+    assert count_tokens(rendered) <= 2000
+    view = ws.core_view()
+    assert view["excluded_block_ids"], "records over the budget are reported"
+    assert view["tokens"] <= 2000 and view["budget"] == 2000
+    status = ws.status()
+    assert status["core"]["excluded_block_ids"] == view["excluded_block_ids"]
+    assert any("do not fit" in w for w in status["warnings"])
+    # every excluded record stays in the canonical file and stays readable
+    for block_id in view["excluded_block_ids"][:3]:
+        assert ws.get(block_id)["topic"] == "topics/core.md"
+    # the render keeps file order: the first records are in, footnotes travel along
+    first = ws.tree().files["topics/core.md"].records[0]
+    assert f"^{first.memory_id}" in rendered
+    assert "[^" in rendered and "]: Time:" in rendered
+
+
+def test_exactly_11883_token_hand_written_core_renders_within_budget():
+    ws = make_workspace()
+    ws.update(changes=[{"path": "topics/core.md", "content": _big_core(130)}])
+    text = ws.read_topic("topics/core.md")
+    marker = "Rule 129: "
+    for _ in range(20):  # pad the last record by hand until the file is exactly 11,883 tokens
+        missing = 11_883 - count_tokens(text)
+        if missing == 0:
+            break
+        if missing > 0:
+            text = text.replace(marker, marker + "very " * missing, 1)
+        else:
+            text = text.replace(marker + "very ", marker, -missing)
+    assert count_tokens(text) == 11_883
+    ws.write_topic("topics/core.md", text)
+    assert count_tokens(ws.read_topic("topics/core.md")) == 11_883
+    result = ws.update(changes=[{"path": "topics/other.md", "content": record("An unrelated fact.")}])
+    assert result.memory_committed and result.changed_files == ["topics/other.md"]
+    rendered = count_tokens((ws.root / "core.md").read_text())
+    assert 1_500 < rendered <= 2_000
+
+
+def test_inject_false_makes_effective_core_empty():
+    ws = make_workspace(**{"memory.core.inject": False})
+    ws.update(changes=[{"path": "topics/core.md", "content": "# Core\n\n" + record("Always answer in metric units.", "openprogram/s1/u2")}])
+    view = ws.core_view()
+    assert view["rendered"] and view["effective"] == "" and view["inject"] is False and view["tokens"] == 0
+    assert any("inject=false" in w for w in ws.status()["warnings"])
+
+
+def test_rebuild_restores_deleted_views_byte_for_byte():
+    ws = make_workspace()
+    ws.update(changes=[
+        {"path": "topics/core.md", "content": "# Core\n\n" + record("Always answer in metric units.", "openprogram/s1/u2")},
+        {"path": "topics/people/dana.md", "content": "# Dana\n\n" + record("Dana runs a bike shop.")},
+    ])
+    views = {rel: h for rel, h in tree_digest(ws.root).items()
+             if rel in ("core.md", "recent_events.jsonl", "relations.json") or rel.startswith("timeline/")}
+    assert {"core.md", "recent_events.jsonl", "relations.json"} <= set(views)
+    assert any(rel.startswith("timeline/2026/08/") for rel in views)
+    for rel in ("core.md", "recent_events.jsonl", "relations.json"):
+        (ws.root / rel).unlink()
+    shutil.rmtree(ws.root / "timeline")
+    ws.rebuild()
+    after = tree_digest(ws.root)
+    assert {rel: after.get(rel) for rel in views} == views
+    # and a rebuild with everything current changes nothing
+    rev = ws.revision()
+    assert ws.rebuild().changed_files == [] and ws.revision() == rev
+
+
+def test_timeline_recent_relations_content():
+    ws = make_workspace()
+    ws.update(changes=[{"path": "topics/people/dana.md", "content": "# Dana\n\n" + record("Dana runs a bike shop.")}])
+    block_id = ws.tree().files["topics/people/dana.md"].ids[0]
+    day = (ws.root / "timeline/2026/08/09.md").read_text()
+    assert "Dana runs a bike shop." in day and f"#^{block_id}" in day
+    recent = [json.loads(line) for line in (ws.root / "recent_events.jsonl").read_text().splitlines()]
+    assert recent[0]["memory_id"] == block_id and recent[0]["time"] == "2026-08-09"
+    assert json.loads((ws.root / "relations.json").read_text()) == {"backlinks": {}, "outbound": {}}
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git CLI needed")
+def test_git_status_clean_and_fsck_after_each_transaction():
+    ws = make_workspace()
+    edits = [
+        [{"path": "topics/a.md", "content": record("Fact A.")}],
+        [{"path": "topics/b/c.md", "content": record("Fact C.", "openprogram/s1/u3")}],
+        [{"path": "topics/a.md", "action": "delete"}],
+    ]
+    for change in edits:
+        result = ws.update(changes=change)
+        assert result.git_committed and result.commit
+        status = subprocess.run(["git", "status", "--porcelain"], cwd=ws.root, capture_output=True, text=True)
+        assert status.stdout == ""
+        fsck = subprocess.run(["git", "fsck", "--strict"], cwd=ws.root, capture_output=True, text=True)
+        assert fsck.returncode == 0, fsck.stderr
+    log = subprocess.run(["git", "log", "--format=%an <%ae>"], cwd=ws.root, capture_output=True, text=True).stdout
+    assert set(log.split("\n")) - {""} == {"OpenProgram Memory <memory@openprogram.local>"}
+    assert ".scriptorium" not in subprocess.run(["git", "ls-files"], cwd=ws.root, capture_output=True, text=True).stdout
+
+
+def test_restore_is_a_new_transaction():
+    ws = make_workspace()
+    first = ws.update(changes=[{"path": "topics/a.md", "content": record("Fact A.")}])
+    ws.update(changes=[{"path": "topics/b.md", "content": record("Fact B.", "openprogram/s1/u3")}])
+    before_log = len(ws.log())
+    result = ws.restore(first.commit)
+    assert result.changed_files == ["topics/b.md"]
+    assert not (ws.root / "topics/b.md").exists()
+    assert len(ws.log()) == before_log + 1
+
+
+def test_pre_install_callback():
+    ws = make_workspace()
+    seen = []
+    ws.pre_install = lambda plan: seen.append(sorted(plan.changed_topics))
+    with pytest.raises(MemoryFailure):
+        ws.update(changes=[{"path": "topics/a.md", "content": "uncited\n"}])
+    assert seen == []  # an invalid edit creates no checkpoint
+    ws.update(changes=[{"path": "topics/a.md", "content": record("Fact A.")}])
+    assert seen == [["topics/a.md"]]
+
+    def boom(plan):
+        raise RuntimeError("checkpoint store is full")
+
+    ws.pre_install = boom
+    before = tree_digest(ws.root)
+    with pytest.raises(RuntimeError):
+        ws.update(changes=[{"path": "topics/b.md", "content": record("Fact B.")}])
+    assert tree_digest(ws.root) == before  # callback failure → no install
+
+
+def test_base_revision_compare_and_set():
+    ws = make_workspace()
+    stale = ws.revision()
+    ws.update(changes=[{"path": "topics/a.md", "content": record("Fact A.")}])
+    with pytest.raises(MemoryFailure) as info:
+        ws.update(changes=[{"path": "topics/b.md", "content": record("Fact B.")}], base_revision=stale)
+    assert info.value.code is FailureCode.CONCURRENT_UPDATE and info.value.retryable
+
+
+def test_lock_held_elsewhere_is_concurrent_update():
+    from filelock import FileLock
+
+    ws = make_workspace()
+    other = FileLock(str(ws.layout.lock_file))
+    other.acquire()
+    try:
+        with pytest.raises(MemoryFailure) as info:
+            ws.edit(lambda s: s.write("topics/a.md", record("Fact A.")), policy=Policy.MODEL, lock_timeout=0.2)
+        assert info.value.code is FailureCode.CONCURRENT_UPDATE and info.value.exit_code == 75
+    finally:
+        other.release()
