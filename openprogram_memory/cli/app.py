@@ -48,4 +48,7 @@ _register()
 
 
 def main() -> None:
+    from typer.completion import completion_init
+
+    completion_init()  # lets completions/ scripts ask for candidates
     app()

@@ -1,0 +1,1 @@
+complete --command openprogram --no-files --arguments "(env _OPENPROGRAM_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=get-args _TYPER_COMPLETE_ARGS=(commandline -cp) openprogram)" --condition "env _OPENPROGRAM_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=is-args _TYPER_COMPLETE_ARGS=(commandline -cp) openprogram"

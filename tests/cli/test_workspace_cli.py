@@ -1,0 +1,197 @@
+"""The CLI as a script sees it: JSON shapes, exit codes, snapshots."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from openprogram_memory.cli.app import app
+from openprogram_memory.cli.completions import SHELLS, completion_script
+from openprogram_memory.config import load_settings
+from openprogram_memory.sources.archive import SourceMessage
+from openprogram_memory.workspace.api import MemoryWorkspace
+
+ROOT = Path(__file__).resolve().parents[2]
+SNAPSHOTS = Path(__file__).parent / "snapshots"
+runner = CliRunner()
+
+
+def run(*args: str, input: str | None = None):
+    return runner.invoke(app, list(args), input=input, catch_exceptions=False)
+
+
+def shape(value):
+    """Keys and value types, for snapshotting JSON contracts."""
+    if isinstance(value, dict):
+        return {k: shape(v) for k, v in sorted(value.items())}
+    if isinstance(value, list):
+        return [shape(value[0])] if value else []
+    return type(value).__name__
+
+
+@pytest.fixture
+def ws():
+    run("memory", "init")
+    ws = MemoryWorkspace.open(load_settings())
+    ws.archive([
+        SourceMessage("openprogram/s1/u1", "Dana", "user-1", "2026-08-09T10:00:00+08:00", "I run a bike shop."),
+        SourceMessage("openprogram/s1/u2", "Dana", "user-1", "2026-08-10T09:00:00+08:00", "Always answer in metric units."),
+    ])
+    return ws
+
+
+CORE = ("# Core\n\n## Rules\n\nAlways answer in metric units.[^e1]\n\n"
+        "[^e1]: Sources: [metric units](openprogram/s1/u2)\n")
+DANA = "# Dana\n\n## Work\n\nDana runs a bike shop.[^e1]\n\n[^e1]: Sources: [bike shop](openprogram/s1/u1)\n"
+
+
+def apply_changes(*changes):
+    payload = json.dumps({"changes": [{"path": p, "content": c} for p, c in changes]})
+    return run("memory", "apply", "-", "--json", input=payload)
+
+
+def test_rendered_markdown_snapshot(ws, snapshot):
+    snapshot.snapshot_dir = SNAPSHOTS
+    result = apply_changes(("topics/core.md", CORE), ("topics/people/dana.md", DANA))
+    assert result.exit_code == 0, result.output
+    snapshot.assert_match((ws.root / "topics/core.md").read_text(), "topics_core.md")
+    snapshot.assert_match((ws.root / "topics/people/dana.md").read_text(), "topics_people_dana.md")
+    snapshot.assert_match((ws.root / "core.md").read_text(), "core.md")
+    snapshot.assert_match((ws.root / "timeline/2026/08/09.md").read_text(), "timeline_2026_08_09.md")
+
+
+def test_json_shapes_snapshot(ws, snapshot):
+    snapshot.snapshot_dir = SNAPSHOTS
+    applied = apply_changes(("topics/core.md", CORE))
+    shapes = {"apply": shape(json.loads(applied.stdout))}
+    for name, args in {
+        "status": ["memory", "status", "--json"],
+        "core_show": ["memory", "core", "show", "--json"],
+        "log": ["memory", "log", "--json"],
+        "rebuild": ["memory", "rebuild", "--json"],
+    }.items():
+        result = run(*args)
+        assert result.exit_code == 0, result.output
+        shapes[name] = shape(json.loads(result.stdout))
+    error = run("memory", "show", "../x.md", "--json")
+    assert error.exit_code == 64
+    shapes["error"] = shape(json.loads(error.stdout))
+    snapshot.assert_match(json.dumps(shapes, indent=2, sort_keys=True) + "\n", "json_shapes.json")
+
+
+def test_core_show_views_and_excluded(ws):
+    apply_changes(("topics/core.md", CORE))
+    effective = run("memory", "core", "show")
+    assert "Always answer in metric units." in effective.stdout and "/ 2,000 tokens" in effective.stdout
+    canonical = json.loads(run("memory", "core", "show", "--view", "canonical", "--json").stdout)
+    assert canonical["canonical"].startswith("# Core") and canonical["excluded_block_ids"] == []
+    bad = run("memory", "core", "show", "--view", "nope", "--json")
+    assert bad.exit_code == 64 and json.loads(bad.stdout)["code"] == "INVALID_ARGUMENT"
+
+
+def test_status_warns_about_excluded_core_records(ws):
+    records = "".join(f"Rule {i}: " + "keep every answer short and exact " * 40 + f".[^e{i}]\n\n" for i in range(12))
+    defs = "".join(f"[^e{i}]: Sources: [rule]({'openprogram/s1/u2'})\n" for i in range(12))
+    assert apply_changes(("topics/core.md", "# Core\n\n" + records + defs)).exit_code == 0
+    status = json.loads(run("memory", "status", "--json").stdout)
+    assert status["core"]["excluded_block_ids"]
+    human = run("memory", "status").stdout
+    assert "do not fit" in human
+    core = json.loads(run("memory", "core", "show", "--json").stdout)
+    assert core["excluded_block_ids"] == status["core"]["excluded_block_ids"] and core["tokens"] <= 2000
+
+
+def test_rejected_apply_exit_code_and_no_change(ws):
+    before = ws.revision()
+    result = apply_changes(("topics/x.md", "uncited prose\n"))
+    assert result.exit_code == 65
+    body = json.loads(result.stdout)
+    assert body == {"ok": False, "code": "INVALID_TOPIC_FORMAT", "retryable": False,
+                    "message": body["message"], "details": {"file": "topics/x.md", "line": 1, "rule": "uncited-text"}}
+    assert ws.revision() == before
+
+
+def test_patch_form_and_conflict(ws):
+    apply_changes(("topics/people/dana.md", DANA))
+    text = (ws.root / "topics/people/dana.md").read_text()
+    new = text.replace("Dana runs a bike shop.", "Dana runs a bike shop in Utrecht.")
+    import difflib
+
+    patch = "".join(difflib.unified_diff(text.splitlines(True), new.splitlines(True),
+                                         "a/topics/people/dana.md", "b/topics/people/dana.md"))
+    ok = run("memory", "apply", "-", "--json", input=json.dumps({"patch": patch}))
+    assert ok.exit_code == 0, ok.stdout
+    assert "in Utrecht" in (ws.root / "topics/people/dana.md").read_text()
+    again = run("memory", "apply", "-", "--json", input=json.dumps({"patch": patch}))
+    assert again.exit_code == 65 and json.loads(again.stdout)["code"] == "PATCH_CONFLICT"
+    rename = "diff --git a/topics/a.md b/topics/b.md\nrename from topics/a.md\nrename to topics/b.md\n"
+    renamed = run("memory", "apply", "-", "--json", input=json.dumps({"patch": rename}))
+    assert json.loads(renamed.stdout)["code"] == "INVALID_ARGUMENT"
+    overlap = ("--- a/topics/people/dana.md\n+++ b/topics/people/dana.md\n@@ -1,2 +1,2 @@\n-# Dana\n+# D\n \n"
+               "@@ -2,1 +2,1 @@\n-\n+x\n")
+    assert json.loads(run("memory", "apply", "-", "--json", input=json.dumps({"patch": overlap})).stdout)["code"] == "PATCH_CONFLICT"
+    outside = "--- a/sources/openprogram/_v2/s1.md\n+++ b/sources/openprogram/_v2/s1.md\n@@ -1 +1 @@\n-a\n+b\n"
+    assert json.loads(run("memory", "apply", "-", "--json", input=json.dumps({"patch": outside})).stdout)["code"] == "READ_ONLY_PATH"
+
+
+def test_edit_keeps_draft_on_rejection(ws, tmp_path, monkeypatch):
+    apply_changes(("topics/people/dana.md", DANA))
+    editor = tmp_path / "editor.sh"
+    editor.write_text("#!/bin/sh\nprintf 'Uncited line.\\n' >> \"$1\"\n")
+    editor.chmod(0o755)
+    monkeypatch.setenv("EDITOR", str(editor))
+    before = ws.revision()
+    result = run("memory", "edit", "topics/people/dana.md", "--no-reopen", "--json")
+    assert result.exit_code == 65
+    body = json.loads(result.stdout)
+    assert body["code"] == "INVALID_TOPIC_FORMAT" and body["details"]["rule"] == "uncited-text"
+    assert "Uncited line." in Path(body["details"]["draft"]).read_text()
+    assert ws.revision() == before
+
+
+def test_edit_installs_valid_change(ws, tmp_path, monkeypatch):
+    apply_changes(("topics/people/dana.md", DANA))
+    editor = tmp_path / "editor.sh"
+    editor.write_text("#!/bin/sh\nsed -i 's/a bike shop/two bike shops/' \"$1\"\n")
+    editor.chmod(0o755)
+    monkeypatch.setenv("EDITOR", str(editor))
+    result = run("memory", "edit", "topics/people/dana.md", "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["changed_files"] == ["topics/people/dana.md"]
+    assert "two bike shops" in (ws.root / "topics/people/dana.md").read_text()
+
+
+def test_export_and_log_and_restore(ws, tmp_path):
+    first = json.loads(apply_changes(("topics/people/dana.md", DANA)).stdout)
+    apply_changes(("topics/core.md", CORE))
+    restored = run("memory", "restore", first["commit"][:10], "--json")
+    assert restored.exit_code == 0 and json.loads(restored.stdout)["changed_files"] == ["topics/core.md"]
+    log = json.loads(run("memory", "log", "--json").stdout)["commits"]
+    assert log[0]["message"].startswith("memory: restore")
+    out = tmp_path / "export.tar.gz"
+    assert run("memory", "export", "--out", str(out)).exit_code == 0
+    import tarfile
+
+    names = tarfile.open(out).getnames()
+    assert "memory/topics/people/dana.md" in names and not any(".scriptorium" in n for n in names)
+    missing = run("memory", "restore", "0000000", "--json")
+    assert missing.exit_code == 65 and json.loads(missing.stdout)["code"] == "MEMORY_NOT_FOUND"
+
+
+def test_memory_verbs_refuse_when_disabled(tmp_path, monkeypatch):
+    state = tmp_path / "off"
+    monkeypatch.setenv("OPENPROGRAM_MEMORY_BACKEND", "none")
+    for args in (["init"], ["status"], ["core", "show"], ["rebuild"], ["log"], ["show", "topics/core.md"]):
+        result = run("memory", *args, "--state", str(state), "--json")
+        assert result.exit_code == 69, args
+        assert json.loads(result.stdout)["code"] == "MEMORY_DISABLED"
+    assert not state.exists()
+
+
+def test_completions_are_current():
+    for shell, name in SHELLS.items():
+        checked_in = (ROOT / "completions" / name).read_text()
+        assert checked_in == completion_script(shell), f"run: python -m openprogram_memory.cli.completions completions"
