@@ -20,107 +20,18 @@ atomic (temp file, fsync, replace).
 from __future__ import annotations
 
 import json
-import os
-import re
-import tempfile
-import uuid
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
-import filelock
-
 from ..failures import FailureCode, MemoryFailure
-from ..fsutil import FILE_MODE, atomic_write_json, fsync_dir, atomic_write_text, ensure_dir
+from ..fsutil import atomic_write_json, atomic_write_text, ensure_dir
+from .files import SessionLock, append_lines, write_json_files
+from .nodes import REWOUND_KEY, Node, SessionInfo, is_valid_id, new_id, validate_id, validate_role
 from .timestamps import normalize_time, now_iso
 
-REWOUND_KEY = "rewound"
-LOCK_TIMEOUT_SECONDS = 10.0
-FSYNC_WORKERS = 8  # bulk inserts fsync node files in parallel
-
-_ID_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,127}")
-_ROLE_RE = re.compile(r"[a-z][a-z0-9_-]{0,63}")
-
-
-def is_valid_id(value: Any) -> bool:
-    """Whether ``value`` is a safe session/node id (see :func:`validate_id`)."""
-    return isinstance(value, str) and bool(_ID_RE.fullmatch(value)) and ".." not in value
-
-
-def validate_id(value: Any, what: str = "id") -> str:
-    """Return ``value`` if it is a safe session/node id, else ``INVALID_ARGUMENT``.
-
-    Ids become file names, so path separators, ``..`` and leading dots are
-    refused: letters, digits, ``_``, ``-`` and ``.``, at most 128 characters.
-    """
-    if not is_valid_id(value):
-        raise MemoryFailure(
-            FailureCode.INVALID_ARGUMENT,
-            f"invalid {what} {value!r}: use letters, digits, '_', '-' or '.' "
-            "(no path separators, no '..', at most 128 characters)",
-        )
-    return value
-
-
-def new_id() -> str:
-    """A fresh node or session id (uuid4 hex)."""
-    return uuid.uuid4().hex
-
-
-@dataclass(frozen=True)
-class Node:
-    """One message of a session. ``metadata`` is a free map; treat it as read-only."""
-
-    id: str
-    predecessor: str | None
-    role: str
-    content: str
-    created_at: str
-    updated_at: str
-    metadata: dict[str, Any] = field(default_factory=dict, hash=False)
-
-    @property
-    def rewound(self) -> bool:
-        """Whether a rewind abandoned this turn."""
-        return bool(self.metadata.get(REWOUND_KEY))
-
-    def to_json(self) -> dict[str, Any]:
-        """The node file's JSON object."""
-        return {
-            "id": self.id,
-            "predecessor": self.predecessor,
-            "role": self.role,
-            "content": self.content,
-            "created_at": self.created_at,
-            "updated_at": self.updated_at,
-            "metadata": dict(self.metadata),
-        }
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> "Node":
-        """Build a node from a node file's object (``KeyError``/``TypeError`` if malformed)."""
-        return cls(
-            id=str(data["id"]),
-            predecessor=data.get("predecessor"),
-            role=str(data["role"]),
-            content=str(data.get("content") or ""),
-            created_at=str(data["created_at"]),
-            updated_at=str(data.get("updated_at") or data["created_at"]),
-            metadata=dict(data.get("metadata") or {}),
-        )
-
-
-@dataclass(frozen=True)
-class SessionInfo:
-    """What ``meta.json`` says about a session."""
-
-    session: str
-    head: str | None
-    created_at: str
-    updated_at: str
-    node_count: int
-    metadata: dict[str, Any] = field(default_factory=dict, hash=False)
+__all__ = ["Node", "SessionInfo", "SessionStore", "is_valid_id", "new_id", "validate_id", "validate_role",
+           "REWOUND_KEY"]
 
 
 class SessionStore:
@@ -140,13 +51,10 @@ class SessionStore:
     def _node_path(self, session_id: str, node_id: str) -> Path:
         return self._dir(session_id) / "history" / f"{validate_id(node_id, 'node id')}.json"
 
-    def _lock(self, session_id: str) -> filelock.BaseFileLock:
-        return filelock.FileLock(str(self._dir(session_id) / ".lock"), timeout=LOCK_TIMEOUT_SECONDS, mode=FILE_MODE)
-
-    def _locked(self, session_id: str) -> "_SessionLock":
+    def _locked(self, session_id: str) -> SessionLock:
         if not self._dir(session_id).is_dir():
             self._read_meta(session_id)  # raises the "no session" failure
-        return _SessionLock(self._lock(session_id), session_id)
+        return SessionLock(self._dir(session_id) / ".lock", session_id)
 
     def _read_meta(self, session_id: str) -> dict[str, Any]:
         path = self._meta_path(session_id)
@@ -170,14 +78,6 @@ class SessionStore:
 
     def _write_meta(self, session_id: str, meta: dict[str, Any]) -> None:
         atomic_write_json(self._meta_path(session_id), meta)
-
-    def _write_node(self, session_id: str, node: Node, *, fsync: bool = True) -> None:
-        try:
-            atomic_write_json(self._node_path(session_id, node.id), node.to_json(), fsync=fsync)
-        except TypeError as exc:
-            raise MemoryFailure(
-                FailureCode.INVALID_ARGUMENT, f"node {node.id!r}: metadata is not JSON ({exc})"
-            ) from None
 
     # -- sessions ----------------------------------------------------------------
 
@@ -345,7 +245,8 @@ class SessionStore:
         # Order matters for crash safety: node file, then index line, then meta.
         # A crash leaves at worst an unindexed node file (see rebuild_index).
         self._write_nodes(session_id, nodes, fsync=fsync)
-        self._append_index(session_id, nodes)
+        append_lines(self._dir(session_id) / "index.jsonl",
+                     [json.dumps({"id": n.id, "predecessor": n.predecessor}) for n in nodes])
         for node in nodes:
             branch = meta["branches"].pop(node.predecessor, None) if node.predecessor else None
             if branch and branch.get("name"):
@@ -358,59 +259,10 @@ class SessionStore:
             self._write_meta(session_id, meta)
 
     def _write_nodes(self, session_id: str, nodes: list[Node], *, fsync: bool = True) -> None:
-        if len(nodes) == 1:
-            self._write_node(session_id, nodes[0], fsync=fsync)
-        elif nodes:
-            self._write_nodes_batched(session_id, nodes, fsync=fsync)
-
-    def _write_nodes_batched(self, session_id: str, nodes: list[Node], *, fsync: bool) -> None:
-        """Atomic per file like :meth:`_write_node`, but every fsync before any rename.
-
-        Interleaving fsync and file creation makes each create wait for the
-        journal; three passes (write temps, fsync temps in parallel, rename)
-        keep bulk imports several times faster with the same guarantee: a
-        node file that exists is complete.
-        """
-        history = self._dir(session_id) / "history"
-        temps: list[tuple[str, Path]] = []
         try:
-            for node in nodes:
-                target = self._node_path(session_id, node.id)
-                try:
-                    data = json.dumps(node.to_json(), ensure_ascii=False, indent=2, sort_keys=True) + "\n"
-                except TypeError as exc:
-                    raise MemoryFailure(
-                        FailureCode.INVALID_ARGUMENT, f"node {node.id!r}: metadata is not JSON ({exc})"
-                    ) from None
-                fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=history)
-                temps.append((temp, target))
-                with os.fdopen(fd, "wb") as handle:
-                    handle.write(data.encode("utf-8"))
-                os.chmod(temp, FILE_MODE)
-            if fsync:  # fsync releases the GIL; concurrent fsyncs share journal commits
-                with ThreadPoolExecutor(max_workers=FSYNC_WORKERS) as pool:
-                    list(pool.map(_fsync_path, [temp for temp, _ in temps]))
-            for temp, target in temps:
-                os.replace(temp, target)
-            temps = []
-            if fsync:
-                fsync_dir(history)
-        finally:
-            for temp, _ in temps:
-                try:
-                    os.unlink(temp)
-                except OSError:
-                    pass
-
-    def _append_index(self, session_id: str, nodes: list[Node]) -> None:
-        if not nodes:
-            return
-        data = "".join(json.dumps({"id": n.id, "predecessor": n.predecessor}) + "\n" for n in nodes).encode("utf-8")
-        fd = os.open(self._dir(session_id) / "index.jsonl", os.O_WRONLY | os.O_CREAT | os.O_APPEND, FILE_MODE)
-        try:
-            os.write(fd, data)  # one write under the session lock; a crash can tear only the last line
-        finally:
-            os.close(fd)
+            write_json_files([(self._node_path(session_id, n.id), n.to_json()) for n in nodes], fsync=fsync)
+        except TypeError as exc:
+            raise MemoryFailure(FailureCode.INVALID_ARGUMENT, f"node metadata is not JSON ({exc})") from None
 
     # -- walking -----------------------------------------------------------------
 
@@ -582,42 +434,3 @@ class SessionStore:
             if merged != node.metadata:
                 changed.append(replace(node, metadata=merged))
         self._write_nodes(session_id, changed)
-
-
-def _fsync_path(path: str) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def validate_role(role: Any) -> str:
-    """Return ``role`` if it is a lowercase word (``user``, ``tool``, ``merge_hint``…)."""
-    if not isinstance(role, str) or not _ROLE_RE.fullmatch(role):
-        raise MemoryFailure(
-            FailureCode.INVALID_ARGUMENT,
-            f"invalid role {role!r}: use a lowercase word such as user, assistant, tool or system",
-        )
-    return role
-
-
-class _SessionLock:
-    """The per-session lock; a busy lock is ``CONCURRENT_UPDATE`` (retryable)."""
-
-    def __init__(self, lock: filelock.BaseFileLock, session_id: str) -> None:
-        self._lock = lock
-        self._session_id = session_id
-
-    def __enter__(self) -> None:
-        try:
-            self._lock.acquire()
-        except filelock.Timeout:
-            raise MemoryFailure(
-                FailureCode.CONCURRENT_UPDATE,
-                f"session {self._session_id!r} is locked by another writer; try again",
-                retryable=True,
-            ) from None
-
-    def __exit__(self, *exc_info: object) -> None:
-        self._lock.release()

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from openprogram_memory.failures import FailureCode, MemoryFailure
-from openprogram_memory.sessions import store as store_module
+from openprogram_memory.sessions import files as files_module
 from openprogram_memory.sessions.store import SessionStore
 
 
@@ -201,7 +201,7 @@ def test_a_busy_session_lock_is_a_retryable_concurrent_update(store: SessionStor
     import filelock
 
     store.create_session("s1")
-    monkeypatch.setattr(store_module, "LOCK_TIMEOUT_SECONDS", 0.05)
+    monkeypatch.setattr(files_module, "LOCK_TIMEOUT_SECONDS", 0.05)
     holder = filelock.FileLock(str(store.root / "s1" / ".lock"), thread_local=False)
     with holder:
         with pytest.raises(MemoryFailure) as caught:
