@@ -217,6 +217,24 @@ class SessionStore:
                 seen.add(node.id)
             self._insert_locked(session_id, meta, list(nodes), head=head, fsync=fsync)
 
+    def refresh_nodes(self, session_id: str, nodes: Sequence[Node]) -> None:
+        """Replace existing nodes' role, content, metadata and ``updated_at`` (importers).
+
+        For a message that grew after it was imported. Ids and predecessors
+        never change here; the session's ``updated_at`` moves to the newest
+        node time if that is later.
+        """
+        with self._locked(session_id):
+            meta = self._read_meta(session_id)
+            fixed = []
+            for node in nodes:
+                old = self.get_node(session_id, node.id)
+                fixed.append(replace(node, predecessor=old.predecessor, role=validate_role(node.role)))
+                meta["updated_at"] = max(meta["updated_at"], node.updated_at)
+            self._write_nodes(session_id, fixed)
+            if fixed:
+                self._write_meta(session_id, meta)
+
     def _check_new_node(self, session_id: str, node_id: str, parent: str | None, pending: set[str]) -> None:
         if node_id in pending or self.has_node(session_id, node_id):
             raise MemoryFailure(

@@ -190,3 +190,21 @@ def test_lines_of_other_types_keep_the_tree_connected(store: SessionStore, tmp_p
     import_paths(store, "claude-code", [path])
     assert not store.has_node(REWIND_SESSION, U(19))
     assert store.get_node(REWIND_SESSION, U(20)).predecessor == U(18)
+
+
+def test_a_message_imported_mid_stream_is_completed_and_pending_again(store: SessionStore, tmp_path: Path) -> None:
+    lines = REWIND.read_text().splitlines(keepends=True)
+    cut = next(i for i, line in enumerate(lines) if f'"uuid":"{U(10)}"' in line) + 1  # only the thinking line
+    path = tmp_path / "live.jsonl"
+    path.write_text("".join(lines[:cut]))
+    import_paths(store, "claude-code", [path])
+    assert store.get_node(REWIND_SESSION, U(10)).content == ""
+    store.merge_metadata(REWIND_SESSION, {U(10): {"memory_written_scriptorium": WS, "note": "kept"}})
+    path.write_text("".join(lines))
+    result = import_paths(store, "claude-code", [path])
+    node = store.get_node(REWIND_SESSION, U(10))
+    assert result.updated == 1
+    assert node.content.startswith("Good choice for typed request models")
+    assert node.metadata["note"] == "kept" and "memory_written_scriptorium" not in node.metadata
+    assert U(10) in [turn.id for turn in pending_turns(store, REWIND_SESSION, WS)]
+    assert import_paths(store, "claude-code", [path]).updated == 0

@@ -105,6 +105,7 @@ def build_tree(session_id: str, lines: list[dict[str, Any]]) -> TranscriptTree:
                 _message_id(previous) is not None and _message_id(previous) == _message_id(line)
             ):
                 group_of[uuid] = group_of[parent]
+                tree.drafts[group_of[uuid]].may_grow = True
                 _extend_assistant(tree.drafts[group_of[uuid]], line, clock, pieces)
                 tree.drop(uuid, group_of[uuid])
             else:

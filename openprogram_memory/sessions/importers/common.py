@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from ...failures import FailureCode, MemoryFailure
+from ..markers import MARKER_KEY
 from ..store import Node, SessionStore, is_valid_id, validate_role
 from ..timestamps import normalize_time
 
@@ -23,11 +24,16 @@ TOOL_CONTENT_LIMIT = 2000  # tool calls/results are kept for display, never memo
 
 @dataclass(frozen=True)
 class ImportResult:
-    """Sessions touched, nodes added, nodes already present."""
+    """Sessions touched, nodes added, nodes already present.
+
+    ``updated`` counts present nodes whose message had grown since an earlier
+    import (they are also counted in ``skipped``).
+    """
 
     sessions: list[str]
     imported: int
     skipped: int
+    updated: int = 0
 
     def to_json(self) -> dict[str, Any]:
         """The ``memory import --json`` object (SPEC §12.1)."""
@@ -35,7 +41,8 @@ class ImportResult:
 
     def __add__(self, other: "ImportResult") -> "ImportResult":
         sessions = list(dict.fromkeys([*self.sessions, *other.sessions]))
-        return ImportResult(sessions, self.imported + other.imported, self.skipped + other.skipped)
+        return ImportResult(sessions, self.imported + other.imported, self.skipped + other.skipped,
+                            self.updated + other.updated)
 
 
 EMPTY_RESULT = ImportResult([], 0, 0)
@@ -52,6 +59,9 @@ class DraftNode:
     created_at: str
     updated_at: str
     metadata: dict[str, Any] = field(default_factory=dict)
+    # Assembled from several transcript lines (one streamed assistant message):
+    # an import made mid-stream may have stored only its first lines.
+    may_grow: bool = False
 
 
 def safe_time(value: Any, fallback: str) -> str:
@@ -193,18 +203,40 @@ def write_tree(store: SessionStore, tree: TranscriptTree) -> ImportResult:
             parent = None
         parents[draft.id] = parent
     ordered = _parents_first(tree.drafts, parents)
+    present = {d.id for d in ordered if store.has_node(session_id, d.id)}
     new_nodes = [
         Node(d.id, parents[d.id], validate_role(d.role), d.content, d.created_at, d.updated_at, d.metadata)
         for d in ordered
-        if not store.has_node(session_id, d.id)
+        if d.id not in present
     ]
+    grown = _grown_nodes(store, session_id, [d for d in ordered if d.id in present and d.may_grow])
+    if grown:
+        store.refresh_nodes(session_id, grown)
     if new_nodes:
         store.insert_nodes(session_id, new_nodes, head=_pick_head(tree.drafts, parents))
     session_metadata: dict[str, Any] = {"source": tree.source}
     if tree.title:
         session_metadata["title"] = tree.title
     store.set_session_metadata(session_id, session_metadata)
-    return ImportResult([session_id], len(new_nodes), len(ordered) - len(new_nodes))
+    return ImportResult([session_id], len(new_nodes), len(present), len(grown))
+
+
+def _grown_nodes(store: SessionStore, session_id: str, drafts: list[DraftNode]) -> list[Node]:
+    """Stored nodes whose message gained lines since they were imported, with the new text.
+
+    The written marker is dropped from a grown node, so its full text is
+    pending again; every other metadata key (rewound, …) is kept.
+    """
+    grown = []
+    for draft in drafts:
+        old = store.get_node(session_id, draft.id)
+        if (old.role, old.content) == (draft.role, draft.content):
+            continue
+        metadata = {key: value for key, value in old.metadata.items() if key != MARKER_KEY}
+        metadata.update(draft.metadata)
+        grown.append(Node(old.id, old.predecessor, validate_role(draft.role), draft.content, old.created_at,
+                          max(old.updated_at, draft.updated_at), metadata))
+    return grown
 
 
 def block_texts(content: Any, text_types: tuple[str, ...] = ("text",)) -> list[str]:
