@@ -3,7 +3,7 @@
 In-process, one :class:`SearchIndex` per memory root is kept and refreshed
 in place. On disk it is ``<root>/.scriptorium/search/index.bin``::
 
-    OPENPROGRAM-SEARCH <format> <marshal version> <python tag> <crc32>\\n
+    OPENPROGRAM-SEARCH <format>.<tokenizer> <marshal version> <python tag>-<byte order> <crc32>\\n
     <marshal of SearchIndex.to_state()>
 
 ``marshal`` of plain dicts, lists, tuples, bytes and ints loads several
@@ -16,19 +16,15 @@ and rename, no fsync: a torn write fails the checksum and is rebuilt).
 
 from __future__ import annotations
 
-import logging
 import marshal
 import sys
 import threading
 import zlib
 from pathlib import Path
 
-from ..fsutil import atomic_write_bytes
 from ..workspace.layout import SCRIPTORIUM
 from .index import RefreshReport, SearchIndex
 from .tokenize import TOKENIZER_VERSION
-
-log = logging.getLogger(__name__)
 
 # Bump when the stored state or the tokenizer changes meaning.
 FORMAT_VERSION = 1
@@ -45,8 +41,8 @@ def cache_path(memory_root: Path) -> Path:
 
 
 def _header(crc: int) -> bytes:
-    tag = sys.implementation.cache_tag or "python"
-    fields = [_MAGIC, b"%d.%d" % (FORMAT_VERSION, TOKENIZER_VERSION), b"%d" % marshal.version, tag.encode(), b"%d" % crc]
+    tag = f"{sys.implementation.cache_tag}-{sys.byteorder}".encode()
+    fields = [_MAGIC, b"%d.%d" % (FORMAT_VERSION, TOKENIZER_VERSION), b"%d" % marshal.version, tag, b"%d" % crc]
     return b" ".join(fields) + b"\n"
 
 
@@ -84,10 +80,14 @@ def load(memory_root: Path) -> SearchIndex | None:
 
 def save(index: SearchIndex) -> bool:
     """Store ``index`` on disk; a failure (read-only disk…) only costs speed."""
+    from ..fsutil import atomic_write_bytes  # only writers pay for tempfile
+
     try:
         atomic_write_bytes(cache_path(index.root), encode(index), fsync=False)
     except OSError as exc:
-        log.debug("search cache not written for %s: %s", index.root, exc)
+        import logging
+
+        logging.getLogger(__name__).debug("search cache not written for %s: %s", index.root, exc)
         return False
     return True
 

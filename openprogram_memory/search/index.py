@@ -1,67 +1,108 @@
-"""BM25 (Okapi) over topic records: an inverted index built per topic file.
+"""BM25 (Okapi) over topic records: an inverted index updated per topic file.
 
-Scores are exactly those of ``rank_bm25.BM25Okapi`` (k1=1.5, b=0.75,
-epsilon=0.25: a term in more than half the records gets the idf floor
-``epsilon × mean idf``), but only records that contain a query term are
-scored, through postings, instead of every record.
+Scores are those of ``rank_bm25.BM25Okapi`` (k1=1.5, b=0.75, epsilon=0.25:
+a term in more than half the records gets the idf floor ``epsilon × mean
+idf``), but only records holding a query term are scored, via postings.
 
-Corpus statistics are global (record count, mean length, document
-frequency of each term, mean idf); postings live in one :class:`Segment`
-per topic file. :meth:`SearchIndex.refresh` compares every topic file's
-signature ``(mtime_ns, size, inode)`` with the segment's and re-indexes only
-the files that moved; the statistics are adjusted by subtracting the old
-segment and adding the new one.
+Layout: corpus statistics (record count, total length, mean idf) and one
+packed postings array per term are global; everything else about a topic
+file is in its :class:`FileSegment`. :meth:`SearchIndex.refresh` compares
+every topic file's signature ``(mtime_ns, size, inode)`` with its segment's
+and re-indexes only files that moved: their run in each touched postings
+array is cut out and replaced, the statistics adjusted.
 
 Trust: a record is ``pending`` if any source it cites is pending or does not
 resolve (the rule of ``RecordInfo.trust_state``). Trust states live in the
 source archives, so every archive a record cites is tracked by signature
 too: promoting a source pending → trusted re-reads that archive alone.
+Archives and anchors no longer cited stay in the table (harmless) until the
+index is rebuilt from scratch.
 """
 
 from __future__ import annotations
 
 import heapq
+import marshal
 import math
+import os
 import threading
-from dataclasses import dataclass, field
+from array import array
+from bisect import bisect_left
 from operator import itemgetter
 from pathlib import Path
+from typing import NamedTuple
 
-from ..workspace.tree import SourceCache, signature, topic_cache
-from .segment import Doc, Segment, Signature, SourceRef, build_segment
+from .segment import FILE_SHIFT, POS_MASK, POS_SHIFT, TF_MASK, Doc, FileSegment, Signature, SourceRef, build_segment
 
 K1 = 1.5
 B = 0.75
 EPSILON = 0.25
-_LOCAL_BITS = 20  # doc key = file id << 20 | record position in the file
+_DOC_SHIFT = FILE_SHIFT - POS_SHIFT  # doc key = posting >> 16 = file id << 24 | position
 
-# archive relpath → (signature, anchor → (source id, trust state) | None)
-SourceTable = dict[str, tuple[Signature | None, dict[str, tuple[str, str] | None]]]
+Resolved = dict[str, "tuple[str, str] | None"]  # anchor → (source id, trust state) | None
 
 
-@dataclass
 class RefreshReport:
     """What one :meth:`SearchIndex.refresh` did (tests and benchmarks read it)."""
 
-    indexed: list[str] = field(default_factory=list)
-    removed: list[str] = field(default_factory=list)
-    archives_read: list[str] = field(default_factory=list)
-    loaded_from_disk: bool = False
+    __slots__ = ("indexed", "removed", "archives_read", "loaded_from_disk")
+
+    def __init__(self) -> None:
+        self.indexed: list[str] = []
+        self.removed: list[str] = []
+        self.archives_read: list[str] = []
+        self.loaded_from_disk = False
 
     @property
     def changed(self) -> bool:
         return bool(self.indexed or self.removed or self.archives_read)
 
+    def __repr__(self) -> str:
+        return (f"RefreshReport(indexed={self.indexed}, removed={self.removed}, "
+                f"archives_read={self.archives_read}, loaded_from_disk={self.loaded_from_disk})")
 
-@dataclass(frozen=True)
-class Match:
+
+class Match(NamedTuple):
     """One scored record, before it becomes a public ``SearchHit``."""
 
     score: float
     topic: str
     doc: Doc
-    sources: list[dict[str, str]]
+    sources: list
     trust_state: str
+
+
+def scan_topics(root: Path) -> dict[str, Signature]:
+    """Signature of every topic file, by memory-root-relative path.
+
+    The same files as ``TopicCache.list_topic_paths`` (``topics/**/*.md``,
+    hidden names skipped, symlinked directories not entered), with one
+    ``lstat`` each and no sorting: this runs before every search.
+    """
+    out: dict[str, Signature] = {}
+    stack = [("topics", os.path.join(os.fspath(root), "topics"))]
+    while stack:
+        rel, path = stack.pop()
+        try:
+            entries = os.scandir(path)
+        except OSError:
+            continue
+        with entries:
+            for entry in entries:
+                name = entry.name
+                if name.startswith("."):
+                    continue
+                try:
+                    if entry.is_dir():
+                        if not entry.is_symlink():
+                            stack.append((f"{rel}/{name}", entry.path))
+                        continue
+                    if name.endswith(".md"):
+                        st = entry.stat(follow_symlinks=False)
+                        out[f"{rel}/{name}"] = (st.st_mtime_ns, st.st_size, st.st_ino)
+                except OSError:
+                    continue
+    return out
 
 
 def _is_archive_path(rel: str) -> bool:
@@ -75,87 +116,111 @@ class SearchIndex:
         self.root = root
         self.lock = threading.RLock()
         self.paths: list[str | None] = []
-        self.segments: list[Segment | None] = []
+        self.files: list[FileSegment | None] = []
         self.fid_of: dict[str, int] = {}
-        self.df: dict[str, int] = {}
-        self.where: dict[str, list[int]] = {}  # term → ids of files holding it
+        self.postings: dict[str, bytes] = {}  # term → array('Q') bytes, sorted
         self.n_docs = 0
         self.total_len = 0
         self.avg_idf = 0.0
-        self.sources: SourceTable = {}
-        self.files_indexed = 0  # cumulative: how many topic files were tokenized
+        self.sources: dict[str, tuple[Signature | None, bytes]] = {}  # archive → (sig, marshal of Resolved)
+        self.files_indexed = 0  # cumulative: topic files tokenized by this instance
         self._free: list[int] = []
+        self._resolved: dict[str, Resolved] = {}
         self._norms: dict[int, list[float]] = {}
 
     # -- plain-value state, for the on-disk cache ---------------------------
 
     def to_state(self) -> tuple:
         """Everything but the root and counters, as marshal-able values."""
-        segments = [s.to_tuple() if s is not None else None for s in self.segments]
-        return (self.paths, segments, self.df, self.where, self.n_docs, self.total_len, self.avg_idf, self.sources)
+        files = [f.to_tuple() if f is not None else None for f in self.files]
+        return (self.paths, files, self.postings, self.n_docs, self.total_len, self.avg_idf, self.sources)
 
     @classmethod
     def from_state(cls, root: Path, state: tuple) -> "SearchIndex":
-        """Rebuild an index from :meth:`to_state` output (no re-tokenizing)."""
+        """An index from :meth:`to_state` output (nothing is re-tokenized)."""
         index = cls(root)
-        paths, segments, df, where, n_docs, total_len, avg_idf, sources = state
+        paths, files, postings, n_docs, total_len, avg_idf, sources = state
         index.paths = list(paths)
-        index.segments = [Segment.from_tuple(s) if s is not None else None for s in segments]
+        index.files = [FileSegment.from_tuple(f) if f is not None else None for f in files]
         index.fid_of = {rel: fid for fid, rel in enumerate(index.paths) if rel is not None}
         index._free = [fid for fid, rel in enumerate(index.paths) if rel is None]
-        index.df, index.where = df, where
+        index.postings, index.sources = postings, sources
         index.n_docs, index.total_len, index.avg_idf = n_docs, total_len, avg_idf
-        index.sources = sources
         return index
 
     # -- corpus maintenance -------------------------------------------------
 
-    def _put(self, rel: str, segment: Segment) -> None:
-        fid = self.fid_of.get(rel)
-        if fid is not None:
-            self._unlink(fid)
-        elif self._free:
-            fid = self._free.pop()
-        else:
-            fid = len(self.paths)
-            self.paths.append(None)
-            self.segments.append(None)
-        self.paths[fid], self.segments[fid], self.fid_of[rel] = rel, segment, fid
-        self.n_docs += len(segment.lens)
-        self.total_len += segment.length
-        df, where = self.df, self.where
-        for term, postings in segment.postings.items():
-            df[term] = df.get(term, 0) + len(postings) // 2
-            where.setdefault(term, []).append(fid)
+    def _apply(self, changes: dict[str, tuple[FileSegment, dict[str, list[int]]] | None]) -> None:
+        """Replace (or drop, for ``None``) the segments of the given files."""
+        touched: dict[str, dict[int, list[int]]] = {}
+        for rel in changes:  # take old postings out first: freed ids may be reused below
+            fid = self.fid_of.get(rel)
+            if fid is None:
+                continue
+            old = self.files[fid]
+            self.n_docs -= old.count
+            self.total_len -= old.length
+            for term in old.terms():
+                touched.setdefault(term, {})[fid] = []
+            if changes[rel] is None:
+                del self.fid_of[rel]
+                self.paths[fid] = self.files[fid] = None
+                self._free.append(fid)
+        for rel, new in changes.items():
+            if new is None:
+                continue
+            segment, postings = new
+            fid = self.fid_of.get(rel)
+            if fid is None:
+                fid = self._free.pop() if self._free else len(self.paths)
+                if fid == len(self.paths):
+                    self.paths.append(None)
+                    self.files.append(None)
+                self.fid_of[rel] = fid
+            self.paths[fid], self.files[fid] = rel, segment
+            self.n_docs += segment.count
+            self.total_len += segment.length
+            base = fid << FILE_SHIFT
+            for term, values in postings.items():
+                touched.setdefault(term, {})[fid] = [base | v for v in values]
+        for term, by_fid in touched.items():
+            self._merge(term, by_fid)
+        self._restat()
 
-    def _unlink(self, fid: int) -> None:
-        segment = self.segments[fid]
-        if segment is None:
+    def _merge(self, term: str, by_fid: dict[int, list[int]]) -> None:
+        """Swap the runs of the given files in one term's postings."""
+        old = self.postings.get(term)
+        fids = sorted(by_fid)
+        if old is None:
+            values = [v for fid in fids for v in by_fid[fid]]
+            if values:
+                self.postings[term] = array("Q", values).tobytes()
             return
-        self.n_docs -= len(segment.lens)
-        self.total_len -= segment.length
-        for term, postings in segment.postings.items():
-            left = self.df[term] - len(postings) // 2
-            files = self.where[term]
-            files.remove(fid)
-            if left:
-                self.df[term] = left
-            else:
-                del self.df[term], self.where[term]
-        self.segments[fid] = None
-
-    def _drop(self, rel: str) -> None:
-        fid = self.fid_of.pop(rel)
-        self._unlink(fid)
-        self.paths[fid] = None
-        self._free.append(fid)
+        view = memoryview(old).cast("Q")
+        pieces, cursor = [], 0
+        for fid in fids:
+            lo = bisect_left(view, fid << FILE_SHIFT, cursor)
+            hi = bisect_left(view, (fid + 1) << FILE_SHIFT, lo)
+            pieces.append(old[cursor * 8 : lo * 8])
+            if by_fid[fid]:
+                pieces.append(array("Q", by_fid[fid]).tobytes())
+            cursor = hi
+        pieces.append(old[cursor * 8 :])
+        view.release()
+        blob = b"".join(pieces)
+        if blob:
+            self.postings[term] = blob
+        else:
+            del self.postings[term]
 
     def _restat(self) -> None:
         """Mean idf after the corpus changed (rank_bm25 averages raw idfs)."""
-        n = self.n_docs
-        log = math.log
-        total = sum(log(n - df + 0.5) - log(df + 0.5) for df in self.df.values())
-        self.avg_idf = total / len(self.df) if self.df else 0.0
+        n, log = self.n_docs, math.log
+        total = 0.0
+        for blob in self.postings.values():
+            df = len(blob) >> 3
+            total += log(n - df + 0.5) - log(df + 0.5)
+        self.avg_idf = total / len(self.postings) if self.postings else 0.0
         self._norms.clear()
 
     # -- refresh ------------------------------------------------------------
@@ -163,72 +228,96 @@ class SearchIndex:
     def refresh(self) -> RefreshReport:
         """Bring the index up to date with the files on disk."""
         report = RefreshReport()
-        cache = topic_cache(self.root)
-        current = {rel: signature(self.root / rel) for rel in cache.list_topic_paths()}
-        for rel in [r for r in self.fid_of if current.get(r) is None]:
-            self._drop(rel)
-            report.removed.append(rel)
-        for rel, sig in current.items():
-            fid = self.fid_of.get(rel)
-            if sig is None or (fid is not None and self.segments[fid].sig == sig):
-                continue
-            summary = cache.summary(rel)
-            if summary is None:  # vanished or unreadable since the scan
-                if fid is not None:
-                    self._drop(rel)
-                    report.removed.append(rel)
-                continue
-            self._put(rel, build_segment(sig, rel, summary.records))
-            self.files_indexed += 1
-            report.indexed.append(rel)
-        topics_moved = bool(report.indexed or report.removed)
-        if topics_moved:
-            self._restat()
-        report.archives_read = self._refresh_sources(cache.sources, topics_moved)
+        current = scan_topics(self.root)
+        changes: dict[str, tuple[FileSegment, dict[str, list[int]]] | None] = {}
+        for rel in self.fid_of:
+            if rel not in current:
+                changes[rel] = None
+                report.removed.append(rel)
+        files, fid_of = self.files, self.fid_of
+        stale = [rel for rel, sig in current.items() if rel not in fid_of or files[fid_of[rel]].sig != sig]
+        new_refs: set[tuple[str, str]] = set()
+        if stale:
+            from ..workspace.tree import topic_cache  # parsing is needed only here
+
+            cache = topic_cache(self.root)
+            for rel in sorted(stale):
+                summary = cache.summary(rel)
+                if summary is None:  # vanished or unreadable since the scan
+                    if rel in fid_of:
+                        changes[rel] = None
+                        report.removed.append(rel)
+                    continue
+                segment, postings = build_segment(current[rel], rel, summary.records)
+                changes[rel] = (segment, postings)
+                new_refs |= segment.refs()
+                report.indexed.append(rel)
+            self.files_indexed += len(report.indexed)
+        if changes:
+            self._apply(changes)
+        report.archives_read = self._refresh_sources(new_refs)
         return report
 
-    def _refresh_sources(self, sources: SourceCache, topics_moved: bool) -> list[str]:
-        """Re-resolve the cited anchors of archives whose signature moved."""
-        if topics_moved:
-            needed: dict[str, set[str]] = {}
-            for segment in self.segments:
-                if segment is not None:
-                    for archive, anchors in segment.archives.items():
-                        needed.setdefault(archive, set()).update(anchors)
-            for gone in self.sources.keys() - needed.keys():
-                del self.sources[gone]
-        else:
-            needed = {archive: set(entry[1]) for archive, entry in self.sources.items()}
-        read: list[str] = []
-        for archive, anchors in needed.items():
-            valid = _is_archive_path(archive)
-            sig = signature(self.root / archive) if valid else None
+    def _archive_sig(self, archive: str) -> Signature | None:
+        if not _is_archive_path(archive):
+            return None
+        try:
+            st = os.stat(os.path.join(self.root, archive), follow_symlinks=False)
+        except OSError:
+            return None
+        return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+    def resolved(self, archive: str) -> Resolved:
+        """Cited anchors of one archive → ``(source id, trust state)`` or ``None``."""
+        table = self._resolved.get(archive)
+        if table is None:
             entry = self.sources.get(archive)
-            if entry is not None and entry[0] == sig and anchors <= entry[1].keys():
+            table = self._resolved[archive] = marshal.loads(entry[1]) if entry else {}
+        return table
+
+    def _refresh_sources(self, new_refs: set[tuple[str, str]]) -> list[str]:
+        """Re-resolve archives whose signature moved, and anchors never seen."""
+        wanted: dict[str, set[str]] = {}
+        for archive, anchor in new_refs:
+            wanted.setdefault(archive, set()).add(anchor)
+        read: list[str] = []
+        for archive in list(self.sources.keys() | wanted.keys()):
+            sig = self._archive_sig(archive)
+            entry = self.sources.get(archive)
+            unchanged = entry is not None and entry[0] == sig
+            if unchanged and archive not in wanted:
                 continue
-            resolved: dict[str, tuple[str, str] | None] = {}
-            for anchor in sorted(anchors):
+            known = self.resolved(archive)
+            missing = wanted.get(archive, set()) - known.keys()
+            if unchanged and not missing:
+                continue
+            from ..workspace.tree import topic_cache
+
+            sources = topic_cache(self.root).sources
+            valid = _is_archive_path(archive)
+            table: Resolved = {}
+            for anchor in sorted(known.keys() | missing):
                 message = sources.lookup(archive, anchor) if valid and anchor else None
-                resolved[anchor] = (message.source_id, message.trust_state) if message else None
-            self.sources[archive] = (sig, resolved)
+                table[anchor] = (message.source_id, message.trust_state) if message else None
+            self.sources[archive] = (sig, marshal.dumps(table))
+            self._resolved[archive] = table
             read.append(archive)
         return read
 
     # -- scoring ------------------------------------------------------------
 
     def idf(self, term: str) -> float:
-        """rank_bm25's idf: log((N-df+.5)/(df+.5)), floored at ε·mean when negative."""
-        df = self.df.get(term)
-        if not df:
-            return 0.0
+        """rank_bm25's idf: log((N-df+.5)/(df+.5)), ε·mean idf when negative; 0 if unseen."""
+        blob = self.postings.get(term)
+        return self._idf(len(blob) >> 3) if blob else 0.0
+
+    def _idf(self, df: int) -> float:
         value = math.log(self.n_docs - df + 0.5) - math.log(df + 0.5)
         return EPSILON * self.avg_idf if value < 0 else value
 
     def _norm(self, fid: int) -> list[float]:
-        norm = self._norms.get(fid)
-        if norm is None:
-            avgdl = self.total_len / self.n_docs
-            norm = self._norms[fid] = [K1 * (1 - B + B * dl / avgdl) for dl in self.segments[fid].lens]
+        avgdl = self.total_len / self.n_docs
+        norm = self._norms[fid] = [K1 * (1 - B + B * dl / avgdl) for dl in self.files[fid].lens()]
         return norm
 
     def scores(self, terms: list[str]) -> dict[int, float]:
@@ -237,26 +326,27 @@ class SearchIndex:
         for term in terms:
             counts[term] = counts.get(term, 0) + 1
         scores: dict[int, float] = {}
-        get = scores.get
+        get, norms = scores.get, self._norms
         for term, qtf in counts.items():
-            files = self.where.get(term)
-            if not files:
+            blob = self.postings.get(term)
+            if blob is None:
                 continue
-            weight = qtf * self.idf(term) * (K1 + 1)
-            for fid in files:
-                postings = self.segments[fid].postings[term]
-                norm = self._norm(fid)
-                base = fid << _LOCAL_BITS
-                for local, tf in zip(postings[::2], postings[1::2]):
-                    key = base | local
-                    scores[key] = get(key, 0.0) + weight * tf / (tf + norm[local])
+            weight = qtf * self._idf(len(blob) >> 3) * (K1 + 1)
+            last, norm = -1, []
+            for value in memoryview(blob).cast("Q"):
+                fid = value >> FILE_SHIFT
+                if fid != last:
+                    norm = norms.get(fid) or self._norm(fid)
+                    last = fid
+                tf = value & TF_MASK
+                key = value >> POS_SHIFT
+                scores[key] = get(key, 0.0) + weight * tf / (tf + norm[key & POS_MASK])
         return scores
 
     def trust_state(self, refs: tuple[SourceRef, ...]) -> str:
         """``pending`` if any cited source is pending or unresolvable."""
         for archive, anchor, _label in refs:
-            entry = self.sources.get(archive)
-            resolved = entry[1].get(anchor) if entry else None
+            resolved = self.resolved(archive).get(anchor)
             if resolved is None or resolved[1] != "trusted":
                 return "pending"
         return "trusted"
@@ -265,20 +355,19 @@ class SearchIndex:
         """``[{source, label}]`` of the refs that resolve (as ``RecordInfo.sources``)."""
         out = []
         for archive, anchor, label in refs:
-            entry = self.sources.get(archive)
-            resolved = entry[1].get(anchor) if entry else None
+            resolved = self.resolved(archive).get(anchor)
             if resolved is not None:
                 out.append({"source": resolved[0], "label": label})
         return out
 
     def _match(self, key: int, score: float) -> Match:
-        fid, local = key >> _LOCAL_BITS, key & ((1 << _LOCAL_BITS) - 1)
-        doc = self.segments[fid].docs()[local]
+        fid = key >> _DOC_SHIFT
+        doc = self.files[fid].docs()[key & POS_MASK]
         return Match(score, self.paths[fid], doc, self.source_list(doc.refs), self.trust_state(doc.refs))
 
     def _order(self, item: tuple[int, float]) -> tuple[float, str, int]:
         key, score = item
-        return (-score, self.paths[key >> _LOCAL_BITS], key & ((1 << _LOCAL_BITS) - 1))
+        return (-score, self.paths[key >> _DOC_SHIFT], key & POS_MASK)
 
     def top(self, terms: list[str], k: int, *, include_pending: bool = False) -> list[Match]:
         """The ``k`` best records, highest score first; ties by topic, position.

@@ -1,12 +1,14 @@
-"""One topic file's slice of the search index.
+"""One topic file's share of the search index.
 
-A segment holds everything the index needs from one topic file, in plain
-values that ``marshal`` stores fast: per-record token counts (document
-lengths), postings ``term → [local doc, tf, local doc, tf, …]`` and the
-records themselves as one encoded blob, decoded only when a hit lands in
-the file (a cold query touches a handful of files, not all of them).
+A :class:`FileSegment` keeps what the index needs from one topic file in a
+few plain values that ``marshal`` stores and loads fast: the signature, the
+token count of every record (BM25 document length) and one encoded blob
+with the file's terms and records, decoded only when the file is changed or
+a hit lands in it (a cold query touches a handful of files, not all).
 
-A changed file is re-indexed alone by building a new segment for it.
+Postings are global (see :mod:`.index`): one packed ``array('Q')`` per term
+whose values are ``file id << 40 | record position << 16 | tf``, sorted, so
+one file's postings are a contiguous run that can be swapped alone.
 """
 
 from __future__ import annotations
@@ -14,14 +16,19 @@ from __future__ import annotations
 import marshal
 import re
 import sys
+from array import array
 from typing import Iterable, NamedTuple
 
-from ..workspace.tree import RecordInfo
 from .tokenize import tokenize
 
 Signature = tuple[int, int, int]
 # (archive relpath, anchor, label) — how evidence names one source.
 SourceRef = tuple[str, str, str]
+
+FILE_SHIFT = 40  # posting value = file id << 40 | position << 16 | tf
+POS_SHIFT = 16
+POS_MASK = (1 << 24) - 1
+TF_MASK = (1 << 16) - 1  # a term repeated > 65,535 times in one record counts 65,535
 
 _CITATION_RE = re.compile(r"\[\^[^\]\s]+\]")
 _LINK_RE = re.compile(r"\[([^\]]*)\]\([^)\s]*\)")
@@ -47,81 +54,80 @@ def document_text(topic: str, headings: Iterable[str], content: str) -> str:
     return "\n".join([prose, path, *headings])
 
 
-def _pack(values: list[int]) -> bytes | tuple[int, ...]:
-    """Postings as bytes when every value fits in one, else a tuple."""
-    return bytes(values) if max(values) < 256 else tuple(values)
-
-
-class Segment:
+class FileSegment:
     """Index data of one topic file; ``to_tuple``/``from_tuple`` for the cache."""
 
-    __slots__ = ("sig", "lens", "length", "postings", "docs_blob", "archives", "_docs")
+    __slots__ = ("sig", "lens_blob", "length", "blob", "_lens", "_payload")
 
-    def __init__(
-        self,
-        sig: Signature,
-        lens: list[int],
-        postings: dict[str, bytes | tuple[int, ...]],
-        docs_blob: bytes,
-        archives: dict[str, tuple[str, ...]],
-    ) -> None:
+    def __init__(self, sig: Signature, lens_blob: bytes, length: int, blob: bytes) -> None:
         self.sig = tuple(sig)
-        self.lens = lens
-        self.length = sum(lens)
-        self.postings = postings
-        self.docs_blob = docs_blob
-        self.archives = archives  # archive relpath → anchors the records cite
-        self._docs: list[Doc] | None = None
+        self.lens_blob = lens_blob  # array('I') of record token counts
+        self.length = length  # their sum
+        self.blob = blob  # marshal of (terms, rows)
+        self._lens: array | None = None
+        self._payload: tuple | None = None
+
+    @property
+    def count(self) -> int:
+        """Number of records in the file."""
+        return len(self.lens_blob) // 4
+
+    def lens(self) -> array:
+        if self._lens is None:
+            self._lens = array("I", self.lens_blob)
+        return self._lens
+
+    def _decoded(self) -> tuple:
+        if self._payload is None:
+            terms, rows = marshal.loads(self.blob)
+            self._payload = (terms, [Doc(*row) for row in rows])
+        return self._payload
+
+    def terms(self) -> tuple[str, ...]:
+        """Every distinct term of the file (to take its postings out again)."""
+        return self._decoded()[0]
 
     def docs(self) -> list[Doc]:
-        """The records of the file, decoded once."""
-        if self._docs is None:
-            self._docs = [Doc(*row) for row in marshal.loads(self.docs_blob)]
-        return self._docs
+        """The records of the file, in file order."""
+        return self._decoded()[1]
 
-    def doc_count(self, term: str) -> int:
-        """How many records of this file contain ``term``."""
-        return len(self.postings[term]) // 2
+    def refs(self) -> set[tuple[str, str]]:
+        """``(archive, anchor)`` of every source the file's records cite."""
+        return {(archive, anchor) for doc in self.docs() for archive, anchor, _ in doc.refs}
 
     def to_tuple(self) -> tuple:
-        return (self.sig, self.lens, self.postings, self.docs_blob, self.archives)
+        return (self.sig, self.lens_blob, self.length, self.blob)
 
     @classmethod
-    def from_tuple(cls, row: tuple) -> "Segment":
-        sig, lens, postings, docs_blob, archives = row
-        return cls(tuple(sig), list(lens), postings, docs_blob, archives)
+    def from_tuple(cls, row: tuple) -> "FileSegment":
+        return cls(*row)
 
 
-def record_refs(record: RecordInfo) -> tuple[SourceRef, ...]:
-    """Every source reference of a record, in citation order."""
-    return tuple(
-        (ref.archive or "", ref.anchor or "", ref.label) for ev in record.evidence for ref in ev.refs
-    )
+def record_refs(record) -> tuple[SourceRef, ...]:
+    """Every source reference of a ``RecordInfo``, in citation order."""
+    return tuple((ref.archive or "", ref.anchor or "", ref.label) for ev in record.evidence for ref in ev.refs)
 
 
-def build_segment(sig: Signature, topic: str, records: Iterable[RecordInfo]) -> Segment:
-    """Tokenize the records of one topic file into a segment."""
-    lens: list[int] = []
-    flat: dict[str, list[int]] = {}
+def build_segment(sig: Signature, topic: str, records: Iterable) -> tuple[FileSegment, dict[str, list[int]]]:
+    """Tokenize the ``RecordInfo``s of one topic file.
+
+    Returns the segment and its postings ``term → [position << 16 | tf]``
+    (the index adds the file id).
+    """
+    lens = array("I")
+    postings: dict[str, list[int]] = {}
     rows: list[tuple] = []
-    archives: dict[str, set[str]] = {}
     intern = sys.intern  # shared term objects: smaller cache, faster load
-    for local, record in enumerate(records):
+    for position, record in enumerate(records):
         terms = tokenize(document_text(topic, record.headings, record.content))
         lens.append(len(terms))
         counts: dict[str, int] = {}
         for term in terms:
             counts[term] = counts.get(term, 0) + 1
         for term, tf in counts.items():
-            flat.setdefault(intern(term), []).extend((local, tf))
-        refs = record_refs(record)
-        for archive, anchor, _label in refs:
-            archives.setdefault(archive, set()).add(anchor)
-        rows.append((record.memory_id, tuple(record.headings), record.content, refs))
-    return Segment(
-        sig,
-        lens,
-        {term: _pack(values) for term, values in flat.items()},
-        marshal.dumps(rows),
-        {archive: tuple(sorted(anchors)) for archive, anchors in archives.items()},
-    )
+            postings.setdefault(intern(term), []).append(position << POS_SHIFT | min(tf, TF_MASK))
+        rows.append((record.memory_id, tuple(record.headings), record.content, record_refs(record)))
+    terms = tuple(postings)
+    segment = FileSegment(sig, lens.tobytes(), sum(lens), marshal.dumps((terms, rows)))
+    segment._payload = (terms, [Doc(*row) for row in rows])
+    return segment, postings

@@ -38,7 +38,7 @@ def archive_source(root: Path, rec: Rec) -> None:
                 speaker="B",
                 speaker_id="user-1",
                 timestamp=f"{rec.time}T10:00:00+08:00",
-                text=rec.source_text or rec.content,
+                text=rec.source_text or f"(message {rec.source_id})",
                 trust_state=rec.trust_state,
             )
         ],
@@ -88,6 +88,26 @@ def write_topic(root: Path, rel: str, records: list[Rec], title: str | None = No
     tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)  # a new inode, as the transaction installs files
     return ids
+
+
+FILLER = [
+    Rec(text, f"openprogram/filler/u{i}", ("Misc",))
+    for i, text in enumerate([
+        "The weather in March was mostly rainy.",
+        "Lunch on Fridays is usually soup.",
+        "The printer on the second floor jams often.",
+        "Backups run every night at two.",
+        "The office plant needs water weekly.",
+        "Train tickets are cheaper before nine.",
+        "The cafe closes early on Sundays.",
+        "Meeting notes go into the shared folder.",
+    ])
+]
+
+
+def write_filler(root: Path) -> None:
+    """Unrelated records, so BM25 idf behaves as in a real workspace (not N=2)."""
+    write_topic(root, "topics/misc.md", FILLER)
 
 
 def set_trust(root: Path, source_id: str, trust_state: str) -> None:
