@@ -1,0 +1,49 @@
+"""``openprogram memory serve``: the local HTTP API and web page."""
+
+from __future__ import annotations
+
+import webbrowser
+from typing import Optional
+
+import typer
+
+from .common import JsonOption, StateOption, memory_settings, open_workspace
+from .output import console, print_json, reporting
+
+
+def register(memory_app: typer.Typer) -> None:
+    """Add ``serve`` to the ``memory`` group."""
+    memory_app.command("serve")(serve_command)
+
+
+def serve_command(
+    port: int = typer.Option(8765, "--port", min=0, max=65535, help="Port on 127.0.0.1 (0 picks a free one)."),
+    open_browser: bool = typer.Option(False, "--open/--no-open", help="Open the page in a browser once listening."),
+    state: Optional[str] = StateOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """Serve the memory web page and /api/memory on 127.0.0.1 until interrupted.
+
+    Reads need nothing; writes need the owner token from
+    <state>/memory/.scriptorium/owner-token as 'Authorization: Bearer <token>'
+    (the page served here carries it).
+    """
+    from ..web.auth import token_path
+    from ..web.server import serve
+
+    with reporting(as_json):
+        settings = memory_settings(state)
+        ws = open_workspace(settings, create=True)
+        token_file = token_path(ws.layout.scriptorium)
+
+        def ready(server) -> None:
+            if as_json:
+                print_json({"url": server.url, "port": server.port, "token_file": str(token_file)})
+            else:
+                console.print(f"Memory is served at [bold]{server.url}[/] (127.0.0.1 only; Ctrl-C stops it)")
+                console.print(f"Writes need the owner token in {token_file}")
+                console.file.flush()
+            if open_browser:
+                webbrowser.open(server.url)
+
+        serve(settings, port, on_ready=ready)

@@ -1,0 +1,251 @@
+"""The local HTTP server: ``GET /`` (the page) and ``/api/memory/*``.
+
+Standard library only (``ThreadingHTTPServer``). It binds 127.0.0.1 and
+nothing else. Order of checks on every request, cheapest and most
+fundamental first:
+
+1. ``Host`` names this server (DNS-rebinding guard) — else 403;
+2. the route exists — else 404 (405 for a known path, wrong method);
+3. memory is enabled — else 503 ``MEMORY_DISABLED``, before any workspace
+   is created;
+4. writes only: same-origin (403), body within 1 MiB (400), owner token
+   (401) — and only then the transaction runs.
+
+Failures leave as the one error object of SPEC §6 with
+``MemoryFailure.http_status``; an unexpected exception is a 500 with the
+same shape.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import logging
+import secrets
+import traceback
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable
+from urllib.parse import parse_qsl, urlsplit
+
+from ..config import Settings
+from ..failures import FailureCode, MemoryFailure, as_failure
+from .api import MemoryApi, Reply
+from .auth import bearer_matches, host_allowed, token_path, write_origin_allowed
+from .page import render_page
+
+log = logging.getLogger(__name__)
+
+BIND_HOST = "127.0.0.1"
+ACCEPTED_BIND_HOSTS = frozenset({"127.0.0.1", "localhost"})
+MAX_BODY_BYTES = 1024 * 1024
+SOCKET_TIMEOUT = 30
+DEFAULT_PORT = 8765
+
+_COMMON_HEADERS = {
+    "Cache-Control": "no-store",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+}
+
+
+class MemoryHTTPServer(ThreadingHTTPServer):
+    """A threading server that knows its API and its own port."""
+
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, address: tuple[str, int], api: MemoryApi) -> None:
+        self.api = api
+        super().__init__(address, MemoryRequestHandler)
+
+    @property
+    def port(self) -> int:
+        return int(self.server_address[1])
+
+    @property
+    def url(self) -> str:
+        return f"http://{BIND_HOST}:{self.port}/"
+
+
+class HttpError(Exception):
+    """A refusal outside the memory failure table (401, 403, 405)."""
+
+    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.body = MemoryFailure(FailureCode.INVALID_ARGUMENT, message).to_json()
+        self.headers = headers or {}
+
+
+class MemoryRequestHandler(BaseHTTPRequestHandler):
+    """One request; see the module docstring for the order of checks."""
+
+    server: MemoryHTTPServer
+    server_version = "openprogram-memory"
+    sys_version = ""
+    timeout = SOCKET_TIMEOUT
+
+    def do_GET(self) -> None:  # noqa: N802 (http.server naming)
+        self._handle("GET")
+
+    def do_POST(self) -> None:  # noqa: N802
+        self._handle("POST")
+
+    def do_PUT(self) -> None:  # noqa: N802
+        self._handle("PUT")
+
+    def do_DELETE(self) -> None:  # noqa: N802
+        self._handle("DELETE")
+
+    def do_PATCH(self) -> None:  # noqa: N802
+        self._handle("PATCH")
+
+    def do_OPTIONS(self) -> None:  # noqa: N802 (no CORS: preflights are refused)
+        self._handle("OPTIONS")
+
+    def version_string(self) -> str:
+        return self.server_version
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        log.info("%s - %s", self.address_string(), format % args)
+
+    # -- the pipeline ----------------------------------------------------
+    def _handle(self, method: str) -> None:
+        try:
+            reply = self._dispatch(method)
+        except HttpError as refusal:
+            reply = Reply(refusal.body, refusal.status, refusal.headers)
+        except MemoryFailure as failure:
+            reply = Reply(failure.to_json(), failure.http_status)
+        except Exception as exc:  # a bug: still one JSON error object
+            log.error("unexpected error on %s %s\n%s", method, self.path, traceback.format_exc())
+            reply = Reply(as_failure(exc).to_json(), 500)
+        self._send_json(reply)
+
+    def _dispatch(self, method: str) -> Reply | None:
+        if not host_allowed(self.headers.get("Host"), self.server.port):
+            raise HttpError(403, "the Host header must be 127.0.0.1 or localhost with this server's port "
+                                 "(requests through other names are refused to stop DNS rebinding)")
+        url = urlsplit(self.path)
+        query = dict(parse_qsl(url.query, keep_blank_values=True))
+        if url.path in ("/", "/index.html"):
+            if method != "GET":
+                raise HttpError(405, "the page is GET only", {"Allow": "GET"})
+            self._send_page()
+            return None
+        api = self.server.api
+        found = api.route(method, url.path)
+        if found is None:
+            if api.path_known(url.path):
+                raise HttpError(405, f"{method} is not allowed on {url.path}")
+            raise MemoryFailure(FailureCode.MEMORY_NOT_FOUND, f"no route {url.path}")
+        handler, args = found
+        ws = api.workspace()  # MEMORY_DISABLED here, before anything is created
+        if method == "GET":
+            return handler(ws, query, *args)
+        if not write_origin_allowed(self.headers.get("Origin"), self.headers.get("Sec-Fetch-Site"), self.server.port):
+            raise HttpError(403, "cross-origin writes are refused: only this server's own page may write")
+        raw = self._read_body()  # read before answering, so the client sees even a 401
+        if not bearer_matches(self.headers.get("Authorization"), api.token or ""):
+            raise HttpError(
+                401,
+                f"writes need the owner token: send 'Authorization: Bearer <token>' with the token "
+                f"from {token_path(ws.layout.scriptorium)}",
+                {"WWW-Authenticate": 'Bearer realm="openprogram-memory"'},
+            )
+        return handler(ws, query, *args, _parse_json(raw))
+
+    def _read_body(self) -> bytes:
+        """The request body, at most ``MAX_BODY_BYTES`` (a larger one is refused unread)."""
+        if self.headers.get("Transfer-Encoding"):
+            self.close_connection = True
+            raise MemoryFailure(FailureCode.INVALID_ARGUMENT,
+                                "chunked request bodies are not supported; send Content-Length")
+        raw = self.headers.get("Content-Length", "0") or "0"
+        try:
+            length = int(raw)
+        except ValueError:
+            self.close_connection = True
+            raise MemoryFailure(FailureCode.INVALID_ARGUMENT, f"bad Content-Length {raw!r}") from None
+        if length < 0 or length > MAX_BODY_BYTES:
+            self.close_connection = True
+            raise MemoryFailure(FailureCode.INVALID_ARGUMENT,
+                                f"request body too large ({length} bytes; at most {MAX_BODY_BYTES} bytes)")
+        return self.rfile.read(length) if length else b""
+
+    # -- responses -------------------------------------------------------
+    def _send_json(self, reply: Reply | None) -> None:
+        if reply is None:
+            return
+        data = json.dumps(reply.body, ensure_ascii=False, default=str).encode("utf-8")
+        self._send(reply.status, data, "application/json; charset=utf-8", reply.headers)
+
+    def _send_page(self) -> None:
+        api = self.server.api
+        token = ""
+        if api.settings().enabled:
+            api.workspace()
+            token = api.token or ""
+        nonce = secrets.token_urlsafe(16)
+        data = render_page(token=token, nonce=nonce).encode("utf-8")
+        csp = (f"default-src 'none'; script-src 'nonce-{nonce}'; style-src 'nonce-{nonce}'; "
+               "connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; "
+               "frame-ancestors 'none'")
+        self._send(200, data, "text/html; charset=utf-8", {"Content-Security-Policy": csp})
+
+    def _send(self, status: int, data: bytes, content_type: str, headers: dict[str, str]) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in {**_COMMON_HEADERS, **headers}.items():
+            self.send_header(name, value)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(data)
+
+
+def _parse_json(raw: bytes) -> Any:
+    if not raw.strip():
+        raise MemoryFailure(FailureCode.INVALID_ARGUMENT, "the request needs a JSON body")
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise MemoryFailure(FailureCode.INVALID_ARGUMENT, f"the body is not valid JSON: {exc}") from None
+
+
+def make_server(settings: Settings, host: str = BIND_HOST, port: int = 0) -> MemoryHTTPServer:
+    """A server bound to 127.0.0.1:``port`` (0 = any free port), not yet serving.
+
+    With memory enabled the workspace and the owner token are created now;
+    with ``memory.backend=none`` nothing is created and every
+    ``/api/memory/*`` route answers 503 ``MEMORY_DISABLED``.
+    """
+    if host not in ACCEPTED_BIND_HOSTS:
+        raise MemoryFailure(FailureCode.INVALID_ARGUMENT,
+                            f"the memory server binds 127.0.0.1 only (got host {host!r})")
+    if not isinstance(port, int) or isinstance(port, bool) or not 0 <= port <= 65535:
+        raise MemoryFailure(FailureCode.INVALID_ARGUMENT, f"port must be 0-65535, got {port!r}")
+    api = MemoryApi(settings)
+    if settings.enabled:
+        api.workspace()
+    try:
+        return MemoryHTTPServer((BIND_HOST, port), api)
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            raise MemoryFailure(FailureCode.INVALID_ARGUMENT,
+                                f"port {port} is already in use; pass --port 0 for any free port") from None
+        raise
+
+
+def serve(settings: Settings, port: int = DEFAULT_PORT, *, on_ready: Callable[[MemoryHTTPServer], None] | None = None) -> None:
+    """Serve until interrupted; ``on_ready(server)`` runs once it listens."""
+    server = make_server(settings, port=port)
+    try:
+        if on_ready is not None:
+            on_ready(server)
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
