@@ -527,6 +527,15 @@ class _Evidence:
                 for text, target in self.links]
 
 
+def definition_meaning(definition: Definition, rel: str) -> tuple:
+    """What an evidence definition in ``rel`` says: ``(time, sorted absolute source targets)``.
+
+    Two definitions with one label conflict only when their meanings differ
+    (relative link paths that resolve alike are the same meaning).
+    """
+    return _detach(definition, rel).meaning
+
+
 def _detach(definition: Definition, rel: str) -> _Evidence:
     links = []
     for link in definition.sources:

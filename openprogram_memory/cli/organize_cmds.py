@@ -1,0 +1,128 @@
+"""``memory sleep``, ``memory get`` and ``memory apply``.
+
+JSON shapes are the stable contract of SPEC §12.1; failures leave as the
+one error object with the sysexits code (``memory get`` of a deleted ID →
+MEMORY_NOT_FOUND, exit 65).
+"""
+
+from __future__ import annotations
+
+import json as jsonlib
+import sys
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+
+from ..failures import FailureCode, MemoryFailure
+from .common import JsonOption, StateOption, memory_settings, open_workspace
+from .output import console, emit, reporting
+
+APPLY_FORMS = ("memory_changes", "changes", "patch")
+APPLY_KEYS = frozenset(APPLY_FORMS) | {"sources", "base_revision", "commit_message"}
+
+
+def sleep(
+    model: Optional[str] = typer.Option(None, "--model", help="Organizer backend (default: rules, offline)."),
+    state: Optional[str] = StateOption,
+    json: bool = JsonOption,
+) -> None:
+    """Organize memory now: merge duplicates, tidy the core, split big topics."""
+    with reporting(json):
+        from ..organizer import reorganize
+
+        ws = open_workspace(memory_settings(state))
+        report = reorganize(ws, model=model)
+
+        def human() -> None:
+            if not report["changed_files"]:
+                console.print("Nothing to organize.")
+            else:
+                console.print(f"Organized: {report['merged']} merged, {report['moved']} moved, "
+                              f"{report['reordered']} reordered.")
+                for path in report["changed_files"]:
+                    console.print(f"  {path}")
+            console.print(f"revision {report['revision']}")
+
+        emit(report, json, human)
+
+
+def get(
+    memory_id: str = typer.Argument(..., metavar="ID", help="Block ID of the record (an alias works too)."),
+    state: Optional[str] = StateOption,
+    json: bool = JsonOption,
+) -> None:
+    """Print one record: topic, headings, content, time and sources."""
+    with reporting(json):
+        ws = open_workspace(memory_settings(state))
+        record = ws.get(memory_id)
+
+        def human() -> None:
+            console.print(f"[bold]^{record['memory_id']}[/] {record['topic']}"
+                          + (f" › {' › '.join(record['headings'])}" if record["headings"] else ""))
+            console.print(record["content"])
+            console.print(f"time: {record['time']}")
+            for source in record["sources"]:
+                console.print(f"  [{source['label']}] {source['source']}")
+
+        emit(record, json, human)
+
+
+def _read_request(path: Optional[str]) -> dict[str, Any]:
+    try:
+        text = sys.stdin.read() if path in (None, "-") else Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise MemoryFailure(FailureCode.INVALID_ARGUMENT, f"cannot read {path}: {exc.strerror}") from None
+    try:
+        data = jsonlib.loads(text)
+    except jsonlib.JSONDecodeError as exc:
+        raise MemoryFailure(FailureCode.INVALID_ARGUMENT, f"request is not JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise MemoryFailure(FailureCode.INVALID_ARGUMENT,
+                            'request must be a JSON object: {"memory_changes": […]} | {"changes": […]} | {"patch": "…"}')
+    unknown = sorted(set(data) - APPLY_KEYS)
+    if unknown:
+        raise MemoryFailure(FailureCode.INVALID_ARGUMENT,
+                            f"unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(APPLY_KEYS))}")
+    return data
+
+
+def apply(
+    file: Optional[str] = typer.Argument(None, metavar="[FILE|-]", help="JSON request; '-' or nothing reads stdin."),
+    base_revision: Optional[str] = typer.Option(None, "--base-revision", help="Refuse if memory moved past R."),
+    state: Optional[str] = StateOption,
+    json: bool = JsonOption,
+) -> None:
+    """Apply {"memory_changes"|"changes"|"patch": …} (plus sources, base_revision, commit_message)."""
+    with reporting(json):
+        request = _read_request(file)
+        ws = open_workspace(memory_settings(state), create=True)
+        result = ws.update(
+            memory_changes=request.get("memory_changes"),
+            changes=request.get("changes"),
+            patch=request.get("patch"),
+            sources=request.get("sources"),
+            base_revision=base_revision or request.get("base_revision"),
+            commit_message=request.get("commit_message"),
+        )
+        data = result.to_json()
+        data.setdefault("deleted_ids", result.deleted_ids)
+
+        def human() -> None:
+            if not data["changed_files"]:
+                console.print("No change.")
+            for path in data["changed_files"]:
+                console.print(f"  {path}")
+            if data["block_ids"]:
+                console.print("new records: " + " ".join("^" + i for i in data["block_ids"]))
+            console.print(f"revision {data['revision']}"
+                          + ("" if data["git_committed"] or not data["memory_committed"] else " (git commit failed)"))
+
+        emit(data, json, human)
+
+
+def register(memory_app: typer.Typer) -> None:
+    """Add ``sleep``, ``get`` and ``apply`` to the ``memory`` group."""
+    memory_app.command("sleep")(sleep)
+    memory_app.command("get")(get)
+    memory_app.command("apply")(apply)

@@ -1,0 +1,150 @@
+"""What a statement is for: the small, explainable classifier behind core cleanup.
+
+The core block (``topics/core.md``) keeps only what most future sessions
+need — standing rules, preferences and identity facts (design §05). This
+module sorts one statement into ``rule``, ``preference``, ``identity``,
+``project`` or ``other`` with ordered, readable rules; the first rule that
+fires wins and :func:`explain_statement` says which one it was:
+
+1. **project (named)** — names a project: ``project X`` / ``X project`` /
+   ``the X repo``, a known project name, or the words project, repo,
+   repository, codebase. A project-scoped rule is project content.
+2. **rule** — a standing instruction: starts with an imperative (always,
+   never, don't, use, answer, reply, …, optionally after "please"), or
+   tells the assistant what it must/should do.
+3. **project (progress)** — reports progress or status of work: shipped,
+   released, deployed, merged, fixed, implemented, milestone, sprint,
+   deadline, PR #12, v1.2 …
+4. **other (stale)** — passing status that will not stay true: today,
+   right now, this week, at the moment, for now, is down …
+5. **preference** — likes, dislikes, prefers, favourite, would rather …
+6. **identity** — who the person is: name, role, home, languages,
+   pronouns, time zone, "I am …", "X is a …".
+7. **rule (modal)** — "always"/"never"/"must" anywhere.
+8. **other** — everything else.
+
+The writer's rules extractor may reuse :func:`classify_statement`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable, Literal
+
+Category = Literal["rule", "preference", "identity", "project", "other"]
+CATEGORIES: tuple[str, ...] = ("rule", "preference", "identity", "project", "other")
+
+# a project name: Capitalized, or quoted/backticked (then any case)
+_NAME = r"(?:[`\"'“]([\w.+-]+)[`\"'”]|([A-Z][\w.+-]*))"
+_PROJECT_NAME_RES = (
+    re.compile(rf"(?i:\bproject)\s+{_NAME}"),
+    re.compile(rf"{_NAME}\s+(?i:project|repo|repository|codebase)\b"),
+    re.compile(rf"(?i:\b(?:repo|repository))\s+{_NAME}"),
+)
+_NOT_NAMES = frozenset({
+    "the", "a", "an", "this", "that", "my", "our", "your", "their", "his", "her", "its", "new", "old", "current",
+    "main", "whole", "same", "each", "every", "any", "side", "open", "source", "personal", "work", "team", "git",
+    "of", "for", "in", "on", "to", "and", "or", "is", "was", "will", "be", "per",
+})
+_PROJECT_WORD_RE = re.compile(r"\b(projects?|repo|repos|repository|repositories|codebase)\b", re.I)
+_IMPERATIVE_RE = re.compile(
+    r"^(?:please\s+)?(?:always|never|don't|do\s+not|do|use|avoid|answer|reply|respond|write|keep|ask|check|"
+    r"make\s+sure|remember|be|follow|report|cite|include|explain|address|call\s+me|refer\s+to|prefer\s+to\s+\w+\s+in|"
+    r"stop|start|try|run|put|show|give|say|speak|talk|format|send|tell|confirm|verify|double-check|"
+    r"summari[sz]e|list|mention|skip|limit|default\s+to)\b",
+    re.I,
+)
+_ADDRESSED_RE = re.compile(
+    r"\b(?:you|the\s+assistant|the\s+agent|the\s+model|assistants?)\s+(?:must|should|shall|need\s+to|has\s+to|"
+    r"have\s+to|may\s+not|must\s+not|should\s+not|is\s+not\s+allowed|are\s+not\s+allowed)\b",
+    re.I,
+)
+_PROGRESS_RE = re.compile(
+    r"\b(?:shipped|released|deployed|merged|fixed|implemented|refactored|migrated|finished|completed|"
+    r"launched|rolled\s+out|in\s+progress|wip|milestone|sprint|deadline|roadmap|backlog|"
+    r"pull\s+request|PR\s*#?\d+|issue\s*#\d+|ticket\s*#?\d+|v\d+(?:\.\d+)+|version\s+\d+(?:\.\d+)*)\b",
+    re.I,
+)
+_PREFERENCE_RE = re.compile(
+    r"(?i:\b(?:prefers?|preferred|preference|enjoys?|dislikes?|hates?|can't\s+stand|cannot\s+stand|"
+    r"favou?rite|would\s+rather|rather\s+than|fan\s+of)\b)"
+    r"|\b(?:[Ii]|[Ww]e|[Hh]e|[Ss]he|[Tt]hey|(?!(?:Looks|Seems|Sounds|Feels|Just|Much|More|Something)\b)[A-Z][a-z]+)\s+(?i:really\s+|also\s+|don't\s+|doesn't\s+|do\s+not\s+)?"
+    r"(?i:like|likes|love|loves)\b"
+)
+_STALE_RE = re.compile(
+    r"\b(?:today|tonight|yesterday|tomorrow|right\s+now|this\s+(?:week|morning|afternoon|evening|month)|"
+    r"at\s+the\s+moment|for\s+now|currently\s+(?:down|broken|failing|running|blocked|waiting)|"
+    r"is\s+(?:down|broken|failing)|temporar(?:y|ily))\b",
+    re.I,
+)
+_IDENTITY_RE = re.compile(
+    r"\b(?:my\s+name\s+is|name\s+is|is\s+called|i\s+am|i'm|i\s+was|lives?\s+in|based\s+in|born|grew\s+up|"
+    r"works?\s+as|works?\s+at|is\s+an?|am\s+an?|speaks?|native|pronouns?|time\s*zone|"
+    r"birthday|years\s+old|married|partner|daughter|son|wife|husband|(?:runs|owns)\s+an?|from\s+[A-Z]\w*)\b",
+    re.I,
+)
+_MODAL_RE = re.compile(r"\b(?:always|never|must|mustn't|must\s+not)\b", re.I)
+
+
+def project_name(text: str, known: Iterable[str] = ()) -> str | None:
+    """The project a statement names, as written, or None.
+
+    ``known`` are project names already in the tree (titles or slugs of
+    ``topics/projects/*.md``); a match against them wins.
+    """
+    for name in sorted({k for k in known if k}, key=len, reverse=True):
+        variants = {name, name.replace("-", " "), name.replace(" ", "-")}
+        for variant in variants:
+            if re.search(rf"(?<![\w-]){re.escape(variant)}(?![\w-])", text, re.I):
+                return name
+    for pattern in _PROJECT_NAME_RES:
+        for match in pattern.finditer(text):
+            candidate = (match.group(1) or match.group(2)).strip(".-+")
+            if candidate and candidate.lower() not in _NOT_NAMES and not candidate.isdigit():
+                return candidate
+    return None
+
+
+def explain_statement(text: str, known_projects: Iterable[str] = ()) -> tuple[Category, str]:
+    """``(category, reason)``: the category and the rule that decided it."""
+    plain = " ".join(re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text).split())
+    name = project_name(plain, known_projects)
+    if name is not None:
+        return "project", f"names the project {name!r}"
+    word = _PROJECT_WORD_RE.search(plain)
+    if word:
+        return "project", f"is about a project ({word.group(0)!r})"
+    if _IMPERATIVE_RE.match(plain):
+        return "rule", f"a standing instruction (starts with {_IMPERATIVE_RE.match(plain).group(0)!r})"
+    addressed = _ADDRESSED_RE.search(plain)
+    if addressed:
+        return "rule", f"tells the assistant what to do ({addressed.group(0)!r})"
+    progress = _PROGRESS_RE.search(plain)
+    if progress:
+        return "project", f"reports work progress ({progress.group(0)!r})"
+    stale = _STALE_RE.search(plain)
+    if stale:
+        return "other", f"a passing status that will go stale ({stale.group(0)!r})"
+    preference = _PREFERENCE_RE.search(plain)
+    if preference:
+        return "preference", f"states a preference ({preference.group(0)!r})"
+    identity = _IDENTITY_RE.search(plain)
+    if identity:
+        return "identity", f"says who the person is ({identity.group(0)!r})"
+    modal = _MODAL_RE.search(plain)
+    if modal:
+        return "rule", f"a standing rule ({modal.group(0)!r})"
+    return "other", "no rule, preference, identity or project signal"
+
+
+def classify_statement(text: str, known_projects: Iterable[str] = ()) -> Category:
+    """``"rule"|"preference"|"identity"|"project"|"other"`` for one statement."""
+    return explain_statement(text, known_projects)[0]
+
+
+CORE_CATEGORIES: tuple[str, ...] = ("rule", "preference", "identity")
+
+
+def core_rank(category: str) -> int:
+    """Render order in the core: rules first, then preferences, then identity."""
+    return CORE_CATEGORIES.index(category) if category in CORE_CATEGORIES else len(CORE_CATEGORIES)

@@ -1,0 +1,142 @@
+"""A draft of the topic layout that planners edit while they emit memory_changes.
+
+Planners look at the tree, decide, and record each decision both as an
+operation (``draft.changes``) and in this lightweight model (which file and
+heading chain each record is in, in which order, with which IDs and
+evidence), so that a later stage sees the result of the earlier ones — the
+splitter counts records the core cleanup just moved in, the core ordering
+sees the core after the cleanup. The model mirrors how
+:mod:`openprogram_memory.transaction.structured` places records.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..topics.model import Heading
+from ..transaction.structured import definition_meaning
+from ..workspace.tree import TreeState
+
+UNKNOWN_ORDER = 1 << 60
+
+
+@dataclass(eq=False)
+class DraftRecord:
+    """One record (paragraph) as planners see it."""
+
+    ids: list[str]
+    topic: str
+    chain: tuple[str, ...]
+    content: str
+    evidence: dict[str, tuple]  # citation label -> meaning
+    order: int = UNKNOWN_ORDER  # creation order of the identity
+
+    @property
+    def identity(self) -> str:
+        return self.ids[-1]
+
+
+@dataclass
+class DraftTree:
+    """Files → records in file order, plus the operations that got them there."""
+
+    files: dict[str, list[DraftRecord]]
+    titles: dict[str, str | None]
+    meanings: dict[str, dict[str, tuple]]
+    changes: list[dict[str, Any]] = field(default_factory=list)
+
+    @classmethod
+    def from_tree(cls, tree: TreeState, created_order: dict[str, int]) -> "DraftTree":
+        files: dict[str, list[DraftRecord]] = {}
+        titles: dict[str, str | None] = {}
+        meanings: dict[str, dict[str, tuple]] = {}
+        for rel in sorted(tree.files):
+            summary = tree.files[rel]
+            doc = summary.doc
+            meanings[rel] = {label: definition_meaning(d, rel) for label, d in doc.definitions().items()}
+            titles[rel] = next((b.title for b in doc.blocks if isinstance(b, Heading) and b.level == 1), None)
+            files[rel] = [
+                DraftRecord(
+                    ids=list(record.ids),
+                    topic=rel,
+                    chain=tuple(record.headings),
+                    content=record.content,
+                    evidence={ev.label: meanings[rel].get(ev.label, ()) for ev in record.evidence},
+                    order=created_order.get(record.memory_id, UNKNOWN_ORDER),
+                )
+                for record in summary.records
+            ]
+        return cls(files, titles, meanings)
+
+    # -- reading ------------------------------------------------------
+    def records(self, topic: str | None = None) -> list[DraftRecord]:
+        if topic is not None:
+            return list(self.files.get(topic, []))
+        return [r for rel in sorted(self.files) for r in self.files[rel]]
+
+    def exists(self, topic: str) -> bool:
+        return bool(self.files.get(topic))
+
+    def conflicts(self, record: DraftRecord, topic: str) -> bool:
+        """Would ``record``'s evidence clash with a same-labelled definition in ``topic``?"""
+        defined = self.meanings.get(topic, {})
+        return any(label in defined and defined[label] != meaning for label, meaning in record.evidence.items())
+
+    def free_topic(self, wanted: str) -> str:
+        """``wanted`` if no file with records has that path, else ``…-2.md``, ``…-3.md`` …"""
+        if not self.exists(wanted):
+            return wanted
+        stem = wanted.removesuffix(".md")
+        n = 2
+        while self.exists(f"{stem}-{n}.md"):
+            n += 1
+        return f"{stem}-{n}.md"
+
+    # -- editing ------------------------------------------------------
+    def merge(self, keep: DraftRecord, dups: list[DraftRecord], reason: str) -> None:
+        """``merge_records``: ``keep`` absorbs ``dups``; their IDs become aliases before its identity."""
+        ids = keep.ids[:-1]
+        for dup in dups:
+            self.files[dup.topic].remove(dup)
+            ids.extend(dup.ids)
+            for label, meaning in dup.evidence.items():
+                keep.evidence.setdefault(label, meaning)
+                self.meanings.setdefault(keep.topic, {}).setdefault(label, meaning)
+        keep.ids = ids + [keep.identity]
+        self.changes.append({"op": "merge_records", "memory_ids": [keep.identity] + [d.identity for d in dups],
+                             "reason": reason})
+
+    def move(self, records: list[DraftRecord], topic: str, chain: tuple[str, ...], position: str,
+             reason: str) -> None:
+        """``move_records`` of whole records, in order, to ``topic`` under ``chain``."""
+        for record in records:
+            self.files[record.topic].remove(record)
+        target = self.files.setdefault(topic, [])
+        if topic not in self.titles:
+            self.titles[topic] = chain[0] if chain else None
+        at = _insertion_index(target, chain, position)
+        for offset, record in enumerate(records):
+            record.topic, record.chain = topic, chain
+            target.insert(at + offset, record)
+            for label, meaning in record.evidence.items():
+                self.meanings.setdefault(topic, {}).setdefault(label, meaning)
+        self.changes.append({
+            "op": "move_records",
+            "memory_ids": [i for record in records for i in record.ids],
+            "destination": {"topic_path": topic, "headings": list(chain), "position": position},
+            "reason": reason,
+        })
+
+
+def _insertion_index(records: list[DraftRecord], chain: tuple[str, ...], position: str) -> int:
+    same = [i for i, r in enumerate(records) if r.chain == chain]
+    if same:
+        return same[0] if position == "start" else same[-1] + 1
+    if not chain:
+        return 0  # records without a heading come before the first heading
+    for k in range(len(chain) - 1, 0, -1):  # a new chain goes after its longest existing prefix's section
+        under = [i for i, r in enumerate(records) if r.chain[:k] == chain[:k]]
+        if under:
+            return under[-1] + 1
+    return len(records)

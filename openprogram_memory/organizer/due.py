@@ -1,0 +1,46 @@
+"""When an organize is due (SPEC §5 step 4).
+
+Two triggers for the same action: enough new material since the last
+organize (:data:`BATCHES_DUE` batches or :data:`TOKENS_DUE` tokens), or a
+write since the last global organize once a full day has passed since it
+(or none ever ran). The writer pipeline counts batches, tokens and writes
+in ``runtime.json``; :func:`openprogram_memory.organizer.reorganize` resets
+them and records ``last_global_at``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+from ..workspace.state import RuntimeState
+
+BATCHES_DUE = 5
+TOKENS_DUE = 40_000
+GLOBAL_INTERVAL = timedelta(days=1)
+
+
+def parse_instant(value: str | None) -> datetime | None:
+    """An ISO 8601 timestamp as an aware datetime (naive → UTC); None if unreadable."""
+    if not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+
+
+def organize_due(runtime_state: RuntimeState, now: datetime) -> bool:
+    """Whether the writer should run the organizer now."""
+    if runtime_state.batches_since_organize >= BATCHES_DUE or runtime_state.tokens_since_organize >= TOKENS_DUE:
+        return True
+    last_global = parse_instant(runtime_state.last_global_at)
+    last_write = parse_instant(runtime_state.last_write_at)
+    wrote = runtime_state.writes_since_global > 0 or (
+        last_write is not None and (last_global is None or last_write > last_global))
+    if not wrote:
+        return False
+    if last_global is None:
+        return True
+    now = now if now.tzinfo else now.replace(tzinfo=timezone.utc)
+    return now - last_global >= GLOBAL_INTERVAL

@@ -1,0 +1,196 @@
+"""The offline ``rules`` organizer: plans memory_changes from the topic tree.
+
+Four stages, each seeing the result of the ones before (via :class:`DraftTree`):
+
+1. **merge duplicates** — exact and near duplicates anywhere in the tree
+   (:mod:`.similarity`) become one record: the kept record (one in the core
+   if any, else the earliest created) absorbs the others' block IDs as
+   aliases, placed *before* its identity (``^dup ^keep`` — the last ID stays
+   the identity, so links and creation order are untouched), and their
+   citations are unioned. Nothing is deleted: every old ID still resolves.
+2. **clean the core** — a core record that :func:`classify_statement` calls
+   ``project`` moves to ``topics/projects/<slug>.md`` (an existing project
+   topic it names, else a new one titled with the name); ``other``
+   (stale status, tool procedure, facts about no one in particular) moves
+   to ``topics/notes.md``. The core keeps rules, preferences and identity.
+3. **split overgrown topics** — a topic (not the core) with more than
+   :data:`MAX_TOPIC_RECORDS` records is split by its sections: every
+   level-2 section (level-1 when the file has no single title) goes to
+   ``<topic>/<section-slug>.md`` with its heading chain; records directly
+   under the title stay. A file that is still too big keeps its first
+   :data:`MAX_TOPIC_RECORDS` records and the rest go, in order, to
+   ``<topic>/part-2.md``, ``part-3.md`` …
+4. **order the core** — within each core section: rules, then
+   preferences, then identity (stable otherwise).
+
+Every stage emits ordinary ``merge_records``/``move_records`` operations;
+the transaction validates them like any other change, so the plan never
+loses a block ID (STRUCTURED policy with no deletes).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..workspace.layout import CORE_TOPIC
+from ..workspace.tree import TreeState
+from .classify import CORE_CATEGORIES, core_rank, explain_statement, project_name
+from .draft import DraftRecord, DraftTree
+from .similarity import duplicate_groups, normalized
+
+MAX_TOPIC_RECORDS = 30
+PROJECTS_DIR = "topics/projects"
+GENERAL_PROJECT = ("topics/projects/general.md", "Projects")
+NOTES = ("topics/notes.md", "Notes")
+
+
+def plan_rules(tree: TreeState, created_order: dict[str, int]) -> list[dict[str, Any]]:
+    """The rules organizer's memory_changes for ``tree`` (``[]`` when it is tidy)."""
+    draft = DraftTree.from_tree(tree, created_order)
+    merge_duplicates(draft)
+    clean_core(draft)
+    split_topics(draft)
+    order_core(draft)
+    return draft.changes
+
+
+def slugify(text: str, fallback: str = "topic") -> str:
+    """``Orbit CLI`` → ``orbit-cli``: a file-name-safe slug."""
+    slug = re.sub(r"[^0-9a-z]+", "-", text.casefold()).strip("-")
+    return slug or fallback
+
+
+# -- 1. duplicates --------------------------------------------------------
+def merge_duplicates(draft: DraftTree) -> None:
+    """Merge each duplicate cluster into its first record."""
+    records = draft.records()
+    for group in duplicate_groups([r.content for r in records]):
+        members = [records[i] for i in group]
+        keep = min(members, key=_keep_key)
+        dups = [r for r in sorted(members, key=_keep_key) if r is not keep and not draft.conflicts(r, keep.topic)]
+        if not dups:
+            continue
+        kind = "exact" if all(normalized(d.content) == normalized(keep.content) for d in dups) else "near"
+        draft.merge(keep, dups, f"{kind} duplicate(s) of ^{keep.identity}: "
+                    + ", ".join(f"^{d.identity} ({d.topic})" for d in dups))
+
+
+def _keep_key(record: DraftRecord) -> tuple:
+    # the core is what sessions see, so a core copy is kept; then the oldest
+    return (record.topic != CORE_TOPIC, record.order, record.topic)
+
+
+# -- 2. the core ------------------------------------------------------------
+def _project_topics(draft: DraftTree) -> dict[str, str]:
+    """Known project names (title and file stem, lower-cased) → topic path."""
+    out: dict[str, str] = {}
+    for rel in sorted(draft.files):
+        if not rel.startswith(PROJECTS_DIR + "/") or rel == GENERAL_PROJECT[0]:
+            continue
+        stem = rel[len(PROJECTS_DIR) + 1:].removesuffix(".md")
+        if "/" in stem:
+            continue
+        out.setdefault(stem.casefold(), rel)
+        title = draft.titles.get(rel)
+        if title:
+            out.setdefault(title.casefold(), rel)
+    return out
+
+
+def _destination(draft: DraftTree, topic: str, title: str) -> tuple[str, tuple[str, ...]]:
+    """``topic`` under its existing title (or none), or under ``title`` when new."""
+    if topic in draft.files:
+        existing = draft.titles.get(topic)
+        return topic, (existing,) if existing else ()
+    draft.files[topic] = []  # later records find the new topic as known
+    draft.titles[topic] = title
+    return topic, (title,)
+
+
+def _project_destination(draft: DraftTree, content: str) -> tuple[str, tuple[str, ...]]:
+    known = _project_topics(draft)
+    name = project_name(content, known)
+    if name is None:
+        return _destination(draft, *GENERAL_PROJECT)
+    topic = known.get(name.casefold()) or f"{PROJECTS_DIR}/{slugify(name, 'project')}.md"
+    return _destination(draft, topic, name)
+
+
+def clean_core(draft: DraftTree) -> None:
+    """Move project and other non-core records out of ``topics/core.md``."""
+    plan: dict[tuple[str, tuple[str, ...]], list[tuple[DraftRecord, str]]] = {}
+    for record in draft.records(CORE_TOPIC):
+        category, reason = explain_statement(record.content, _project_topics(draft))
+        if category in CORE_CATEGORIES:
+            continue
+        if category == "project":
+            destination = _project_destination(draft, record.content)
+        else:
+            destination = _destination(draft, *NOTES)
+        if draft.conflicts(record, destination[0]):
+            continue
+        plan.setdefault(destination, []).append((record, reason))
+    for (topic, chain), entries in plan.items():
+        reason = "the core keeps rules, preferences and identity: " + "; ".join(
+            f"^{record.identity} {why}" for record, why in entries)
+        draft.move([record for record, _ in entries], topic, chain, "end", reason)
+
+
+# -- 3. overgrown topics ----------------------------------------------------
+def split_topics(draft: DraftTree) -> None:
+    """Split every non-core topic over :data:`MAX_TOPIC_RECORDS` records."""
+    for topic in sorted(draft.files):
+        records = draft.records(topic)
+        if topic == CORE_TOPIC or len(records) <= MAX_TOPIC_RECORDS:
+            continue
+        stem = topic.removesuffix(".md")
+        titled = all(r.chain and r.chain[0] == records[0].chain[0] for r in records)
+        depth = 2 if titled else 1
+        keys = list(dict.fromkeys(r.chain[:depth] for r in records if len(r.chain) >= depth))
+        targets = [topic]
+        if len(keys) >= 2:
+            for key in keys:
+                group = [r for r in records if r.chain[:depth] == key]
+                target = draft.free_topic(f"{stem}/{slugify(key[-1], 'section')}.md")
+                _move_in_runs(draft, group, target, f"{topic} has {len(records)} records (> {MAX_TOPIC_RECORDS}): "
+                              f"section {' > '.join(key)!r} gets its own file")
+                targets.append(target)
+        for target in targets:
+            _chunk(draft, target)
+
+
+def _chunk(draft: DraftTree, topic: str) -> None:
+    records = draft.records(topic)
+    if len(records) <= MAX_TOPIC_RECORDS:
+        return
+    stem = topic.removesuffix(".md")
+    rest = records[MAX_TOPIC_RECORDS:]
+    for n, start in enumerate(range(0, len(rest), MAX_TOPIC_RECORDS), start=2):
+        piece = rest[start:start + MAX_TOPIC_RECORDS]
+        target = draft.free_topic(f"{stem}/part-{n}.md")
+        _move_in_runs(draft, piece, target, f"{topic} has {len(records)} records (> {MAX_TOPIC_RECORDS}): "
+                      f"records {MAX_TOPIC_RECORDS + start + 1}–{MAX_TOPIC_RECORDS + start + len(piece)} go to part {n}")
+
+
+def _move_in_runs(draft: DraftTree, records: list[DraftRecord], target: str, reason: str) -> None:
+    """One move per run of records that share a heading chain, keeping their order."""
+    run: list[DraftRecord] = []
+    for record in records + [None]:  # type: ignore[list-item]
+        if run and (record is None or record.chain != run[0].chain):
+            draft.move(run, target, run[0].chain, "end", reason)
+            run = []
+        if record is not None:
+            run.append(record)
+
+
+# -- 4. core order ----------------------------------------------------------
+def order_core(draft: DraftTree) -> None:
+    """Within each core section: rules, then preferences, then identity."""
+    records = draft.records(CORE_TOPIC)
+    for chain in dict.fromkeys(r.chain for r in records):
+        section = [r for r in records if r.chain == chain]
+        ranked = sorted(section, key=lambda r: core_rank(explain_statement(r.content)[0]))
+        if ranked != section:
+            draft.move(ranked, CORE_TOPIC, chain, "start",
+                       "core order: standing rules first, then preferences, then identity")

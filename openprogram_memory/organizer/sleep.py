@@ -1,0 +1,131 @@
+"""``reorganize``: the organizer (``memory sleep``) as one transaction (SPEC §7).
+
+A *planner* looks at the topic tree and returns memory_changes; the
+organizer applies them with :func:`run_request` — the same validation,
+derived views, install and git commit as every other change — under the
+STRUCTURED policy, so an organize can merge and move but never lose a
+block ID. Planning happens inside the transaction, under the write lock,
+against exactly the tree the engine validates against.
+
+Planners are the seam for model organizers: ``Planner(tree,
+created_order) -> memory_changes``. ``rules`` (offline) is built in; a
+model backend registers itself with :func:`register_planner` under its
+``provider:`` prefix (e.g. ``anthropic:``).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any, Callable
+
+from ..failures import FailureCode, MemoryFailure
+from ..transaction.engine import TxResult
+from ..transaction.structured import MERGE, MOVE, Request, parse_request, run_request
+from ..workspace.layout import check_topic_path
+from ..workspace.state import RuntimeState
+from ..workspace.tree import TreeState
+from .rules import plan_rules
+
+if TYPE_CHECKING:
+    from ..workspace.api import MemoryWorkspace
+
+Planner = Callable[[TreeState, dict[str, int]], list[dict[str, Any]]]
+ORGANIZE_LOCK_TIMEOUT = 5.0
+PLANNERS: dict[str, Planner] = {"rules": plan_rules}
+
+
+def register_planner(name: str, planner: Planner) -> None:
+    """Make ``planner`` answer ``model=name`` (or every ``name…`` model if it ends in ``:``)."""
+    PLANNERS[name] = planner
+
+
+def resolve_planner(model: str | None) -> tuple[str, Planner]:
+    """``(name, planner)`` for ``model`` (None → ``rules``); INVALID_ARGUMENT if unknown."""
+    name = (model or "rules").strip()
+    if name in PLANNERS:
+        return name, PLANNERS[name]
+    prefix = name.split(":", 1)[0] + ":"
+    if ":" in name and prefix in PLANNERS:
+        return name, PLANNERS[prefix]
+    raise MemoryFailure(
+        FailureCode.INVALID_ARGUMENT,
+        f"no organizer for model {name!r}; available: {', '.join(sorted(PLANNERS))} "
+        "(model organizers such as anthropic:<model> are not wired in yet — use --model rules)",
+    )
+
+
+def reorganize(ws: "MemoryWorkspace", model: str | None = None, *, now: datetime | None = None,
+               lock_timeout: float = ORGANIZE_LOCK_TIMEOUT) -> dict[str, Any]:
+    """Organize the topics now; return what changed.
+
+    Rewrites ``topics/`` only (never sources, never session markers). The
+    report names the files the transaction *changed*; ``merged``/``moved``/
+    ``reordered`` count records, ``actions`` say what was done and why.
+    ``runtime.json`` gets ``last_global_at``/``last_local_at`` and zeroed
+    counters; a run that finds nothing to do and nothing to reset changes
+    no byte (same revision).
+    """
+    name, planner = resolve_planner(model)
+    stamp = (now or datetime.now(timezone.utc)).isoformat(timespec="seconds")
+    runtime = RuntimeState.load(ws.layout)
+    needs_stamp = bool(runtime.batches_since_organize or runtime.tokens_since_organize
+                       or runtime.writes_since_global or runtime.last_global_at is None)
+    planned: dict[str, Any] = {}
+
+    def plan(tree: TreeState) -> Request:
+        changes = planner(tree, RuntimeState.load(ws.layout).created_order)
+        planned.update(changes=changes, tree=tree)
+        return parse_request(changes, None, internal=True)
+
+    def stamp_runtime(state: RuntimeState, _result: TxResult) -> None:
+        state.batches_since_organize = 0
+        state.tokens_since_organize = 0
+        state.writes_since_global = 0
+        state.last_global_at = stamp
+        state.last_local_at = stamp
+
+    result = run_request(ws, plan, message=f"memory: organize ({name})", lock_timeout=lock_timeout,
+                         runtime_update=stamp_runtime, force_views=needs_stamp)
+    report: dict[str, Any] = {
+        "ok": True,
+        "model": name,
+        "revision": result.revision,
+        "changed_files": result.changed_files,
+        "derived_files": result.derived_files,
+        "memory_committed": result.memory_committed,
+        "git_committed": result.git_committed,
+        "commit": result.commit,
+    }
+    if result.git_error:
+        report["git_error"] = result.git_error
+    report.update(summarize_changes(planned.get("changes", []), planned.get("tree")))
+    report["new_topics"] = sorted(f for f in result.changed_files
+                                  if planned.get("tree") is not None and f not in planned["tree"].files
+                                  and (ws.root / f).exists())
+    return report
+
+
+def _topic(path: str) -> str:
+    try:
+        return check_topic_path(path)
+    except MemoryFailure:
+        return path
+
+
+def summarize_changes(changes: list[dict[str, Any]], tree: TreeState | None) -> dict[str, Any]:
+    """Counts and a readable list of what a plan does."""
+    merged = sum(len(c.get("memory_ids", [])) - 1 for c in changes if c.get("op") == MERGE)
+    by_id = tree.by_id if tree is not None else {}
+    absorbed = {alias for c in changes if c.get("op") == MERGE for memory_id in c.get("memory_ids", [])[1:]
+                if memory_id in by_id for alias in by_id[memory_id].ids}
+    final: dict[str, str] = {}  # record identity -> topic it ends in
+    for change in changes:
+        if change.get("op") == MOVE:
+            for memory_id in change.get("memory_ids", []):
+                record = by_id.get(memory_id)
+                if record is not None and record.memory_id == memory_id and memory_id not in absorbed:
+                    final[memory_id] = _topic(change["destination"]["topic_path"])
+    moved = sum(1 for identity, topic in final.items() if by_id[identity].topic != topic)
+    actions = [{k: v for k, v in change.items() if k in ("op", "memory_ids", "destination", "reason")}
+               for change in changes]
+    return {"merged": merged, "moved": moved, "reordered": len(final) - moved, "actions": actions}
