@@ -1,0 +1,348 @@
+"""The HTTP API over a real socket: routes, status codes, auth, guards."""
+
+from __future__ import annotations
+
+import os
+import stat
+
+import pytest
+
+from openprogram_memory.config import load_settings
+from openprogram_memory.failures import MemoryFailure
+from openprogram_memory.web.server import MAX_BODY_BYTES, make_server
+
+from .conftest import CORE_TEXT
+
+NEW_TOPIC = "# Units\n\nUse metric units.[^e1]\n\n[^e1]: Sources: [metric](openprogram/s1/u1)\n"
+UNCITED = "# Units\n\nThis paragraph cites nothing.\n"
+
+
+def topic_bytes(ws, rel: str) -> bytes | None:
+    path = ws.root / rel
+    return path.read_bytes() if path.exists() else None
+
+
+# -- reads ---------------------------------------------------------------------------
+def test_core_returns_one_snapshot_with_tokens_and_budget(client, ws):
+    answer = client.get("/api/memory/core")
+    assert answer.status == 200
+    core = answer.body
+    for key in ("canonical", "content", "size", "mtime", "rendered", "effective", "inject", "tokens", "budget",
+                "excluded_block_ids", "revision"):
+        assert key in core, key
+    assert core["content"] == core["canonical"] == (ws.root / "topics/core.md").read_text()
+    assert core["size"] == (ws.root / "topics/core.md").stat().st_size
+    assert core["inject"] is True and core["effective"] == core["rendered"]
+    assert "Always answer in metric units." in core["effective"]
+    assert 0 < core["tokens"] <= core["budget"] == 2000
+    assert core["revision"] == ws.revision()
+
+
+def test_core_with_injection_off_reports_an_empty_block(ws, serve_settings):
+    client = serve_settings(load_settings(ws.settings.state_dir, {"memory.core.inject": False}))
+    core = client.get("/api/memory/core").body
+    assert core["inject"] is False and core["effective"] == "" and core["tokens"] == 0
+    assert "metric" in core["rendered"]
+
+
+def test_topics_list_leaves_out_core(client):
+    answer = client.get("/api/memory/topics")
+    assert answer.status == 200
+    topics = answer.body["topics"]
+    assert [t["path"] for t in topics] == ["topics/people/dave.md"]
+    assert topics[0]["records"] == 1 and topics[0]["title"] == "Dave" and topics[0]["mtime"] > 0
+
+
+def test_topic_has_content_records_and_revision(client, ws):
+    answer = client.get("/api/memory/topics/topics/people/dave.md")
+    assert answer.status == 200
+    topic = answer.body
+    assert topic["content"] == (ws.root / "topics/people/dave.md").read_text()
+    assert topic["revision"] == ws.revision()
+    [record] = topic["records"]
+    assert record["content"] == "Dave runs a bike shop." and record["headings"] == ["Dave", "Work"]
+    assert record["sources"] == [{"source": "openprogram/s1/u2", "label": "bike shop"}]
+    # the core is still readable here, by its canonical path
+    assert client.get("/api/memory/topics/topics/core.md").status == 200
+
+
+def test_unknown_topic_is_404_and_paths_outside_are_refused(client):
+    missing = client.get("/api/memory/topics/topics/nope.md")
+    assert missing.status == 404 and missing.body["code"] == "MEMORY_NOT_FOUND"
+    outside = client.get("/api/memory/topics/topics/%2E%2E/%2E%2E/etc/passwd.md")
+    assert outside.status == 400 and outside.body["code"] == "PATH_OUTSIDE_WORKSPACE"
+    derived = client.get("/api/memory/topics/sources/openprogram/_v2/s1.md")
+    assert derived.status == 400 and derived.body["code"] == "READ_ONLY_PATH"
+
+
+def test_timeline_is_years_months_days_with_markdown(client):
+    years = client.get("/api/memory/timeline").body["years"]
+    assert [y["year"] for y in years] == ["2026"]
+    [month] = years[0]["months"]
+    assert month["month"] == "08" and month["count"] == 2
+    days = {d["day"]: d for d in month["days"]}
+    assert list(days) == ["10", "09"]  # newest first
+    assert days["09"]["date"] == "2026-08-09" and days["09"]["path"] == "timeline/2026/08/09.md"
+    assert "Always answer in metric units." in days["09"]["markdown"]
+    assert "mtime" not in days["09"]  # a rebuild time is not a record time
+
+
+def test_recent_limit_is_in_a_header(client):
+    answer = client.get("/api/memory/recent")
+    assert answer.status == 200
+    assert answer.headers["X-Memory-Recent-Limit"] == "50"
+    assert answer.body["limit"] == 50
+    assert {r["memory_id"] for r in answer.body["records"]} == {r["memory_id"] for r in
+                                                               _records(client)}
+
+
+def _records(client):
+    topics = ["topics/core.md", "topics/people/dave.md"]
+    return [r for t in topics for r in client.get(f"/api/memory/topics/{t}").body["records"]]
+
+
+def test_recent_follows_the_current_limit(ws, serve_settings, monkeypatch):
+    client = serve_settings(load_settings(ws.settings.state_dir))
+    monkeypatch.setenv("OPENPROGRAM_MEMORY_RECENT_LIMIT", "1")  # settings are re-read per request
+    answer = client.get("/api/memory/recent")
+    assert answer.headers["X-Memory-Recent-Limit"] == "1"
+    assert len(answer.body["records"]) == 1
+
+
+def test_status(client, ws):
+    answer = client.get("/api/memory/status")
+    assert answer.status == 200
+    assert answer.body["revision"] == ws.revision() and answer.body["topics"] == 2 and answer.body["records"] == 2
+
+
+def test_search(client):
+    pytest.importorskip("openprogram_memory.search.api")
+    answer = client.get("/api/memory/search?q=bike+shop&top_k=3")
+    assert answer.status == 200
+    assert answer.body["results"][0]["memory_id"]
+    assert answer.body["results"][0]["topic"] == "topics/people/dave.md"
+    assert client.get("/api/memory/search?q=").status == 400
+    assert client.get("/api/memory/search?q=x&top_k=zero").body["code"] == "INVALID_ARGUMENT"
+
+
+# -- writes -----------------------------------------------------------------------------
+def test_post_without_token_is_401_and_changes_nothing(client, ws):
+    before = ws.revision()
+    body = {"changes": [{"path": "topics/units.md", "content": NEW_TOPIC}]}
+    for auth in (False, "wrong-token"):
+        answer = client.request("POST", "/api/memory/changes", body, auth=auth)
+        assert answer.status == 401
+        assert answer.headers["WWW-Authenticate"].startswith("Bearer")
+        assert "owner-token" in answer.body["message"]
+    assert ws.revision() == before
+    assert not (ws.root / "topics/units.md").exists()
+
+
+def test_post_with_token_installs_and_reports(client, ws):
+    before = ws.revision()
+    answer = client.request("POST", "/api/memory/changes",
+                            {"changes": [{"path": "topics/units.md", "content": NEW_TOPIC}],
+                             "base_revision": before, "commit_message": "web test"}, auth=True)
+    assert answer.status == 200, answer.body
+    result = answer.body
+    assert result["ok"] is True and result["revision"] != before and result["revision"] == ws.revision()
+    assert result["changed_files"] == ["topics/units.md"]
+    assert len(result["block_ids"]) == 1 and result["evidence_ids"]
+    assert result["memory_committed"] is True and result["git_committed"] is True and result["commit"]
+
+
+def test_post_memory_changes_form(client, ws):
+    answer = client.request("POST", "/api/memory/changes", {"memory_changes": [{
+        "op": "create_record", "content": "Dave's shop is in Utrecht.", "time": "2026-08-10",
+        "sources": [{"source": "openprogram/s1/u2", "label": "shop"}],
+        "destination": {"topic_path": "topics/people/dave.md", "headings": ["Dave", "Work"], "position": "end"}}]},
+        auth=True)
+    if answer.status == 400 and answer.body["code"] == "INVALID_ARGUMENT" and "op" in answer.body["message"]:
+        pytest.skip(f"structured op shape differs: {answer.body['message']}")
+    assert answer.status == 200, answer.body
+    assert "Utrecht" in (ws.root / "topics/people/dave.md").read_text()
+
+
+def test_stale_base_revision_is_409(client, ws):
+    stale = ws.revision()
+    assert client.request("POST", "/api/memory/changes",
+                          {"changes": [{"path": "topics/units.md", "content": NEW_TOPIC}]}, auth=True).status == 200
+    current = ws.revision()
+    answer = client.request("POST", "/api/memory/changes",
+                            {"changes": [{"path": "topics/units.md", "action": "delete"}], "base_revision": stale},
+                            auth=True)
+    assert answer.status == 409
+    assert answer.body["code"] == "CONCURRENT_UPDATE" and answer.body["retryable"] is True
+    assert ws.revision() == current and (ws.root / "topics/units.md").exists()
+
+
+def test_invalid_topic_is_400_and_bytes_unchanged(client, ws):
+    before = ws.revision()
+    core_before = topic_bytes(ws, "topics/core.md")
+    answer = client.request("POST", "/api/memory/changes",
+                            {"changes": [{"path": "topics/core.md", "content": CORE_TEXT + "\nUncited claim.\n"}]},
+                            auth=True)
+    assert answer.status == 400
+    assert answer.body["code"] == "INVALID_TOPIC_FORMAT" and answer.body["retryable"] is False
+    assert topic_bytes(ws, "topics/core.md") == core_before and ws.revision() == before
+
+
+@pytest.mark.parametrize("body, code", [
+    ({}, "INVALID_ARGUMENT"),
+    ({"changes": [], "patch": ""}, "INVALID_ARGUMENT"),
+    ({"changes": "not a list"}, "INVALID_ARGUMENT"),
+    ({"changes": [{"path": "x.md", "content": "x"}], "provenance": "owner"}, "INVALID_ARGUMENT"),
+    ({"changes": [{"path": "../x.md", "content": "x"}]}, "PATH_OUTSIDE_WORKSPACE"),
+    ({"changes": [{"path": "core.md", "content": "x"}]}, "READ_ONLY_PATH"),
+])
+def test_bad_change_requests_are_400(client, ws, body, code):
+    before = ws.revision()
+    answer = client.request("POST", "/api/memory/changes", body, auth=True)
+    assert (answer.status, answer.body["code"]) == (400, code)
+    assert ws.revision() == before
+
+
+def test_body_that_is_not_json_or_too_large_is_400(client, ws):
+    assert client.request("POST", "/api/memory/changes", raw=b"{nope", auth=True).body["code"] == "INVALID_ARGUMENT"
+    big = b'{"patch": "' + b"x" * (MAX_BODY_BYTES + 10) + b'"}'
+    try:
+        answer = client.request("POST", "/api/memory/changes", raw=big, auth=True)
+    except OSError:  # the server may close before the client finished sending
+        return
+    assert answer.status == 400 and "too large" in answer.body["message"]
+
+
+def test_put_topic_is_a_compare_and_set_hand_edit(client, ws):
+    topic = client.get("/api/memory/topics/topics/people/dave.md").body
+    edited = topic["content"].replace("runs a bike shop.", "runs a bike shop in town.")
+    answer = client.request("PUT", "/api/memory/topics/topics/people/dave.md",
+                            {"content": edited, "base_revision": topic["revision"]}, auth=True)
+    assert answer.status == 200, answer.body
+    assert answer.body["changed_files"] == ["topics/people/dave.md"]
+    assert answer.body["topic"]["content"] == (ws.root / "topics/people/dave.md").read_text()
+    assert "in town" in answer.body["topic"]["content"]
+    assert answer.body["topic"]["revision"] == ws.revision()
+    # the old revision is stale now
+    again = client.request("PUT", "/api/memory/topics/topics/people/dave.md",
+                           {"content": topic["content"], "base_revision": topic["revision"]}, auth=True)
+    assert again.status == 409 and again.body["code"] == "CONCURRENT_UPDATE"
+    assert "in town" in (ws.root / "topics/people/dave.md").read_text()
+
+
+def test_put_new_citation_is_normalized(client, ws):
+    core = client.get("/api/memory/core").body
+    edited = core["canonical"].rstrip("\n") + "\n\nPrefer short answers.[^n1]\n\n[^n1]: Sources: [short](openprogram/s1/u1)\n"
+    answer = client.request("PUT", "/api/memory/topics/topics/core.md",
+                            {"content": edited, "base_revision": core["revision"]}, auth=True)
+    assert answer.status == 200, answer.body
+    installed = answer.body["topic"]["content"]
+    assert "[^n1]" not in installed and "Prefer short answers.[^e-" in installed
+    assert client.get("/api/memory/core").body["effective"].count("^") >= 2
+
+
+def test_put_refusals(client, ws):
+    before = topic_bytes(ws, "topics/core.md")
+    revision = ws.revision()
+    path = "/api/memory/topics/topics/core.md"
+    no_base = client.request("PUT", path, {"content": CORE_TEXT}, auth=True)
+    assert no_base.status == 400 and "base_revision" in no_base.body["message"]
+    invalid = client.request("PUT", path, {"content": "# Core\n\nNo citation here.\n", "base_revision": revision},
+                             auth=True)
+    assert invalid.status == 400 and invalid.body["code"] == "INVALID_TOPIC_FORMAT"
+    # a hand edit may not drop the block ID of a record of a file that still exists
+    replaced = "# Core\n\nA different rule.[^e1]\n\n[^e1]: Sources: [metric](openprogram/s1/u1)\n"
+    dropped = client.request("PUT", path, {"content": replaced, "base_revision": revision}, auth=True)
+    assert dropped.status == 400 and dropped.body["code"] != "CONCURRENT_UPDATE"
+    unauth = client.request("PUT", path, {"content": CORE_TEXT, "base_revision": revision})
+    assert unauth.status == 401
+    assert topic_bytes(ws, "topics/core.md") == before and ws.revision() == revision
+
+
+# -- guards ---------------------------------------------------------------------------------
+def test_bad_host_header_is_refused(client, ws):
+    for host in ("evil.example", f"evil.example:{client.base.rsplit(':', 1)[1]}", "127.0.0.1:1"):
+        answer = client.get("/api/memory/core", headers={"Host": host})
+        assert answer.status == 403, host
+    page = client.get("/", headers={"Host": "attacker.test"})
+    assert page.status == 403 and "token" not in str(page.body).lower().replace("host", "")
+    before = ws.revision()
+    post = client.request("POST", "/api/memory/changes", {"changes": [{"path": "topics/u.md", "content": NEW_TOPIC}]},
+                          auth=True, headers={"Host": "evil.example"})
+    assert post.status == 403 and ws.revision() == before
+    port = client.base.rsplit(":", 1)[1]
+    assert client.get("/api/memory/core", headers={"Host": f"localhost:{port}"}).status == 200
+
+
+def test_cross_origin_writes_are_refused(client, ws):
+    before = ws.revision()
+    body = {"changes": [{"path": "topics/units.md", "content": NEW_TOPIC}]}
+    for headers in ({"Origin": "https://evil.example"}, {"Origin": "null"}, {"Sec-Fetch-Site": "cross-site"}):
+        answer = client.request("POST", "/api/memory/changes", body, auth=True, headers=headers)
+        assert answer.status == 403, headers
+    assert ws.revision() == before
+    same = client.request("POST", "/api/memory/changes", body, auth=True,
+                          headers={"Origin": client.base, "Sec-Fetch-Site": "same-origin"})
+    assert same.status == 200
+
+
+def test_unknown_route_and_wrong_method(client):
+    assert client.get("/api/memory/nope").status == 404
+    assert client.request("DELETE", "/api/memory/core").status == 405
+    assert client.request("POST", "/api/memory/core", {}, auth=True).status == 405
+    assert client.get("/elsewhere").status == 404
+
+
+def test_backend_none_refuses_every_route_and_creates_nothing(state_dir, serve_settings, monkeypatch):
+    monkeypatch.setenv("OPENPROGRAM_MEMORY_BACKEND", "none")
+    client = serve_settings(load_settings(state_dir))
+    for path in ("/api/memory/core", "/api/memory/topics", "/api/memory/topics/topics/x.md", "/api/memory/timeline",
+                 "/api/memory/recent", "/api/memory/search?q=x", "/api/memory/status"):
+        answer = client.get(path)
+        assert answer.status == 503 and answer.body["code"] == "MEMORY_DISABLED", path
+    post = client.request("POST", "/api/memory/changes", {"changes": []}, auth="x")
+    assert post.status == 503 and post.body["code"] == "MEMORY_DISABLED"
+    page = client.get("/")
+    assert page.status == 200 and 'name="memory-owner-token" content=""' in page.body
+    assert not (state_dir / "memory").exists()
+
+
+def test_backend_none_by_settings_override(state_dir, serve_settings):
+    client = serve_settings(load_settings(state_dir, {"memory.backend": "none"}))
+    assert client.get("/api/memory/core").status == 503
+    assert not (state_dir / "memory").exists()
+
+
+def test_disabled_while_running(client, ws, monkeypatch):
+    monkeypatch.setenv("OPENPROGRAM_MEMORY_BACKEND", "none")
+    assert client.get("/api/memory/core").body["code"] == "MEMORY_DISABLED"
+
+
+# -- server and page ---------------------------------------------------------------------
+def test_binds_loopback_only(state_dir):
+    for host in ("0.0.0.0", "::", "192.168.1.2", ""):
+        with pytest.raises(MemoryFailure) as info:
+            make_server(load_settings(state_dir), host=host)
+        assert info.value.code.value == "INVALID_ARGUMENT"
+    assert not (state_dir / "memory").exists()
+
+
+def test_owner_token_is_private_and_stable(client, ws, serve_settings):
+    token_file = ws.root / ".scriptorium" / "owner-token"
+    assert stat.S_IMODE(os.stat(token_file).st_mode) == 0o600
+    token = token_file.read_text().strip()
+    assert len(token) >= 32 and token == client.token
+    second = serve_settings(load_settings(ws.settings.state_dir))
+    assert second.token == token
+
+
+def test_page_is_self_contained_and_carries_the_token(client):
+    answer = client.get("/")
+    assert answer.status == 200 and answer.headers["Content-Type"].startswith("text/html")
+    page = answer.body
+    assert f'content="{client.token}"' in page
+    assert "MemoryMarkdown" in page and "{{" not in page
+    assert "<script src" not in page and "<link" not in page and "cdn" not in page.lower()
+    csp = answer.headers["Content-Security-Policy"]
+    assert "default-src 'none'" in csp and "frame-ancestors 'none'" in csp
+    for section in ("Topics", "Timeline", "Recent", "Core", "Memory settings"):
+        assert section in page
