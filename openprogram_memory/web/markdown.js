@@ -41,8 +41,10 @@
   function safeHref(url) {
     var value = String(url == null ? "" : url).trim();
     if (!value || /[\u0000-\u0020\u007f-\u009f]/.test(value)) return null;
-    var scheme = /^([A-Za-z][A-Za-z0-9+.\-]*):/.exec(value);
-    if (scheme) return /^https?$/i.test(scheme[1]) ? value : null;
+    // a colon before the first "/", "?" or "#" makes a scheme (or a malformed one): only http(s) pass
+    var colon = value.indexOf(":");
+    var delim = value.search(/[\/?#]/);
+    if (colon >= 0 && (delim < 0 || colon < delim)) return /^https?:/i.test(value) ? value : null;
     return value;
   }
 
