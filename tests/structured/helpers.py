@@ -21,6 +21,7 @@ def make_workspace(state: Path) -> MemoryWorkspace:
         SourceMessage(source, "Dana", "dana", f"2026-08-{n:02d}T10:00:00+00:00", f"message {n}")
         for n, source in enumerate(SOURCES, start=1)
     ])
+    workspace.rebuild()  # commits the archive append, so later byte comparisons see only the edit
     return workspace
 
 

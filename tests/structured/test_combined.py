@@ -1,0 +1,110 @@
+"""Operations combined in one request: merge and split, and the views they rebuild."""
+
+from __future__ import annotations
+
+import json
+
+from openprogram_memory.transaction.history import log
+from openprogram_memory.workspace.state import RuntimeState
+from structured.helpers import SOURCES, create, create_op, dest, topic_text
+
+
+def _recent(ws) -> list[dict]:
+    return [json.loads(line) for line in (ws.root / "recent_events.jsonl").read_text().splitlines()]
+
+
+def _timeline(ws, day: str) -> str:
+    path = ws.root / "timeline" / (day.replace("-", "/") + ".md")
+    return path.read_text() if path.exists() else ""
+
+
+def test_all_four_ops_in_one_transaction(ws):
+    keep = create(ws, "Keep and update me.", time="2026-08-02", sources=((SOURCES[1], "upd"),))
+    gone = create(ws, "Delete me.", time="2026-08-03", sources=((SOURCES[2], "del"),))
+    mover = create(ws, "Move me.", time="2026-08-04", sources=((SOURCES[3], "mov"),))
+    commits = len(log(ws.root, 100))
+    result = ws.update(memory_changes=[
+        create_op("Brand new.", topic="topics/new.md", time="2026-08-05", sources=((SOURCES[4], "new"),)),
+        {"op": "update_record", "memory_id": keep, "content": "Updated text.", "time": "2026-08-06",
+         "sources": [{"source": SOURCES[5], "label": "upd2"}]},
+        {"op": "delete_record", "memory_id": gone},
+        {"op": "move_records", "memory_ids": [mover], "destination": dest("topics/new.md", position="start")},
+    ], commit_message="combined")
+    assert result.changed_files == ["topics/new.md", "topics/t.md"]
+    assert len(log(ws.root, 100)) == commits + 1 and log(ws.root, 1)[0].message.strip() == "combined"
+    new_id = result.extra["created"][0]["memory_id"]
+    assert [r.memory_id for r in ws.records() if r.topic == "topics/new.md"] == [mover, new_id]
+    # the derived views changed in the same commit
+    assert "recent_events.jsonl" in result.derived_files and "timeline/2026/08/06.md" in result.derived_files
+    assert "Delete me." not in _timeline(ws, "2026-08-03")
+    assert "Updated text." in _timeline(ws, "2026-08-06") and "Keep and update me." not in _timeline(ws, "2026-08-02")
+    assert "Brand new." in _timeline(ws, "2026-08-05")
+    assert f"new.md#^{mover}" in _timeline(ws, "2026-08-04")
+    recent = {e["memory_id"]: e for e in _recent(ws)}
+    assert gone not in recent and recent[keep]["content"] == "Updated text."
+    assert recent[mover]["topic"] == "topics/new.md"
+    assert recent[new_id]["created_order"] > recent[mover]["created_order"] > recent[keep]["created_order"]
+
+
+def test_merge_as_update_deletes_and_move(ws):
+    a = create(ws, "Dana likes espresso.", topic="topics/food.md", time="2026-08-01", sources=((SOURCES[0], "espresso"),))
+    b = create(ws, "Dana likes coffee, espresso mostly.", topic="topics/misc.md", time="2026-08-02",
+               sources=((SOURCES[1], "coffee"),))
+    c = create(ws, "Espresso is Dana's favourite drink.", topic="topics/misc.md", time="2026-08-03",
+               sources=((SOURCES[2], "favourite"),))
+    linker = create(ws, f"See [coffee](misc.md#^{b}).", topic="topics/links.md")
+    order_before = RuntimeState.load(ws.layout).created_order[a]
+    result = ws.update(memory_changes=[
+        {"op": "update_record", "memory_id": a, "content": "Dana's favourite drink is espresso.", "time": "2026-08-03",
+         "sources": [{"source": SOURCES[0], "label": "espresso"}, {"source": SOURCES[1], "label": "coffee"},
+                     {"source": SOURCES[2], "label": "favourite"}]},
+        {"op": "delete_record", "memory_id": b},
+        {"op": "delete_record", "memory_id": c},
+        {"op": "update_record", "memory_id": linker, "content": f"See [coffee](food.md#^{a}).", "time": "2026-08-01",
+         "sources": [{"source": SOURCES[0], "label": "first"}]},
+        {"op": "move_records", "memory_ids": [a], "destination": dest("topics/core.md", ("Preferences",))},
+    ])
+    assert sorted(result.extra["deleted_ids"]) == sorted([b, c])
+    assert result.changed_files == ["topics/core.md", "topics/food.md", "topics/links.md", "topics/misc.md"]
+    assert not (ws.root / "topics/misc.md").exists() and not (ws.root / "topics/food.md").exists()
+    record = ws.get(a)
+    assert record["topic"] == "topics/core.md" and record["content"] == "Dana's favourite drink is espresso."
+    assert [s["label"] for s in record["sources"]] == ["espresso", "coffee", "favourite"]
+    assert f"[coffee](core.md#^{a})" in topic_text(ws, "topics/links.md")  # rewritten to the new file
+    assert "espresso" in (ws.root / "core.md").read_text()
+    relations = json.loads((ws.root / "relations.json").read_text())
+    assert relations["backlinks"] == {a: [linker]}
+    assert RuntimeState.load(ws.layout).created_order[a] == order_before
+
+
+def test_split_as_update_creates_and_move(ws):
+    big = create(ws, "Dana runs a bike shop and speaks Portuguese.", topic="topics/dana.md", headings=("Dana",),
+                 sources=((SOURCES[0], "shop"), (SOURCES[1], "language")))
+    result = ws.update(memory_changes=[
+        {"op": "update_record", "memory_id": big, "content": "Dana runs a bike shop.", "time": "2026-08-01",
+         "sources": [{"source": SOURCES[0], "label": "shop"}]},
+        create_op("Dana speaks Portuguese.", topic="topics/dana.md", headings=("Dana", "Languages"),
+                  sources=((SOURCES[1], "language"),)),
+        create_op("Dana learned Portuguese in Lisbon.", topic="topics/dana.md", headings=("Dana", "Languages"),
+                  sources=((SOURCES[1], "language"),), time="2026-08-02"),
+        {"op": "move_records", "memory_ids": [big], "destination": dest("topics/dana.md", ("Dana", "Work"))},
+    ])
+    assert result.changed_files == ["topics/dana.md"]
+    assert len(result.block_ids) == 2
+    text = topic_text(ws, "topics/dana.md")
+    assert text.index("## Languages") < text.index("## Work")
+    assert ws.get(big)["headings"] == ["Dana", "Work"] and ws.get(big)["content"] == "Dana runs a bike shop."
+    # two records share the (time, source) evidence of the first new record: defined once
+    assert sum(1 for line in text.splitlines() if line.startswith("[^")) == 3
+    assert {e["memory_id"] for e in _recent(ws)} == {big, *result.block_ids}
+
+
+def test_delete_with_link_fixed_in_same_request(ws):
+    target = create(ws, "Target.", topic="topics/a.md")
+    linker = create(ws, f"Links [there](a.md#^{target}).", topic="topics/b.md")
+    ws.update(memory_changes=[
+        {"op": "delete_record", "memory_id": target},
+        {"op": "update_record", "memory_id": linker, "content": "No link any more.",
+         "sources": [{"source": SOURCES[0], "label": "x"}]},
+    ])
+    assert json.loads((ws.root / "relations.json").read_text()) == {"backlinks": {}, "outbound": {}}
