@@ -7,8 +7,8 @@ from typing import Optional
 import typer
 from rich.markup import escape
 
+from ..config import Settings
 from ..failures import FailureCode, MemoryFailure
-from ..search import SearchHit, recall_block, search
 from .common import JsonOption, StateOption, memory_settings
 from .output import console, emit, err_console, reporting
 
@@ -16,7 +16,7 @@ MAX_TOP_K = 100
 TopKOption = typer.Option(None, "--top-k", help="How many records (default: memory.retrieval.top_k).")
 
 
-def _top_k(flag: Optional[int], settings) -> int:
+def _top_k(flag: Optional[int], settings: Settings) -> int:
     if flag is None:
         return int(settings["memory.retrieval.top_k"])
     if not 1 <= flag <= MAX_TOP_K:
@@ -24,7 +24,7 @@ def _top_k(flag: Optional[int], settings) -> int:
     return flag
 
 
-def _print_hits(hits: list[SearchHit]) -> None:
+def _print_hits(hits: list) -> None:
     if not hits:
         err_console.print("no matching records")
         return
@@ -48,6 +48,8 @@ def search_command(
     as_json: bool = JsonOption,
 ) -> None:
     """Search topic records (BM25). Records citing pending sources are hidden unless --all."""
+    from ..search import search  # imported by the verb, not by every `openprogram` start
+
     with reporting(as_json):
         settings = memory_settings(state)
         hits = search(settings.memory_dir, query, _top_k(top_k, settings), include_pending=include_pending)
@@ -61,6 +63,8 @@ def recall_command(
     as_json: bool = JsonOption,
 ) -> None:
     """Print the <memory-context> block an agent would receive for QUERY (trusted records only)."""
+    from ..search import recall_block, search
+
     with reporting(as_json):
         settings = memory_settings(state)
         hits = search(settings.memory_dir, query, _top_k(top_k, settings))

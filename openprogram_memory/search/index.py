@@ -55,6 +55,7 @@ class RefreshReport:
 
     @property
     def changed(self) -> bool:
+        """Whether the index differs from before (and should be saved)."""
         return bool(self.indexed or self.removed or self.archives_read)
 
     def __repr__(self) -> str:
@@ -122,6 +123,7 @@ class SearchIndex:
         self.n_docs = 0
         self.total_len = 0
         self.avg_idf = 0.0
+        self.df_counts: dict[int, int] = {}  # document frequency → how many terms have it
         self.sources: dict[str, tuple[Signature | None, bytes]] = {}  # archive → (sig, marshal of Resolved)
         self.files_indexed = 0  # cumulative: topic files tokenized by this instance
         self._free: list[int] = []
@@ -133,19 +135,20 @@ class SearchIndex:
     def to_state(self) -> tuple:
         """Everything but the root and counters, as marshal-able values."""
         files = [f.to_tuple() if f is not None else None for f in self.files]
-        return (self.paths, files, self.postings, self.n_docs, self.total_len, self.avg_idf, self.sources)
+        return (self.paths, files, self.postings, self.n_docs, self.total_len, self.avg_idf, self.df_counts,
+                self.sources)
 
     @classmethod
     def from_state(cls, root: Path, state: tuple) -> "SearchIndex":
         """An index from :meth:`to_state` output (nothing is re-tokenized)."""
         index = cls(root)
-        paths, files, postings, n_docs, total_len, avg_idf, sources = state
+        paths, files, postings, n_docs, total_len, avg_idf, df_counts, sources = state
         index.paths = list(paths)
         index.files = [FileSegment.from_tuple(f) if f is not None else None for f in files]
         index.fid_of = {rel: fid for fid, rel in enumerate(index.paths) if rel is not None}
         index._free = [fid for fid, rel in enumerate(index.paths) if rel is None]
         index.postings, index.sources = postings, sources
-        index.n_docs, index.total_len, index.avg_idf = n_docs, total_len, avg_idf
+        index.n_docs, index.total_len, index.avg_idf, index.df_counts = n_docs, total_len, avg_idf, df_counts
         return index
 
     # -- corpus maintenance -------------------------------------------------
@@ -195,6 +198,7 @@ class SearchIndex:
             values = [v for fid in fids for v in by_fid[fid]]
             if values:
                 self.postings[term] = array("Q", values).tobytes()
+                self._count_df(0, len(values))
             return
         view = memoryview(old).cast("Q")
         pieces, cursor = [], 0
@@ -208,18 +212,31 @@ class SearchIndex:
         pieces.append(old[cursor * 8 :])
         view.release()
         blob = b"".join(pieces)
+        self._count_df(len(old) >> 3, len(blob) >> 3)
         if blob:
             self.postings[term] = blob
         else:
             del self.postings[term]
 
+    def _count_df(self, old: int, new: int) -> None:
+        counts = self.df_counts
+        if old:
+            left = counts[old] - 1
+            if left:
+                counts[old] = left
+            else:
+                del counts[old]
+        if new:
+            counts[new] = counts.get(new, 0) + 1
+
     def _restat(self) -> None:
-        """Mean idf after the corpus changed (rank_bm25 averages raw idfs)."""
+        """Mean idf after the corpus changed (rank_bm25 averages raw idfs).
+
+        Terms are grouped by document frequency, so this costs the number of
+        distinct frequencies (hundreds), not the vocabulary (tens of thousands).
+        """
         n, log = self.n_docs, math.log
-        total = 0.0
-        for blob in self.postings.values():
-            df = len(blob) >> 3
-            total += log(n - df + 0.5) - log(df + 0.5)
+        total = sum(count * (log(n - df + 0.5) - log(df + 0.5)) for df, count in self.df_counts.items())
         self.avg_idf = total / len(self.postings) if self.postings else 0.0
         self._norms.clear()
 

@@ -73,6 +73,7 @@ class FileSegment:
         return len(self.lens_blob) // 4
 
     def lens(self) -> array:
+        """Token count of each record, in file order."""
         if self._lens is None:
             self._lens = array("I", self.lens_blob)
         return self._lens
@@ -96,10 +97,12 @@ class FileSegment:
         return {(archive, anchor) for doc in self.docs() for archive, anchor, _ in doc.refs}
 
     def to_tuple(self) -> tuple:
+        """Plain values for the cache (see :meth:`from_tuple`)."""
         return (self.sig, self.lens_blob, self.length, self.blob)
 
     @classmethod
     def from_tuple(cls, row: tuple) -> "FileSegment":
+        """The segment stored by :meth:`to_tuple`."""
         return cls(*row)
 
 

@@ -81,7 +81,7 @@ def test_scores_stay_equal_after_incremental_changes(root: Path):
     fresh = SearchIndex(root)
     fresh.refresh()
     assert fresh.avg_idf == pytest.approx(index.avg_idf, abs=1e-12)
-    assert (fresh.n_docs, fresh.total_len) == (index.n_docs, index.total_len)
+    assert (fresh.n_docs, fresh.total_len, fresh.df_counts) == (index.n_docs, index.total_len, index.df_counts)
 
 
 def test_idf_floor_applies_to_terms_in_more_than_half_the_records(root: Path):
