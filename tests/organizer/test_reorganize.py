@@ -1,0 +1,191 @@
+"""``reorganize`` on a seeded messy workspace, and its guarantees."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+
+import pytest
+from typer.testing import CliRunner
+
+from openprogram_memory.cli.app import app
+from openprogram_memory.failures import FailureCode, MemoryFailure
+from openprogram_memory.organizer import classify_statement, reorganize, register_planner
+from openprogram_memory.organizer.sleep import PLANNERS
+from openprogram_memory.workspace.state import RuntimeState
+from organizer.helpers import archive, digest, load_messy, topic, workspace
+
+MESSY = load_messy()
+NOW = datetime(2026, 8, 20, 3, 0, tzinfo=timezone.utc)
+
+
+@pytest.fixture
+def messy(tmp_path):
+    ws = workspace(tmp_path / "state")
+    ids = MESSY.build(ws)
+    sources = archive(ws, 1, thread="tidy")
+    ws.update(changes=[{"path": "topics/tidy.md", "content": topic([("# Tidy", None), ("A tidy fact.", sources[0])])}])
+    return ws, ids
+
+
+def test_messy_workspace_is_organized(messy):
+    ws, ids = messy
+    before = {rel: (ws.root / rel).read_bytes() for rel in ("topics/tidy.md",)}
+    sources_before = digest(ws.root, "sources")
+    report = reorganize(ws, now=NOW)
+
+    # duplicates: one record each, every old ID still resolves to it
+    assert report["merged"] == 3
+    assert ws.get(ids["metric_dup"])["memory_id"] == ids["metric"]
+    assert ws.get(ids["pref_near"])["memory_id"] == ids["pref"]
+    assert ws.get(ids["orbit_db_copy"])["memory_id"] == ids["orbit_db"]
+    contents = [r.content for r in ws.records()]
+    assert contents.count("Always answer in metric units.") == 1
+    assert contents.count("The Orbit project uses Postgres 16 for storage.") == 1
+    assert sum("prefers short" in c for c in contents) == 1
+    for memory_id in ids.values():
+        ws.get(memory_id)
+    # merged citations are unioned: both sources still back the kept record
+    assert len(ws.get(ids["metric"])["sources"]) == 2
+
+    # the core keeps rules, preferences and identity, rules first
+    core = [r for r in ws.records() if r.topic == "topics/core.md"]
+    categories = [classify_statement(r.content) for r in core]
+    assert set(categories) <= {"rule", "preference", "identity"}
+    assert categories == sorted(categories, key=["rule", "preference", "identity"].index)
+    assert [r.memory_id for r in core] == [ids["metric"], ids["tools"], ids["pref"], ids["identity"]]
+    assert ws.get(ids["orbit_db"])["topic"] == "topics/projects/orbit.md"
+    assert ws.get(ids["orbit_ship"])["topic"] == "topics/projects/orbit.md"
+    assert ws.get(ids["atlas"])["topic"] == "topics/projects/atlas.md"
+    assert ws.get(ids["atlas"])["headings"] == ["Atlas"]
+    assert ws.get(ids["stale"])["topic"] == "topics/notes.md"
+    assert "Orbit" not in (ws.root / "core.md").read_text()
+
+    # the link to a moved record follows it
+    assert f"](../projects/orbit.md#^{ids['orbit_db']})" in (ws.root / "topics/people/dana.md").read_text()
+
+    # the 40-record topic is split by its level-2 headings
+    assert not (ws.root / "topics/reading.md").exists()
+    per_file = {}
+    for record in ws.records():
+        per_file[record.topic] = per_file.get(record.topic, 0) + 1
+    assert per_file["topics/reading/fiction.md"] == 20 and per_file["topics/reading/science.md"] == 20
+    assert max(per_file.values()) <= 30
+
+    # only changed files are reported; sources and untouched topics keep every byte
+    assert report["changed_files"] == [
+        "topics/core.md", "topics/notes.md", "topics/people/dana.md", "topics/projects/atlas.md",
+        "topics/projects/orbit.md", "topics/reading.md", "topics/reading/fiction.md", "topics/reading/science.md"]
+    assert {rel: (ws.root / rel).read_bytes() for rel in before} == before
+    assert digest(ws.root, "sources") == sources_before
+    assert report["moved"] == 44 and report["reordered"] == 4
+    assert all(action["reason"] for action in report["actions"])
+
+    # runtime: stamped and reset
+    runtime = RuntimeState.load(ws.layout)
+    assert runtime.last_global_at == NOW.isoformat(timespec="seconds")
+    assert runtime.batches_since_organize == runtime.tokens_since_organize == runtime.writes_since_global == 0
+
+
+def test_second_run_changes_nothing(messy):
+    ws, _ids = messy
+    first = reorganize(ws, now=NOW)
+    everything = digest(ws.root)
+    second = reorganize(ws, now=NOW.replace(day=21))
+    assert second["changed_files"] == [] and second["revision"] == first["revision"]
+    assert second["merged"] == second["moved"] == second["reordered"] == 0
+    assert digest(ws.root) == everything
+
+
+def test_created_order_is_kept(messy):
+    ws, ids = messy
+    before = RuntimeState.load(ws.layout).created_order
+    reorganize(ws, now=NOW)
+    after = RuntimeState.load(ws.layout).created_order
+    for memory_id in (ids["orbit_db"], ids["atlas"], ids["metric"], ids["metric_dup"]):
+        assert after[memory_id] == before[memory_id]
+
+
+def test_flat_overgrown_topic_is_split_into_parts(tmp_path):
+    ws = workspace(tmp_path / "state")
+    sources = archive(ws, 70)
+    lines = [("# Log", None)] + [(f"Entry about item {n} and nothing else.", sources[n]) for n in range(70)]
+    ws.update(changes=[{"path": "topics/log.md", "content": topic(lines)}])
+    order = [r.memory_id for r in ws.records()]
+    report = reorganize(ws, now=NOW)
+    assert report["changed_files"] == ["topics/log.md", "topics/log/part-2.md", "topics/log/part-3.md"]
+    files = {}
+    for record in ws.records():
+        files.setdefault(record.topic, []).append(record.memory_id)
+    assert [len(files[f]) for f in ("topics/log.md", "topics/log/part-2.md", "topics/log/part-3.md")] == [30, 30, 10]
+    assert files["topics/log.md"] + files["topics/log/part-2.md"] + files["topics/log/part-3.md"] == order
+    assert ws.get(files["topics/log/part-3.md"][0])["headings"] == ["Log"]
+    assert reorganize(ws, now=NOW)["changed_files"] == []
+
+
+def test_tidy_workspace_only_stamps_runtime(tmp_path):
+    ws = workspace(tmp_path / "state")
+    sources = archive(ws, 1)
+    ws.update(changes=[{"path": "topics/core.md", "content": topic([("Always answer in metric.", sources[0])])}])
+    first = reorganize(ws, now=NOW)
+    assert first["changed_files"] == [] and first["memory_committed"]  # runtime.json: last_global_at
+    assert RuntimeState.load(ws.layout).last_global_at is not None
+    revision = ws.revision()
+    assert reorganize(ws, now=NOW)["revision"] == revision
+
+
+def test_unknown_model_is_invalid_argument(messy):
+    ws, _ids = messy
+    revision = ws.revision()
+    for model in ("anthropic:claude-sonnet-4", "gpt-9"):
+        with pytest.raises(MemoryFailure) as info:
+            reorganize(ws, model=model)
+        assert info.value.code is FailureCode.INVALID_ARGUMENT
+    assert reorganize.__doc__ and ws.revision() == revision
+
+
+def test_a_model_planner_plugs_into_the_seam(messy, monkeypatch):
+    ws, ids = messy
+    seen = {}
+
+    def planner(tree, created_order):
+        seen["records"] = len(tree.records())
+        return [{"op": "move_records", "memory_ids": [ids["tools"]],
+                 "destination": {"topic_path": "topics/core.md", "headings": ["Core"],
+                                 "position": "start"}}]
+
+    monkeypatch.setitem(PLANNERS, "fake:", planner)
+    report = reorganize(ws, model="fake:model-1", now=NOW)
+    assert report["model"] == "fake:model-1" and report["changed_files"] == ["topics/core.md"]
+    assert report["reordered"] == 1 and seen["records"] == len(ws.records())
+    assert register_planner  # public registration function
+
+
+def test_a_bad_plan_is_rejected_whole(messy, monkeypatch):
+    ws, ids = messy
+    everything = digest(ws.root)
+    monkeypatch.setitem(PLANNERS, "broken", lambda tree, order: [
+        {"op": "merge_records", "memory_ids": [ids["metric"], ids["metric_dup"]]},
+        {"op": "move_records", "memory_ids": ["deadbeef"], "destination": {"topic_path": "topics/x.md"}},
+    ])
+    with pytest.raises(MemoryFailure) as info:
+        reorganize(ws, model="broken")
+    assert info.value.code is FailureCode.MEMORY_NOT_FOUND
+    assert digest(ws.root) == everything
+
+
+def test_cli_sleep(messy, tmp_path):
+    ws, _ids = messy
+    runner = CliRunner()
+    state = str(tmp_path / "state")
+    result = runner.invoke(app, ["memory", "sleep", "--state", state, "--json"])
+    assert result.exit_code == 0, result.stdout
+    out = json.loads(result.stdout)
+    assert out["ok"] is True and out["merged"] == 3 and out["moved"] == 44 and out["revision"] == ws.revision()
+    assert "topics/core.md" in out["changed_files"]
+    again = json.loads(runner.invoke(app, ["memory", "sleep", "--state", state, "--json"]).stdout)
+    assert again["changed_files"] == [] and again["revision"] == out["revision"]
+    result = runner.invoke(app, ["memory", "sleep", "--model", "nope", "--state", state, "--json"])
+    assert result.exit_code == 64 and json.loads(result.stdout)["code"] == "INVALID_ARGUMENT"
+    human = runner.invoke(app, ["memory", "sleep", "--state", state])
+    assert human.exit_code == 0 and "Nothing to organize" in human.stdout
