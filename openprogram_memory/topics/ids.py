@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Iterable
+from typing import Container, Iterable
 
 BLOCK_ID_RE = re.compile(r"^[0-9a-f]{8}$")
 EVIDENCE_ID_RE = re.compile(r"^e-[0-9a-f]{10}$")
@@ -15,7 +15,7 @@ def sha256_hex(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def new_block_id(file: str, body: str, taken: set[str] | frozenset[str]) -> str:
+def new_block_id(file: str, body: str, taken: Container[str]) -> str:
     """8 hex of sha256(``block|<file>|<body>|n``), the first n not taken."""
     n = 0
     while True:

@@ -21,7 +21,7 @@ import calendar
 import posixpath
 import re
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Container
 
 from ..failures import FailureCode, MemoryFailure
 from ..sources.archive import SourceMessage, archive_relpath_for
@@ -77,8 +77,8 @@ def relative_link(from_file: str, archive_rel: str, anchor: str) -> str:
 class NormalizeContext:
     """What normalization needs to know about the rest of the workspace."""
 
-    baseline_ids: set[str]
-    taken_ids: set[str]  # every ID in use anywhere after this edit (grows)
+    baseline_ids: Container[str]  # every ID before the edit
+    taken_ids: set[str]  # IDs handed out by this edit (grows); baseline IDs are taken too
     lookup_source: SourceLookup
     lookup_anchor: AnchorLookup
 
@@ -116,6 +116,16 @@ def _resolve_definition_sources(doc: TopicDoc, definition: Definition, ctx: Norm
     return resolved
 
 
+class _Taken:
+    """Membership in the baseline IDs or the IDs this edit handed out."""
+
+    def __init__(self, ctx: "NormalizeContext") -> None:
+        self.ctx = ctx
+
+    def __contains__(self, block_id: object) -> bool:
+        return block_id in self.ctx.taken_ids or block_id in self.ctx.baseline_ids
+
+
 def normalize_doc(doc: TopicDoc, ctx: NormalizeContext) -> None:
     """Normalize ``doc`` in place (steps 1–4). Raises only for missing sources."""
     definitions = [b for b in doc.blocks if isinstance(b, Definition)]
@@ -150,7 +160,7 @@ def normalize_doc(doc: TopicDoc, ctx: NormalizeContext) -> None:
             body = CITATION_RE.sub(lambda m: f"[^{renames.get(m.group(1), m.group(1))}]", body)
         kept = [i for i in paragraph.ids if i in ctx.baseline_ids]
         if not kept and CITATION_RE.search(body):
-            new_id = new_block_id(doc.path, body.strip(), ctx.taken_ids)
+            new_id = new_block_id(doc.path, body.strip(), _Taken(ctx))
             ctx.taken_ids.add(new_id)
             kept = [new_id]
         if body != paragraph.body or kept != paragraph.ids:

@@ -20,7 +20,7 @@ from ..topics.model import parse_topic
 from ..topics.normalize import NormalizeContext, check_strict, has_records, normalize_doc, prune_empty
 from ..topics.ids import source_anchor
 from ..sources.archive import archive_relpath_for, plan_append
-from ..views.derived import CoreRender, derived_views
+from ..views.derived import CoreRender, derived_views, timeline_entries
 from ..workspace.layout import RUNTIME, TIMELINE, is_derived
 from ..workspace.state import REVISIONS, RuntimeState, write_lock
 from ..workspace.tree import FileSummary, TreeState, summarize
@@ -87,14 +87,19 @@ class InstallPlan:
 
 def source_fingerprint(ws: "MemoryWorkspace") -> tuple:
     """Sizes and mtimes of every archive file (append-only check)."""
-    out = []
-    base = ws.layout.sources
-    if base.is_dir():
-        for dirpath, _dirs, files in os.walk(base):
-            for name in files:
-                path = os.path.join(dirpath, name)
-                st = os.lstat(path)
-                out.append((path, st.st_size, st.st_mtime_ns, st.st_mode))
+    out: list[tuple] = []
+
+    def scan(directory: str) -> None:
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    scan(entry.path)
+                else:
+                    st = entry.stat(follow_symlinks=False)
+                    out.append((entry.path, st.st_size, st.st_mtime_ns, st.st_mode))
+
+    if ws.layout.sources.is_dir():
+        scan(str(ws.layout.sources))
     return tuple(sorted(out))
 
 
@@ -118,7 +123,7 @@ def staged_edit(
     """Run ``edit`` on a staging copy and install the result whole, or nothing."""
     with write_lock(ws.layout, lock_timeout):
         recover_workspace(ws)
-        before = REVISIONS.revision(ws.root)
+        before = REVISIONS.revision(ws.root) if base_revision is not None else None
         if base_revision is not None and base_revision != before:
             raise MemoryFailure(
                 FailureCode.CONCURRENT_UPDATE,
@@ -147,7 +152,7 @@ def _validate_and_install(
     staging: Staging,
     baseline: TreeState,
     fingerprint: tuple,
-    before: str,
+    before: str | None,
     policy: Policy,
     allowed_deletes: frozenset[str],
     message: str,
@@ -157,25 +162,24 @@ def _validate_and_install(
 ) -> TxResult:
     changes = staging.effective_changes()
     if not changes and not force_views:
-        return TxResult(revision=before)
+        return TxResult(revision=before or REVISIONS.revision(ws.root))
     sources = OverlaySources(ws.cache.sources, staging.new_sources)
     baseline_ids = baseline.id_files()
-    taken = set(baseline_ids)
     ctx = NormalizeContext(
-        baseline_ids=set(baseline_ids),
-        taken_ids=taken,
+        baseline_ids=baseline_ids,
+        taken_ids=set(),
         lookup_source=lambda sid: sources.lookup(archive_relpath_for(sid), source_anchor(sid)) if "/" in sid else None,
         lookup_anchor=sources.lookup,
     )
     is_symlink = lambda rel: _has_symlink(ws, rel)  # noqa: E731
 
-    new_files = dict(baseline.files)
+    replaced: dict[str, FileSummary | None] = {}
     topic_bytes: dict[str, bytes | None] = {}
     for rel, content in sorted(changes.items()):
         if _has_symlink(ws, rel):
             raise _reject(f"{rel} is a symlink; topic files must be regular files", "symlink", file=rel)
         if content is None:
-            new_files.pop(rel, None)
+            replaced[rel] = None
             topic_bytes[rel] = None
             continue
         doc = parse_topic(content, rel)
@@ -183,14 +187,15 @@ def _validate_and_install(
         check_strict(doc, sources.lookup, is_symlink)
         prune_empty(doc)
         if not has_records(doc):
-            new_files.pop(rel, None)
+            replaced[rel] = None
             if (ws.root / rel).exists():
                 topic_bytes[rel] = None
             continue
         text = doc.render()
-        new_files[rel] = summarize(rel, text, sources)
+        replaced[rel] = summarize(rel, text, sources)
         topic_bytes[rel] = text.encode("utf-8")
-    new_tree = TreeState(new_files)
+    new_tree = baseline.with_files(replaced)
+    new_files = new_tree.files
 
     if source_fingerprint(ws) != fingerprint:
         raise _reject("the source archive changed during the edit; sources/ is append-only",
@@ -203,7 +208,8 @@ def _validate_and_install(
                 where = new_ids[block_id]
                 raise _reject(f"block ID ^{block_id} appears in {' and '.join(where)}; memory IDs are unique across the tree",
                               "duplicate-id", file=rel, block_id=block_id)
-    lost = sorted(set(baseline_ids) - set(new_ids))
+    old_changed_ids = {i for rel in topic_bytes if rel in baseline.files for i in baseline.files[rel].ids}
+    lost = sorted(i for i in old_changed_ids if i not in new_ids)
     _check_lost_ids(policy, lost, allowed_deletes, baseline, new_tree, topic_bytes)
     _check_links(new_tree)
 
@@ -211,7 +217,7 @@ def _validate_and_install(
     old_labels = {d for rel in topic_bytes if rel in baseline.files for d in baseline.files[rel].doc.definitions()}
     new_labels = [d for rel in sorted(topic_bytes) if rel in new_files for d in new_files[rel].doc.definitions()]
     result = TxResult(
-        revision=before,
+        revision=before or "",
         changed_files=sorted(topic_bytes),
         block_ids=created,
         evidence_ids=sorted({label for label in new_labels if label not in old_labels}),
@@ -228,25 +234,34 @@ def _validate_and_install(
     if runtime_update is not None:
         runtime_update(runtime, result)
 
+    if force_views:
+        days = None  # a rebuild renders every day
+    else:
+        days = {entry[0] for rel in topic_bytes for tree in (baseline, new_tree) if rel in tree.files
+                for entry in timeline_entries(tree.files[rel])}
     views, core = derived_views(new_tree, runtime.created_order, ws.settings["memory.core.budget_tokens"],
-                                ws.settings["memory.recent.limit"])
+                                ws.settings["memory.recent.limit"], days)
     result.core = core
     files = dict(topic_bytes)
-    files.update(_changed_views(ws, views))
+    files.update(_changed_views(ws, views, full=days is None))
     cited = {sid for rel in topic_bytes if rel in new_files for r in new_files[rel].records for sid in r.source_ids}
     used_sources = [m for sid, m in staging.new_sources.items() if sid in cited]
     files.update({rel: new for rel, (_old, new) in plan_append(ws.root, used_sources).items()})
     result.derived_files = sorted(rel for rel in files if is_derived(rel))
     runtime_bytes = runtime.to_text().encode("utf-8")
-    if not files and _read_bytes(ws.layout.path(RUNTIME)) == runtime_bytes:
+    if _read_bytes(ws.layout.path(RUNTIME)) != runtime_bytes:
+        files[RUNTIME] = runtime_bytes
+    if not files:
+        result.revision = before or REVISIONS.revision(ws.root)
         return result  # a rebuild that found every view current
-    files[RUNTIME] = runtime_bytes
 
     plan = InstallPlan(files=files, changed_topics=result.changed_files, baseline_revision=before)
     if ws.pre_install is not None:
         ws.pre_install(plan)  # a failure here means no install
     note_git_pending(ws, [rel for rel in files if rel != RUNTIME])
     install(ws.layout, files, step or (lambda _s: None))
+    runtime.remember(ws.layout)
+    ws.cache.adopt(new_tree, list(topic_bytes))
     result.memory_committed = True
     _git_commit(ws, message, result)
     result.revision = REVISIONS.revision(ws.root)
@@ -293,7 +308,7 @@ def _check_lost_ids(policy: Policy, lost: list[str], allowed: frozenset[str], ba
                     new_tree: TreeState, topic_bytes: dict[str, bytes | None]) -> None:
     if not lost:
         return
-    by_id = baseline.by_id
+    by_id = {block_id: baseline.find(block_id) for block_id in lost}
     if policy is Policy.HAND:
         deleted_files = {rel for rel, data in topic_bytes.items() if data is None}
         for block_id in lost:
@@ -313,8 +328,9 @@ def _check_lost_ids(policy: Policy, lost: list[str], allowed: frozenset[str], ba
         return
     # MODEL: records may be deleted, but an ID may not silently vanish from a
     # record that still exists (rewritten without its ID).
+    known = baseline.id_files()
     fresh = [r for rel in topic_bytes if rel in new_tree.files for r in new_tree.files[rel].records
-             if not any(i in by_id for i in r.ids)]
+             if not any(i in known for i in r.ids)]
     for block_id in lost:
         old = by_id[block_id]
         for candidate in fresh:
@@ -327,11 +343,9 @@ def _check_lost_ids(policy: Policy, lost: list[str], allowed: frozenset[str], ba
 
 
 def _check_links(tree: TreeState) -> None:
-    id_files = None
-    for record in tree.records():
-        for topic, block_id in record.links:
-            if id_files is None:
-                id_files = tree.id_files()
+    id_files = tree.id_files()
+    for summary in tree.files.values():
+        for record, topic, block_id in summary.outbound:
             if topic not in id_files.get(block_id, ()):
                 raise _reject(
                     f"{record.topic}:{record.line}: link to {topic}#^{block_id} does not resolve "
@@ -339,11 +353,11 @@ def _check_links(tree: TreeState) -> None:
                     "dangling-link", file=record.topic, line=record.line, block_id=block_id)
 
 
-def _changed_views(ws: "MemoryWorkspace", views: dict[str, str | None]) -> dict[str, bytes | None]:
-    """Only the derived files whose bytes differ, plus stale timeline files."""
+def _changed_views(ws: "MemoryWorkspace", views: dict[str, str | None], full: bool) -> dict[str, bytes | None]:
+    """Only the derived files whose bytes differ (and, on a full rebuild, stale days)."""
     out: dict[str, bytes | None] = {}
     timeline = ws.layout.path(TIMELINE)
-    if timeline.is_dir():
+    if full and timeline.is_dir():
         for dirpath, _dirs, files in os.walk(timeline):
             for name in files:
                 rel = os.path.relpath(os.path.join(dirpath, name), ws.root).replace(os.sep, "/")

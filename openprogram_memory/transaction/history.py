@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ..failures import FailureCode, MemoryFailure
 from ..workspace.layout import GIT_EXCLUDE
+from .gitindex import update_index
 
 AUTHOR = b"OpenProgram Memory <memory@openprogram.local>"
 FILE_MODE = 0o100644
@@ -44,14 +45,6 @@ def init_repo(root: Path) -> None:
     current = exclude.read_text() if exclude.exists() else ""
     if GIT_EXCLUDE.strip() not in current.splitlines():
         exclude.write_text(current + ("" if current.endswith("\n") or not current else "\n") + GIT_EXCLUDE)
-
-
-def _load_tree(store, sha: bytes | None):
-    from dulwich.objects import Tree
-
-    if sha is None:
-        return Tree()
-    return store[sha].copy() if hasattr(store[sha], "copy") else store[sha]
 
 
 def _update_tree(store, tree_sha: bytes | None, changes: dict[tuple[bytes, ...], bytes | None], new_objects: list) -> bytes | None:
@@ -102,7 +95,6 @@ def commit_paths(root: Path, paths: list[str], message: str) -> str | None:
 
     Returns None when nothing differs from HEAD. Raises GIT_COMMIT_FAILED.
     """
-    from dulwich.index import index_entry_from_stat
     from dulwich.objects import Blob, Commit
 
     try:
@@ -154,14 +146,8 @@ def commit_paths(root: Path, paths: list[str], message: str) -> str | None:
         else:
             if not repo.refs.set_if_equals(b"HEAD", head, commit.id):
                 raise MemoryFailure(FailureCode.GIT_COMMIT_FAILED, "HEAD moved during commit")
-        index = repo.open_index()
-        for path, value in stats.items():
-            if value is None:
-                if path in index:
-                    del index[path]
-            else:
-                index[path] = index_entry_from_stat(value[0], value[1], FILE_MODE)
-        index.write()
+        update_index(root / ".git", {path: (None if value is None else (value[0], value[1], FILE_MODE))
+                                     for path, value in stats.items()})
         return commit.id.decode("ascii")
     except MemoryFailure as failure:
         if failure.code is FailureCode.GIT_UNAVAILABLE:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from ..tokens import count_tokens
 from ..topics.model import Definition, Heading, Paragraph
 from ..workspace.layout import CORE_RENDER, CORE_TOPIC, RECENT, RELATIONS, TIMELINE
-from ..workspace.tree import RecordInfo, TreeState
+from ..workspace.tree import FileSummary, RecordInfo, TreeState, register_index
 
 _LINK_TARGET_RE = re.compile(r"\]\(([^)\s]+)\)")
 
@@ -131,41 +131,104 @@ def _full_date(time: str | None) -> tuple[str, str, str] | None:
     return match.group(1), match.group(2), match.group(3) or "00"
 
 
-def timeline_files(tree: TreeState, created_order: dict[str, int]) -> dict[str, str]:
-    """``timeline/YYYY/MM/DD.md``: one line per dated record.
+# Every timeline file sits at timeline/YYYY/MM/, three levels below the root.
+_TIMELINE_UP = "../../../"
+
+
+def _timeline_link(from_file: str, target: str) -> str:
+    if "://" in target or target.startswith(("#", "/")):
+        return target
+    path, sep, anchor = target.partition("#")
+    absolute = posixpath.normpath(posixpath.join(posixpath.dirname(from_file), path)) if path else from_file
+    return f"{_TIMELINE_UP}{absolute}{sep}{anchor}"
+
+
+def timeline_entries(summary: FileSummary) -> list[tuple[str, str, str]]:
+    """``(day file, memory id, line)`` for each dated record of one topic file.
 
     Records dated only to a month go to ``DD = 00``; year-only and undated
-    records have no place on a timeline.
+    records have no place on a timeline. Kept with the cached summary.
     """
-    days: dict[str, list[tuple[int, str, RecordInfo]]] = {}
-    for record in tree.records():
+    cached = summary.__dict__.get("_timeline")
+    if cached is not None:
+        return cached
+    entries = []
+    for record in summary.records:
         date = _full_date(record.time)
         if date is None:
             continue
         year, month, day = date
-        rel = f"{TIMELINE}/{year}/{month}/{day}.md"
-        order = created_order.get(record.memory_id, 1 << 60)
-        days.setdefault(rel, []).append((order, record.topic, record))
-    out: dict[str, str] = {}
-    for rel, entries in days.items():
-        entries.sort(key=lambda e: (e[0], e[1], e[2].memory_id))
+        text = " ".join(_LINK_TARGET_RE.sub(lambda m: f"]({_timeline_link(record.topic, m.group(1))})",
+                                            record.content).split())
+        line = (f"- {text} ([{record.topic.removeprefix('topics/')}]({_TIMELINE_UP}{record.topic}"
+                f"#^{record.memory_id}))")
+        entries.append((f"{TIMELINE}/{year}/{month}/{day}.md", record.memory_id, line))
+    summary.__dict__["_timeline"] = entries
+    return entries
+
+
+def _entries_by_day(summary: FileSummary) -> dict[str, list[tuple[str, str]]]:
+    cached = summary.__dict__.get("_timeline_by_day")
+    if cached is None:
+        cached = {}
+        for day, memory_id, line in timeline_entries(summary):
+            cached.setdefault(day, []).append((memory_id, line))
+        summary.__dict__["_timeline_by_day"] = cached
+    return cached
+
+
+register_index("timeline-days", lambda summary: _entries_by_day(summary).keys())
+
+
+def timeline_files(tree: TreeState, created_order: dict[str, int], days: set[str] | None = None) -> dict[str, str | None]:
+    """``timeline/YYYY/MM/DD.md``: one line per dated record, in creation order.
+
+    With ``days``, only those day files are produced (None = no entry left).
+    """
+    grouped: dict[str, list[tuple[int, str, str, str]]] = {}
+    if days is None:
+        for path, summary in tree.files.items():
+            for day, memory_id, line in timeline_entries(summary):
+                grouped.setdefault(day, []).append((created_order.get(memory_id, 1 << 60), path, memory_id, line))
+    else:
+        day_files = tree.index("timeline-days")
+        for day in days:
+            for path in day_files.get(day, ()):
+                for memory_id, line in _entries_by_day(tree.files[path]).get(day, ()):
+                    grouped.setdefault(day, []).append((created_order.get(memory_id, 1 << 60), path, memory_id, line))
+    out: dict[str, str | None] = {day: None for day in days or ()}
+    for rel, entries in grouped.items():
+        entries.sort()
         year, month, day = rel.removesuffix(".md").split("/")[1:]
         title = f"{year}-{month}" + (f"-{day}" if day != "00" else "")
-        lines = [f"# {title}", ""]
-        for _, topic, record in entries:
-            link = posixpath.relpath(topic, posixpath.dirname(rel))
-            text = " ".join(_rebase_links(record.content, topic, rel).split())
-            lines.append(f"- {text} ([{topic.removeprefix('topics/')}]({link}#^{record.memory_id}))")
-        out[rel] = "\n".join(lines) + "\n"
+        out[rel] = "\n".join([f"# {title}", "", *(e[3] for e in entries)]) + "\n"
     return out
 
 
 def recent_events(tree: TreeState, created_order: dict[str, int], limit: int) -> str:
-    """The newest ``limit`` records by creation order, one JSON line each."""
-    records = [(created_order.get(r.memory_id, -1), r) for r in tree.records()]
-    records.sort(key=lambda e: (e[0], e[1].topic, e[1].memory_id), reverse=True)
+    """The newest ``limit`` records by creation order, one JSON line each.
+
+    ``created_order`` is insertion-ordered (oldest first), so the newest are
+    read from its end; records with no creation order come after them.
+    """
+    chosen: list[tuple[int, RecordInfo]] = []
+    seen: set[str] = set()
+    for block_id in reversed(created_order):
+        if len(chosen) == limit:
+            break
+        record = tree.find(block_id)
+        if record is None or record.memory_id in seen:
+            continue
+        seen.add(record.memory_id)
+        chosen.append((created_order.get(record.memory_id, created_order[block_id]), record))
+    if len(chosen) < limit:
+        extra = [(-1, r) for summary in tree.files.values() for r in summary.records
+                 if r.memory_id not in seen and not any(i in created_order for i in r.ids)]
+        extra.sort(key=lambda e: (e[1].topic, e[1].line))
+        chosen.extend(extra[: limit - len(chosen)])
+    chosen.sort(key=lambda e: e[0], reverse=True)
     lines = []
-    for order, record in records[:limit]:
+    for order, record in chosen:
         lines.append(json.dumps({
             "memory_id": record.memory_id,
             "topic": record.topic,
@@ -179,30 +242,31 @@ def recent_events(tree: TreeState, created_order: dict[str, int], limit: int) ->
 
 def relations(tree: TreeState) -> str:
     """``{"backlinks": {id: [ids]}, "outbound": {id: ["topic#^id"]}}``."""
-    outbound: dict[str, list[str]] = {}
-    backlinks: dict[str, list[str]] = {}
-    by_id = tree.by_id
-    for record in tree.records():
-        targets = []
-        for topic, block_id in record.links:
-            targets.append(f"{topic}#^{block_id}")
-            target = by_id.get(block_id)
+    outbound: dict[str, set[str]] = {}
+    backlinks: dict[str, set[str]] = {}
+    for summary in tree.files.values():
+        for record, topic, block_id in summary.outbound:
+            outbound.setdefault(record.memory_id, set()).add(f"{topic}#^{block_id}")
+            target = tree.find(block_id)
             if target is not None:
-                backlinks.setdefault(target.memory_id, []).append(record.memory_id)
-        if targets:
-            outbound[record.memory_id] = sorted(set(targets))
+                backlinks.setdefault(target.memory_id, set()).add(record.memory_id)
     data = {
-        "backlinks": {k: sorted(set(v)) for k, v in sorted(backlinks.items())},
-        "outbound": dict(sorted(outbound.items())),
+        "backlinks": {k: sorted(v) for k, v in sorted(backlinks.items())},
+        "outbound": {k: sorted(v) for k, v in sorted(outbound.items())},
     }
     return json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
 
 
-def derived_views(tree: TreeState, created_order: dict[str, int], budget: int, recent_limit: int) -> tuple[dict[str, str | None], CoreRender]:
-    """Every derived file's content (None = should not exist) and the core render."""
+def derived_views(tree: TreeState, created_order: dict[str, int], budget: int, recent_limit: int,
+                  days: set[str] | None = None) -> tuple[dict[str, str | None], CoreRender]:
+    """Derived files' content (None = should not exist) and the core render.
+
+    ``days`` limits the timeline to the day files an edit can have touched
+    (None = every day, for a full rebuild).
+    """
     core = render_core(tree, budget)
     files: dict[str, str | None] = {CORE_RENDER: core.text or None}
-    files.update(timeline_files(tree, created_order))
+    files.update(timeline_files(tree, created_order, days))
     files[RECENT] = recent_events(tree, created_order, recent_limit)
     files[RELATIONS] = relations(tree)
     return files, core

@@ -6,9 +6,10 @@ import hashlib
 import json
 import os
 import secrets
+import stat
 import threading
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Iterator
 
@@ -25,13 +26,14 @@ RUNTIME_VERSION = 1
 class RuntimeState:
     """``runtime.json``: creation order and organize counters.
 
-    An unreadable file loads as defaults (the order is then rebuilt from
-    file order by the next transaction).
+    The creation order is stored as a list of block IDs, oldest first, and
+    held as an insertion-ordered dict ``{id: order}`` (orders only grow, so
+    iterating the dict backwards gives the newest first). An unreadable file
+    loads as defaults.
     """
 
     version: int = RUNTIME_VERSION
     created_order: dict[str, int] = field(default_factory=dict)
-    next_order: int = 0
     batches_since_organize: int = 0
     tokens_since_organize: int = 0
     writes_since_global: int = 0
@@ -41,25 +43,63 @@ class RuntimeState:
 
     @classmethod
     def load(cls, layout: Layout) -> "RuntimeState":
-        data = read_json(layout.path(RUNTIME), None)
-        if not isinstance(data, dict):
+        path = layout.path(RUNTIME)
+        try:
+            st = os.stat(path)
+            sig = (st.st_mtime_ns, st.st_size, st.st_ino)
+        except OSError:
             return cls()
+        cached = _RUNTIME_CACHE.get(str(path))
+        if cached is not None and cached[0] == sig:
+            return cached[1].copy()
+        data = read_json(path, None)
         state = cls()
-        for key, value in data.items():
-            if hasattr(state, key):
-                setattr(state, key, value)
-        if not isinstance(state.created_order, dict):
-            state.created_order = {}
+        if isinstance(data, dict):
+            for item in fields(cls):
+                if item.name in data and item.name != "created_order":
+                    setattr(state, item.name, data[item.name])
+            created = data.get("created", [])
+            if isinstance(created, list):
+                state.created_order = {str(block_id): index for index, block_id in enumerate(created)}
+        _RUNTIME_CACHE[str(path)] = (sig, state.copy())
         return state
 
+    def copy(self) -> "RuntimeState":
+        clone = RuntimeState(**{f.name: getattr(self, f.name) for f in fields(self)})
+        clone.created_order = dict(self.created_order)
+        return clone
+
+    @property
+    def next_order(self) -> int:
+        if not self.created_order:
+            return 0
+        return self.created_order[next(reversed(self.created_order))] + 1
+
+    def remember(self, layout: Layout) -> None:
+        """Prime the per-process cache after this state was written to disk."""
+        path = layout.path(RUNTIME)
+        try:
+            st = os.stat(path)
+        except OSError:
+            return
+        _RUNTIME_CACHE[str(path)] = ((st.st_mtime_ns, st.st_size, st.st_ino), self.copy())
+
     def to_text(self) -> str:
-        return json.dumps(asdict(self), ensure_ascii=False, sort_keys=True, separators=(",", ":")) + "\n"
+        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "created_order"}
+        data["created"] = list(self.created_order)
+        return json.dumps(data, sort_keys=True, separators=(",", ":")) + "\n"
 
     def assign_order(self, block_ids: list[str]) -> None:
-        for block_id in block_ids:
-            if block_id not in self.created_order:
-                self.created_order[block_id] = self.next_order
-                self.next_order += 1
+        """Give IDs not seen before the next creation positions."""
+        fresh = [block_id for block_id in dict.fromkeys(block_ids) if block_id not in self.created_order]
+        if not fresh:
+            return
+        start = self.next_order
+        for offset, block_id in enumerate(fresh):
+            self.created_order[block_id] = start + offset
+
+
+_RUNTIME_CACHE: dict[str, tuple[tuple[int, int, int], RuntimeState]] = {}
 
 
 def workspace_id(layout: Layout) -> str:
@@ -77,10 +117,17 @@ def workspace_id(layout: Layout) -> str:
 
 
 class RevisionCache:
-    """File bytes by signature, so a revision rereads only what changed."""
+    """Computes revisions rereading and rehashing only what changed.
+
+    File bytes are kept by signature; and since the revision hashes files in
+    sorted path order, the hash state before each file is kept too, so a
+    change rehashes from the first changed path on (sources, which sort
+    early and only grow, are rarely rehashed).
+    """
 
     def __init__(self) -> None:
         self._bytes: dict[str, tuple[tuple[int, int, int], bytes]] = {}
+        self._prefix: dict[str, tuple[list[tuple[str, tuple[int, int, int]]], list]] = {}
         self._lock = threading.Lock()
 
     def revision(self, root: Path) -> str:
@@ -89,48 +136,67 @@ class RevisionCache:
         Every file except ``.git/`` and ``.scriptorium/``, but including
         ``.scriptorium/runtime.json``.
         """
-        paths: list[str] = []
-        for dirpath, dirs, files in os.walk(root):
-            rel_dir = os.path.relpath(dirpath, root)
-            if rel_dir == ".":
-                dirs[:] = [d for d in dirs if d not in (".git", SCRIPTORIUM)]
-            for name in files:
-                rel = name if rel_dir == "." else f"{rel_dir}/{name}".replace(os.sep, "/")
-                paths.append(rel)
-        if (root / RUNTIME).is_file():
-            paths.append(RUNTIME)
-        digest = hashlib.sha256()
-        seen: set[str] = set()
-        for rel in sorted(paths):
-            data = self._read(root, rel)
-            if data is None:
-                continue
-            seen.add(rel)
-            digest.update(rel.encode("utf-8") + b"\0" + data + b"\0")
+        items: list[tuple[str, str, tuple[int, int, int]]] = []
+
+        def scan(directory: str, prefix: str) -> None:
+            with os.scandir(directory) as it:
+                for entry in it:
+                    rel = prefix + entry.name
+                    if entry.is_dir(follow_symlinks=False):
+                        if prefix or entry.name not in (".git", SCRIPTORIUM):
+                            scan(entry.path, rel + "/")
+                    else:
+                        st = entry.stat(follow_symlinks=False)
+                        items.append((rel, entry.path, (st.st_mtime_ns, st.st_size, st.st_ino)))
+
+        if root.is_dir():
+            scan(str(root), "")
+        runtime = root / RUNTIME
+        try:
+            st = os.stat(runtime)
+            items.append((RUNTIME, str(runtime), (st.st_mtime_ns, st.st_size, st.st_ino)))
+        except OSError:
+            pass
+        items.sort()
+        keys = [(rel, sig) for rel, _path, sig in items]
         with self._lock:
-            for stale in set(self._bytes) - seen:
-                if stale.startswith(str(root)):
-                    self._bytes.pop(stale, None)
+            old_keys, old_states = self._prefix.get(str(root), ([], []))
+        # states[i] is the hash state before file i; resume at the first change
+        start = 0
+        limit = min(len(keys), len(old_keys))
+        while start < limit and keys[start] == old_keys[start]:
+            start += 1
+        if start < len(old_states):
+            states = old_states[: start + 1]
+        else:
+            start, states = 0, [hashlib.sha256()]
+        digest = states[start].copy()
+        for rel, path, sig in items[start:]:
+            data = self._read(path, sig)
+            if data is not None:
+                digest.update(rel.encode("utf-8"))
+                digest.update(b"\0")
+                digest.update(data)
+                digest.update(b"\0")
+            states.append(digest.copy())
+        with self._lock:
+            self._prefix[str(root)] = (keys, states)
         return digest.hexdigest()[:32]
 
-    def _read(self, root: Path, rel: str) -> bytes | None:
-        path = root / rel
-        try:
-            st = os.stat(path, follow_symlinks=False)
-        except OSError:
-            return None
-        key = f"{root}\0{rel}"
-        sig = (st.st_mtime_ns, st.st_size, st.st_ino)
-        with self._lock:
-            hit = self._bytes.get(key)
+    def _read(self, path: str, sig: tuple[int, int, int]) -> bytes | None:
+        hit = self._bytes.get(path)
         if hit and hit[0] == sig:
             return hit[1]
         try:
-            data = path.read_bytes() if not path.is_symlink() else os.readlink(path).encode()
+            if os.path.islink(path):
+                data = os.readlink(path).encode()
+            else:
+                with open(path, "rb") as handle:
+                    data = handle.read()
         except OSError:
             return None
         with self._lock:
-            self._bytes[key] = (sig, data)
+            self._bytes[path] = (sig, data)
         return data
 
 

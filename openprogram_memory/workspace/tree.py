@@ -8,11 +8,13 @@ again. Source archives are cached the same way.
 
 from __future__ import annotations
 
+import functools
 import os
 import posixpath
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable, Iterable
 
 from ..sources.archive import ArchiveFile, SourceMessage, read_archive
 from ..topics.model import Paragraph, TopicDoc, parse_topic, record_links
@@ -100,13 +102,25 @@ class RecordInfo:
 
 @dataclass
 class FileSummary:
+    """One parsed topic file; derived per-file data is computed once and kept."""
+
     path: str
     doc: TopicDoc
     records: list[RecordInfo] = field(default_factory=list)
 
-    @property
+    @functools.cached_property
     def ids(self) -> list[str]:
         return [i for r in self.records for i in r.ids]
+
+    @functools.cached_property
+    def by_id(self) -> dict[str, RecordInfo]:
+        """Every block ID (aliases too) of this file → its record."""
+        return {i: r for r in self.records for i in r.ids}
+
+    @functools.cached_property
+    def outbound(self) -> list[tuple[RecordInfo, str, str]]:
+        """``(record, target topic, target block id)`` for every record link."""
+        return [(r, topic, block_id) for r in self.records for topic, block_id in r.links]
 
 
 def resolve_relative(from_file: str, target: str) -> str:
@@ -201,23 +215,39 @@ class TopicCache:
         self.root = root
         self.sources = SourceCache(root)
         self._files: dict[str, tuple[Signature, FileSummary]] = {}
+        self._last: TreeState | None = None
         self._lock = threading.Lock()
 
     def list_topic_paths(self) -> list[str]:
-        base = self.root / TOPICS
-        out: list[str] = []
-        if not base.is_dir():
-            return out
-        for dirpath, dirs, files in os.walk(base):
-            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-            for name in files:
-                if name.endswith(".md") and not name.startswith("."):
-                    out.append(os.path.relpath(os.path.join(dirpath, name), self.root).replace(os.sep, "/"))
-        return sorted(out)
+        return sorted(self._scan_topics())
 
-    def summary(self, rel: str) -> FileSummary | None:
+    def _scan_topics(self) -> dict[str, Signature]:
+        """Every topic file with its signature, in one directory scan."""
+        out: dict[str, Signature] = {}
+
+        def scan(directory: str, prefix: str) -> None:
+            with os.scandir(directory) as entries:
+                for entry in entries:
+                    if entry.name.startswith("."):
+                        continue
+                    if entry.is_dir(follow_symlinks=False):
+                        scan(entry.path, f"{prefix}{entry.name}/")
+                    elif entry.name.endswith(".md"):
+                        st = entry.stat(follow_symlinks=False)
+                        out[prefix + entry.name] = (st.st_mtime_ns, st.st_size, st.st_ino)
+
+        base = self.root / TOPICS
+        if base.is_dir():
+            scan(str(base), TOPICS + "/")
+        return out
+
+    def summary(self, rel: str, sig: Signature | None = None) -> FileSummary | None:
+        if sig is not None:
+            hit = self._files.get(rel)
+            if hit is not None and hit[0] == sig:
+                return hit[1]
         path = self.root / rel
-        sig = signature(path)
+        sig = sig or signature(path)
         if sig is None:
             return None
         with self._lock:
@@ -233,13 +263,41 @@ class TopicCache:
             self._files[rel] = (sig, summary)
         return summary
 
+    def adopt(self, tree: "TreeState", changed: list[str]) -> None:
+        """After an install: take the installed tree as the cached state.
+
+        The changed files' summaries are stored under their new signatures,
+        so the next snapshot parses nothing and reuses every index.
+        """
+        with self._lock:
+            for rel in changed:
+                summary = tree.files.get(rel)
+                sig = signature(self.root / rel)
+                if summary is None or sig is None:
+                    self._files.pop(rel, None)
+                else:
+                    self._files[rel] = (sig, summary)
+            self._last = tree
+
     def snapshot(self) -> "TreeState":
         files = {}
-        for rel in self.list_topic_paths():
-            summary = self.summary(rel)
+        for rel, sig in sorted(self._scan_topics().items()):
+            summary = self.summary(rel, sig)
             if summary is not None:
                 files[rel] = summary
-        return TreeState(files)
+        # Reuse the previous snapshot's ID index, updated for changed files only.
+        with self._lock:
+            previous = self._last
+        if previous is not None:
+            old_files = previous.files
+            changed_old = [old_files[p] for p in old_files if files.get(p) is not old_files[p]]
+            changed_new = [files[p] for p in files if old_files.get(p) is not files[p]]
+            tree = TreeState(files, _indexes=previous.updated_indexes(changed_old, changed_new))
+        else:
+            tree = TreeState(files)
+        with self._lock:
+            self._last = tree
+        return tree
 
 
 @dataclass
@@ -247,6 +305,7 @@ class TreeState:
     """Topic files of one tree (installed, or installed + staged)."""
 
     files: dict[str, FileSummary]
+    _indexes: dict[str, dict[str, list[str]]] = field(default_factory=dict)
     _by_id: dict[str, RecordInfo] | None = None
 
     def records(self) -> list[RecordInfo]:
@@ -254,6 +313,7 @@ class TreeState:
 
     @property
     def by_id(self) -> dict[str, RecordInfo]:
+        """Every block ID → record (builds a full map; prefer :meth:`find`)."""
         if self._by_id is None:
             index: dict[str, RecordInfo] = {}
             for path in sorted(self.files):
@@ -263,17 +323,79 @@ class TreeState:
             self._by_id = index
         return self._by_id
 
+    def find(self, block_id: str) -> RecordInfo | None:
+        """The record carrying ``block_id``, through the ID index."""
+        for path in self.id_files().get(block_id, ()):
+            summary = self.files.get(path)
+            if summary is not None and block_id in summary.by_id:
+                return summary.by_id[block_id]
+        return None
+
+    def index(self, name: str) -> dict[str, list[str]]:
+        """``key → [files]`` for a registered per-file key function. Do not mutate.
+
+        Built once, then carried from tree to tree and updated only for the
+        files that changed (see :func:`register_index`).
+        """
+        found = self._indexes.get(name)
+        if found is None:
+            keys_of = INDEX_KEYS[name]
+            found = {}
+            for path in sorted(self.files):
+                for key in keys_of(self.files[path]):
+                    found.setdefault(key, []).append(path)
+            self._indexes[name] = found
+        return found
+
     def id_files(self) -> dict[str, list[str]]:
         """Every block ID with the files it appears in (duplicates show)."""
-        out: dict[str, list[str]] = {}
-        for path in sorted(self.files):
-            for block_id in self.files[path].ids:
-                out.setdefault(block_id, []).append(path)
-        return out
+        return self.index("ids")
+
+    def updated_indexes(self, removed: list["FileSummary"], added: list["FileSummary"]) -> dict[str, dict[str, list[str]]]:
+        return {name: update_index(index, INDEX_KEYS[name], removed, added) for name, index in self._indexes.items()}
+
+    def with_files(self, replaced: dict[str, "FileSummary | None"]) -> "TreeState":
+        """A new tree with some files replaced (None = removed), indexes updated."""
+        files = dict(self.files)
+        old = [files[p] for p in replaced if p in files]
+        for path, summary in replaced.items():
+            if summary is None:
+                files.pop(path, None)
+            else:
+                files[path] = summary
+        new = [s for s in replaced.values() if s is not None]
+        self.id_files()
+        return TreeState(files, _indexes=self.updated_indexes(old, new))
 
     def core_records(self) -> list[RecordInfo]:
         summary = self.files.get(CORE_TOPIC)
         return list(summary.records) if summary else []
+
+
+KeyFunction = Callable[["FileSummary"], Iterable[str]]
+INDEX_KEYS: dict[str, KeyFunction] = {"ids": lambda summary: summary.ids}
+
+
+def register_index(name: str, keys_of: KeyFunction) -> None:
+    """Register a per-file key function whose index trees keep incrementally."""
+    INDEX_KEYS[name] = keys_of
+
+
+def update_index(index: dict[str, list[str]], keys_of: KeyFunction, removed: list[FileSummary],
+                 added: list[FileSummary]) -> dict[str, list[str]]:
+    """A copy of ``index`` without ``removed`` files' keys and with ``added``'s."""
+    out = dict(index)
+    for summary in removed:
+        for key in keys_of(summary):
+            paths = [p for p in out.get(key, ()) if p != summary.path]
+            if paths:
+                out[key] = paths
+            else:
+                out.pop(key, None)
+    for summary in added:
+        for key in keys_of(summary):
+            out[key] = sorted({*out.get(key, ()), summary.path})
+    return out
 
 
 _CACHES: dict[Path, TopicCache] = {}
