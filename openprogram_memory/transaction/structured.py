@@ -52,7 +52,6 @@ from ..failures import FailureCode, MemoryFailure
 from ..sources.archive import SourceMessage, archive_relpath_for, make_source_id, split_source_id
 from ..topics.ids import evidence_id, source_anchor
 from ..topics.model import (
-    CITATION_RE,
     DEFINITION_RE,
     FENCE_RE,
     HEADING_RE,
@@ -67,7 +66,7 @@ from ..topics.model import (
     TopicDoc,
     parse_topic,
 )
-from ..topics.normalize import relative_link, valid_time
+from ..topics.normalize import valid_time
 from ..workspace.layout import check_topic_path
 from ..workspace.state import RuntimeState
 from ..workspace.tree import TreeState, resolve_relative
@@ -562,12 +561,14 @@ class TopicEditor:
 
     # -- documents ------------------------------------------------------
     def doc(self, rel: str) -> TopicDoc:
+        """The parsed document of ``rel`` as edited so far (empty if it does not exist yet)."""
         if rel not in self.docs:
             text = self.staging.read(rel) if self.staging.exists(rel) else ""
             self.docs[rel] = parse_topic(text, rel)
         return self.docs[rel]
 
     def locate(self, memory_id: str, index: int) -> tuple[str, TopicDoc, Paragraph]:
+        """Where ``memory_id`` is now: ``(topic, document, paragraph)``; MEMORY_NOT_FOUND if nowhere."""
         rel = self.where.get(memory_id)
         if rel is None:
             if memory_id in self.deleted_by:
@@ -584,6 +585,7 @@ class TopicEditor:
 
     # -- the operations ------------------------------------------------
     def apply(self, request: Request) -> None:
+        """Apply every operation in order, fix links to moved records, write touched topics."""
         self.new_sources = request.new_sources
         for op in request.ops:
             getattr(self, "_" + op.kind)(op)

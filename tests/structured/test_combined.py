@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from openprogram_memory.transaction.history import log
+from openprogram_memory.transaction.history import files_at, log
 from openprogram_memory.workspace.state import RuntimeState
 from structured.helpers import SOURCES, create, create_op, dest, topic_text
 
@@ -44,6 +44,11 @@ def test_all_four_ops_in_one_transaction(ws):
     assert gone not in recent and recent[keep]["content"] == "Updated text."
     assert recent[mover]["topic"] == "topics/new.md"
     assert recent[new_id]["created_order"] > recent[mover]["created_order"] > recent[keep]["created_order"]
+    # ... and were committed with the topics, in the same commit
+    committed = files_at(ws.root, result.commit, "")
+    for rel in ["topics/new.md", "topics/t.md", "recent_events.jsonl", "timeline/2026/08/06.md"]:
+        assert committed[rel] == (ws.root / rel).read_bytes()
+    assert "timeline/2026/08/03.md" not in committed
 
 
 def test_merge_as_update_deletes_and_move(ws):
@@ -97,6 +102,14 @@ def test_split_as_update_creates_and_move(ws):
     # two records share the (time, source) evidence of the first new record: defined once
     assert sum(1 for line in text.splitlines() if line.startswith("[^")) == 3
     assert {e["memory_id"] for e in _recent(ws)} == {big, *result.block_ids}
+
+
+def test_moving_a_whole_section_out_prunes_its_heading(ws):
+    stay = create(ws, "Stays.", headings=("A", "Keep"))
+    movers = [create(ws, f"Mover {n}.", headings=("A", "Go")) for n in range(2)]
+    ws.update(memory_changes=[{"op": "move_records", "memory_ids": movers, "destination": dest("topics/b.md")}])
+    assert "## Go" not in topic_text(ws, "topics/t.md") and stay in topic_text(ws, "topics/t.md")
+    assert [r.memory_id for r in ws.records() if r.topic == "topics/b.md"] == movers
 
 
 def test_delete_with_link_fixed_in_same_request(ws):
