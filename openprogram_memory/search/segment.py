@@ -17,6 +17,7 @@ import marshal
 import re
 import sys
 from array import array
+from collections import Counter
 from typing import Iterable, NamedTuple
 
 from .tokenize import tokenize
@@ -124,11 +125,12 @@ def build_segment(sig: Signature, topic: str, records: Iterable) -> tuple[FileSe
     for position, record in enumerate(records):
         terms = tokenize(document_text(topic, record.headings, record.content))
         lens.append(len(terms))
-        counts: dict[str, int] = {}
-        for term in terms:
-            counts[term] = counts.get(term, 0) + 1
-        for term, tf in counts.items():
-            postings.setdefault(intern(term), []).append(position << POS_SHIFT | min(tf, TF_MASK))
+        base = position << POS_SHIFT
+        for term, tf in Counter(terms).items():
+            values = postings.get(term)
+            if values is None:
+                values = postings[intern(term)] = []
+            values.append(base | (tf if tf < TF_MASK else TF_MASK))
         rows.append((record.memory_id, tuple(record.headings), record.content, record_refs(record)))
     terms = tuple(postings)
     segment = FileSegment(sig, lens.tobytes(), sum(lens), marshal.dumps((terms, rows)))
