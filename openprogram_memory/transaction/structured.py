@@ -484,10 +484,14 @@ def _created_ids(ws: "MemoryWorkspace", request: Request, result: TxResult) -> l
 
 # -- rendering ops into topic documents ----------------------------------
 def _rebase_target(target: str, old_file: str, new_file: str) -> str:
-    """A relative link target written in ``old_file``, rewritten for ``new_file``."""
-    if "://" in target or target.startswith(("/", "mailto:")):
-        return target
+    """A relative link target written in ``old_file``, rewritten for ``new_file``.
+
+    Only links into the memory tree are rebased: same-file anchors and
+    relative ``.md`` paths; URLs and anything else stay as written.
+    """
     path, sep, anchor = target.partition("#")
+    if "://" in target or target.startswith(("/", "mailto:")) or (path and not path.endswith(".md")):
+        return target
     absolute = old_file if not path else posixpath.normpath(posixpath.join(posixpath.dirname(old_file), path))
     return _link_path(absolute, new_file) + sep + anchor
 
