@@ -10,7 +10,7 @@ pipeline's business, never the backend's.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from ..failures import FailureCode, MemoryFailure
 
@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from ..workspace.api import MemoryWorkspace
 
 MAX_ROUNDS = 20
+NOTHING_DURABLE = "nothing_durable"
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,13 @@ class WriterRun:
     prompt: str = ""
     reply: str = ""
     notes: list[str] = field(default_factory=list)
+    # An explicit "reviewed, nothing durable" verdict: the writer read every
+    # turn of ``reviewed`` (source ids) and found nothing worth recording.
+    # It settles those turns only when it covers the whole batch and the
+    # run changed no file; it never produces a written marker (see
+    # writer/pipeline.py). Leave it None when the run edited topics.
+    verdict: str | None = None
+    reviewed: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -74,6 +82,8 @@ class WriterRun:
             "prompt": self.prompt,
             "reply": self.reply,
             "notes": self.notes,
+            "verdict": self.verdict,
+            "reviewed": self.reviewed,
         }
 
 
@@ -87,17 +97,44 @@ class WriterBackend(Protocol):
         ...
 
 
+BackendFactory = Callable[[str], WriterBackend]
+_BACKENDS: dict[str, BackendFactory] = {}
+
+
+def register_backend(name: str, factory: BackendFactory) -> None:
+    """Make ``factory(model)`` answer ``model == name`` (or every ``name…`` model if ``name`` ends in ``:``).
+
+    The built-in ``rules`` and ``anthropic:`` backends are resolved the same
+    way; tests register their fakes here, so they walk the real path.
+    """
+    _BACKENDS[name] = factory
+
+
+def _rules(_model: str) -> WriterBackend:
+    from .rules import RulesWriter
+
+    return RulesWriter()
+
+
+def _anthropic(model: str) -> WriterBackend:
+    from .anthropic_backend import AnthropicWriter
+
+    return AnthropicWriter(model.split(":", 1)[1])
+
+
+register_backend("rules", _rules)
+register_backend("anthropic:", _anthropic)
+
+
 def resolve_backend(model: str) -> WriterBackend:
     """``rules`` → the offline writer; ``anthropic:<model>`` → the Messages API writer."""
-    if model == "rules":
-        from .rules import RulesWriter
-
-        return RulesWriter()
-    if model.startswith("anthropic:") and len(model) > len("anthropic:"):
-        from .anthropic_backend import AnthropicWriter
-
-        return AnthropicWriter(model.split(":", 1)[1])
-    raise MemoryFailure(
-        FailureCode.MEMORY_PROVIDER_RESOLUTION_FAILED,
-        f"unknown writer model {model!r}; use 'rules' or 'anthropic:<model>'",
-    )
+    model = str(model or "").strip()
+    factory = _BACKENDS.get(model)
+    if factory is None and ":" in model and not model.endswith(":"):
+        factory = _BACKENDS.get(model.split(":", 1)[0] + ":")
+    if factory is None:
+        raise MemoryFailure(
+            FailureCode.MEMORY_PROVIDER_RESOLUTION_FAILED,
+            f"unknown writer model {model!r}; use 'rules' or 'anthropic:<model>'",
+        )
+    return factory(model)
