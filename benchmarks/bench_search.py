@@ -12,7 +12,9 @@ Chinese records; one archived source per record, 3 % pending) it prints:
 * cold process: a fresh ``python -c`` running ``search()`` on the built
   cache, and the real CLI ``openprogram memory search Q --state DIR --json``;
 * the same through SQLite FTS5 (stdlib sqlite3, ``bm25()`` ranking, same
-  document text): build, warm p50/p95, cold process — and the ratios.
+  document text, any-term ``OR`` match): build, warm p50/p95, cold process
+  — and the ratios. Ours and FTS5 are timed interleaved, query by query and
+  process by process, so a busy machine slows both alike.
 
 Targets: warm p50 within 2x of FTS5 at 10,000; cold < 200 ms at 10,000.
 
@@ -128,13 +130,13 @@ def timed_ms(fn, *args, **kwargs) -> float:
     return (time.perf_counter() - start) * 1000
 
 
-def cold_ms(argv: list[str], runs: int, env: dict[str, str] | None = None) -> float:
-    """Median wall time of a fresh process (spawn to exit), after one warm-up of the OS cache."""
+def cold_ms(argv: list[str], runs: int, env: dict[str, str] | None = None, *, single: bool = False) -> float:
+    """Wall time of a fresh process (spawn to exit): one run, or the median of ``runs`` after a warm-up."""
     samples = []
-    for run in range(runs + 1):
+    for run in range(1 if single else runs + 1):
         start = time.perf_counter()
         subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, env=env)
-        if run:
+        if run or single:
             samples.append((time.perf_counter() - start) * 1000)
     return statistics.median(samples)
 
@@ -200,53 +202,65 @@ def bench_size(n: int, args: argparse.Namespace, work: Path) -> dict[str, float]
     out["incr_ms"] = timed_ms(search, root, "warmup")
     print(f"one file edited → next search        {out['incr_ms']:9.1f} ms   (re-index 1 file + save cache)")
 
-    queries = {"short": [corpus.short_query() for _ in range(args.queries)],
-               "long": [corpus.long_query() for _ in range(args.queries)]}
-    for q in queries["short"][:20]:
-        search(root, q)  # warm
-    index, _ = search_cache.current_index(root)
-    for kind, qs in queries.items():
-        e2e = [timed_ms(search, root, q) for q in qs]
-        bare = [timed_ms(index.top, tokenize(q), 5) for q in qs]
-        out[f"warm_{kind}_p50"], out[f"warm_{kind}_p95"] = percentiles(e2e)
-        out[f"bare_{kind}_p50"], out[f"bare_{kind}_p95"] = percentiles(bare)
-        print(f"warm {kind:5} search() p50/p95        {out[f'warm_{kind}_p50']:9.3f} / {out[f'warm_{kind}_p95']:.3f} ms"
-              f"   scoring only {out[f'bare_{kind}_p50']:.3f} / {out[f'bare_{kind}_p95']:.3f} ms")
-    check = [timed_ms(index.refresh) for _ in range(50)]
-    out["check_ms"] = statistics.median(check)
-    print(f"  of which signature check (refresh)  {out['check_ms']:9.3f} ms")
-
-    q = queries["short"][0]
-    code = ("import sys; from pathlib import Path; from openprogram_memory.search import search; "
-            "search(Path(sys.argv[1]), sys.argv[2])")
-    out["cold_py_ms"] = cold_ms([PYTHON, "-c", code, str(root), q], args.cold_runs)
-    out["python_ms"] = cold_ms([PYTHON, "-c", "pass"], args.cold_runs)
-    env = {**os.environ, "OPENPROGRAM_STATE": str(state)}
-    try:
-        out["cold_cli_ms"] = cold_ms([CLI, "memory", "search", q, "--state", str(state), "--json"], args.cold_runs, env)
-    except (OSError, subprocess.CalledProcessError) as exc:
-        print(f"CLI not usable ({exc}); cold figures are python -c only")
-        out["cold_cli_ms"] = float("nan")
-    print(f"cold process python -c search()      {out['cold_py_ms']:9.1f} ms   (bare python: {out['python_ms']:.1f} ms)")
-    print(f"cold process CLI memory search       {out['cold_cli_ms']:9.1f} ms")
-
     db = work / f"fts{n}.db"
     fresh_process_state()  # FTS5 build parses the topic files too
     out["fts_build_ms"] = fts_build(db, root)
+    print(f"FTS5 build (parse + insert)          {out['fts_build_ms']:9.1f} ms")
+
+    # Warm queries, ours and FTS5 interleaved query by query so machine noise hits both alike.
+    queries = {"short": [corpus.short_query() for _ in range(args.queries)],
+               "long": [corpus.long_query() for _ in range(args.queries)]}
     con = sqlite3.connect(db)
-    for qq in queries["short"][:20]:
-        con.execute(FTS_QUERY, (fts_match(qq),)).fetchall()
+    for q in queries["short"][:20]:
+        search(root, q)
+        con.execute(FTS_QUERY, (fts_match(q),)).fetchall()
+    index, _ = search_cache.current_index(root)
     for kind, qs in queries.items():
-        samples = [timed_ms(lambda m: con.execute(FTS_QUERY, (m,)).fetchall(), fts_match(qq)) for qq in qs]
-        out[f"fts_{kind}_p50"], out[f"fts_{kind}_p95"] = percentiles(samples)
+        e2e, bare, fts = [], [], []
+        for q in qs:
+            e2e.append(timed_ms(search, root, q))
+            bare.append(timed_ms(index.top, tokenize(q), 5))
+            match = fts_match(q)
+            fts.append(timed_ms(lambda: con.execute(FTS_QUERY, (match,)).fetchall()))
+        for name, samples in (("warm", e2e), ("bare", bare), ("fts", fts)):
+            out[f"{name}_{kind}_p50"], out[f"{name}_{kind}_p95"] = percentiles(samples)
+        print(f"warm {kind:5} search() p50/p95        {out[f'warm_{kind}_p50']:9.3f} / {out[f'warm_{kind}_p95']:.3f} ms"
+              f"   scoring only {out[f'bare_{kind}_p50']:.3f} / {out[f'bare_{kind}_p95']:.3f} ms")
+        print(f"     FTS5 p50/p95                    {out[f'fts_{kind}_p50']:9.3f} / {out[f'fts_{kind}_p95']:.3f} ms")
     con.close()
+    check = [timed_ms(index.refresh) for _ in range(50)]
+    out["check_ms"] = statistics.median(check)
+    print(f"  signature check alone (refresh)     {out['check_ms']:9.3f} ms   (part of every search())")
+
+    # Cold processes, interleaved the same way.
+    q = queries["short"][0]
+    code = ("import sys; from pathlib import Path; from openprogram_memory.search import search; "
+            "search(Path(sys.argv[1]), sys.argv[2])")
     fts_code = ("import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); "
                 f"c.execute({FTS_QUERY!r}, (sys.argv[2],)).fetchall()")
-    out["fts_cold_ms"] = cold_ms([PYTHON, "-c", fts_code, str(db), fts_match(q)], args.cold_runs)
-    print(f"FTS5 build (parse + insert)          {out['fts_build_ms']:9.1f} ms")
-    for kind in ("short", "long"):
-        print(f"FTS5 warm {kind:5} p50/p95              {out[f'fts_{kind}_p50']:9.3f} / {out[f'fts_{kind}_p95']:.3f} ms")
-    print(f"FTS5 cold process                    {out['fts_cold_ms']:9.1f} ms")
+    env = {**os.environ, "OPENPROGRAM_STATE": str(state)}
+    commands = {
+        "cold_py_ms": ([PYTHON, "-c", code, str(root), q], None),
+        "fts_cold_ms": ([PYTHON, "-c", fts_code, str(db), fts_match(q)], None),
+        "python_ms": ([PYTHON, "-c", "pass"], None),
+        "cold_cli_ms": ([CLI, "memory", "search", q, "--state", str(state), "--json"], env),
+    }
+    cold: dict[str, list[float]] = {name: [] for name in commands}
+    for run in range(args.cold_runs + 1):
+        for name, (argv, cmd_env) in commands.items():
+            try:
+                ms = cold_ms(argv, 0, cmd_env, single=True)
+            except (OSError, subprocess.CalledProcessError) as exc:
+                print(f"{name}: not runnable ({exc})")
+                ms = float("nan")
+            if run:
+                cold[name].append(ms)
+    for name, samples in cold.items():
+        out[name] = statistics.median(samples)
+    print(f"cold process python -c search()      {out['cold_py_ms']:9.1f} ms   (bare python: {out['python_ms']:.1f} ms)")
+    print(f"cold process CLI memory search       {out['cold_cli_ms']:9.1f} ms")
+    print(f"FTS5 cold process (python -c)        {out['fts_cold_ms']:9.1f} ms")
+
     print("ratios (ours / FTS5):")
     for kind in ("short", "long"):
         print(f"  warm {kind:5} p50: search() {out[f'warm_{kind}_p50'] / out[f'fts_{kind}_p50']:5.2f}x"
