@@ -395,9 +395,16 @@ def _git_commit(ws: "MemoryWorkspace", message: str, result: TxResult) -> None:
         result.git_error = failure.message
 
 
+def commit_pending(ws: "MemoryWorkspace", message: str) -> TxResult:
+    """Commit every path noted as pending (archive appends, an interrupted commit)."""
+    result = TxResult(revision="")
+    _git_commit(ws, message, result)
+    return result
+
+
 def recover_workspace(ws: "MemoryWorkspace") -> str | None:
     """Finish or roll back an interrupted install, then commit what is pending."""
     outcome = recover(ws.layout)
     if ws.layout.state(GIT_PENDING).exists():
-        _git_commit(ws, "memory: commit changes left by an interrupted transaction", TxResult(revision=""))
+        commit_pending(ws, "memory: commit changes left by an interrupted transaction")
     return outcome

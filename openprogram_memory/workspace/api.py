@@ -149,16 +149,19 @@ class MemoryWorkspace:
         return staged_edit(self, edit, policy=Policy.MODEL, message=f"memory: restore topics from {commit[:12]}")
 
     def archive(self, messages: list) -> list[str]:
-        """Append messages to the source archive (before a writer runs).
+        """Append messages to the source archive (before a writer runs) and commit them.
 
-        The appended files are committed to git with the next transaction.
+        Content addressed: messages already archived add nothing. A failed
+        git commit is retried with the next transaction.
         """
         from ..sources.archive import archive_messages
-        from ..transaction.engine import note_git_pending
+        from ..transaction.engine import commit_pending, note_git_pending
 
         with write_lock(self.layout, EDIT_LOCK_TIMEOUT):
             changed = archive_messages(self.root, messages)
-            note_git_pending(self, changed)
+            if changed:
+                note_git_pending(self, changed)
+                commit_pending(self, f"memory: archive {len(messages)} source message(s)")
         return changed
 
     # -- reading -------------------------------------------------------
