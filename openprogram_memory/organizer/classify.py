@@ -68,7 +68,7 @@ _PROGRESS_RE = re.compile(
 _PREFERENCE_RE = re.compile(
     r"(?i:\b(?:prefers?|preferred|preference|enjoys?|dislikes?|hates?|can't\s+stand|cannot\s+stand|"
     r"favou?rite|would\s+rather|rather\s+than|fan\s+of)\b)"
-    r"|\b(?:[Ii]|[Ww]e|[Hh]e|[Ss]he|[Tt]hey|(?!(?:Looks|Seems|Sounds|Feels|Just|Much|More|Something)\b)[A-Z][a-z]+)\s+(?i:really\s+|also\s+|don't\s+|doesn't\s+|do\s+not\s+)?"
+    r"|\b(?:[Ii]|[Ww]e|[Hh]e|[Ss]he|[Tt]hey|[Uu]ser|(?!(?:Looks|Seems|Sounds|Feels|Just|Much|More|Something)\b)[A-Z][a-z]+)\s+(?i:really\s+|also\s+|don't\s+|doesn't\s+|do\s+not\s+)?"
     r"(?i:like|likes|love|loves)\b"
 )
 _STALE_RE = re.compile(
@@ -80,7 +80,9 @@ _STALE_RE = re.compile(
 _IDENTITY_RE = re.compile(
     r"\b(?:my\s+name\s+is|name\s+is|is\s+called|i\s+am|i'm|i\s+was|lives?\s+in|based\s+in|born|grew\s+up|"
     r"works?\s+as|works?\s+at|is\s+an?|am\s+an?|speaks?|native|pronouns?|time\s*zone|"
-    r"birthday|years\s+old|married|partner|daughter|son|wife|husband|(?:runs|owns)\s+an?|from\s+[A-Z]\w*)\b",
+    r"birthday|years\s+old|married|partner|daughter|son|wife|husband|(?:runs|owns)\s+an?|"
+    r"(?:runs|leads|manages|heads)\s+the\s+(?:[\w&-]+\s+){0,3}?(?:team|department|group|company|business|shop|lab)|"
+    r"from\s+[A-Z]\w*)\b",
     re.I,
 )
 _MODAL_RE = re.compile(r"\b(?:always|never|must|mustn't|must\s+not)\b", re.I)
