@@ -1,0 +1,71 @@
+"""The writer and organizer prompts, and the request text a model writer sees.
+
+The prompts are the Markdown files beside this module (``write.md``,
+``repair.md``, ``organize.md``; package data). They carry the content policy
+(SPEC §5, design §05) and the exact record format (SPEC §2.1, design §10).
+Nothing here depends on a provider, so every model backend builds its
+system prompt and first user message the same way.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from html import escape
+from importlib import resources
+from typing import TYPE_CHECKING
+
+from ...failures import FailureCode, MemoryFailure
+
+if TYPE_CHECKING:
+    from ..backend import WriterRequest
+
+# stage → prompt files, concatenated in order
+STAGE_PROMPTS: dict[str, tuple[str, ...]] = {
+    "write": ("write.md",),
+    "backfill": ("write.md",),
+    "write-repair": ("write.md", "repair.md"),
+    "organize": ("organize.md",),
+}
+
+
+@lru_cache(maxsize=None)
+def load_prompt(name: str) -> str:
+    """The text of one prompt file."""
+    return resources.files(__name__).joinpath(name).read_text(encoding="utf-8")
+
+
+def system_prompt(stage: str) -> str:
+    """The system prompt for a writer stage; INVALID_ARGUMENT for an unknown stage."""
+    names = STAGE_PROMPTS.get(stage)
+    if names is None:
+        raise MemoryFailure(FailureCode.INVALID_ARGUMENT,
+                            f"unknown writer stage {stage!r}; expected one of {', '.join(STAGE_PROMPTS)}")
+    return "\n\n".join(load_prompt(name).strip() for name in names) + "\n"
+
+
+def user_message(request: "WriterRequest") -> str:
+    """The first user message: rejection (repair), batch turns verbatim, topic tree."""
+    parts: list[str] = [f"Stage: {request.stage}"]
+    if request.session_id:
+        parts.append(f"Session: {request.session_id}")
+    if request.stage == "write-repair":
+        parts.append(
+            "## Your previous edit was rejected\n\n"
+            "The staging copy is back to the state before that edit. The runtime said:\n\n"
+            f"<rejection>\n{request.rejection or '(no reason given)'}\n</rejection>"
+        )
+    if request.turns:
+        count = len(request.turns)
+        lines = [f"## Batch ({count} turn{'' if count == 1 else 's'}, verbatim; cite the `source` ids)"]
+        for turn in request.turns:
+            lines.append(
+                f'<turn source="{escape(turn.source_id)}" role="{escape(turn.role)}" '
+                f'speaker="{escape(turn.speaker)}" time="{escape(turn.timestamp)}">\n{turn.text}\n</turn>'
+            )
+        parts.append("\n\n".join(lines))
+    elif request.stage != "organize":
+        parts.append("## Batch\n\n(no turns)")
+    tree = "\n".join(f"- {path}" for path in request.topic_paths) or "(no topic files yet)"
+    parts.append(f"## Current topic files\n\n{tree}\n\nRead files with the tools before you change them.")
+    parts.append("When you are done, call commit_edits.")
+    return "\n\n".join(parts) + "\n"

@@ -1,0 +1,114 @@
+"""The Anthropic writer end to end: real SDK, replayed HTTP, a real workspace transaction."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+from anthropic_helpers import API_KEY, MODEL, batch_turns, writer_for
+
+from openprogram_memory.transaction.engine import Policy
+from openprogram_memory.writer.anthropic_backend import AnthropicWriter
+from openprogram_memory.writer.backend import WriterRequest, resolve_backend
+
+TREE = ["topics/people/dana.md"]
+
+
+def _request(stage: str = "write", **kwargs) -> WriterRequest:
+    return WriterRequest(stage=stage, turns=batch_turns(), topic_paths=list(TREE), session_id="s2", **kwargs)
+
+
+def _edit(workspace, backend, request):
+    runs = []
+    result = workspace.edit(lambda staging: runs.append(backend.run(request, staging, workspace)), policy=Policy.MODEL)
+    return result, runs[0]
+
+
+def test_recorded_tool_use_conversation_installs_a_cited_record(workspace, replay) -> None:
+    transport = replay("write_record")
+    result, run = _edit(workspace, writer_for(transport), _request())
+
+    assert run.committed is True
+    assert (run.rounds, run.stop_reason) == (4, "tool_use")
+    assert (run.input_tokens, run.output_tokens) == (2095 + 2160 + 2298 + 2452, 48 + 41 + 131 + 37)
+    assert run.reply == "Recorded that billing runs on FastAPI."
+    assert run.backend == f"anthropic:{MODEL}"
+    assert "<turn source=\"openprogram/s2/u1\"" in run.prompt
+
+    assert result.memory_committed and "topics/projects/billing.md" in result.changed_files
+    anchor = "source-" + hashlib.sha256(b"openprogram/s2/u1").hexdigest()[:16]
+    installed = workspace.read_topic("topics/projects/billing.md")
+    match = re.fullmatch(
+        r"# Billing service\n\nThe billing service runs on FastAPI\.\[\^(e-[0-9a-f]{10})\] \^([0-9a-f]{8})\n\n"
+        r"\[\^\1\]: Time: `2026-08-11`; Sources: \[billing stack\]\(\.\./\.\./sources/openprogram/_v2/s2\.md#"
+        + anchor + r"\)\n",
+        installed,
+    )
+    assert match, installed
+    record = workspace.get(match.group(2))
+    assert record["sources"] == [{"source": "openprogram/s2/u1", "label": "billing stack"}]
+    assert record["time"] == "2026-08-11"
+    # the existing topic was read, not touched
+    assert "topics/people/dana.md" not in result.changed_files
+    # the SDK sent the key; every follow-up request carried the previous tool results (checked by the replay)
+    assert all(headers["authorization"] == f"Bearer {API_KEY}" for headers in transport.headers)
+    assert [len(body["messages"]) for body in transport.requests] == [1, 3, 5, 7]
+
+
+def test_repair_run_carries_the_rejection(workspace, replay) -> None:
+    transport = replay("repair")
+    rejection = ("topics/projects/billing.md:3: record ^9f2c41d0 has text after its last citation (citations end a record)\n"
+                 "Fix: end the paragraph with its citation; move the trailing text before [^e1].")
+    result, run = _edit(workspace, writer_for(transport), _request("write-repair", rejection=rejection))
+
+    assert run.committed and run.rounds == 2
+    first = transport.requests[0]
+    assert f"<rejection>\n{rejection}\n</rejection>" in first["messages"][0]["content"]
+    assert "## Repair run" in first["system"][0]["text"]
+    assert result.memory_committed and "topics/projects/billing.md" in result.changed_files
+
+
+def test_a_write_run_does_not_mention_a_rejection(workspace, replay) -> None:
+    transport = replay("write_record")
+    _edit(workspace, writer_for(transport), _request(rejection="stale text that must not leak"))
+    assert "rejection" not in transport.requests[0]["messages"][0]["content"]
+    assert "## Repair run" not in transport.requests[0]["system"][0]["text"]
+
+
+def test_path_errors_go_back_to_the_model_as_tool_errors(workspace, replay) -> None:
+    transport = replay("path_error")
+    result, run = _edit(workspace, writer_for(transport), _request())
+
+    second = transport.requests[1]["messages"][-1]["content"]
+    assert second[0]["is_error"] is True and second[0]["content"].startswith("READ_ONLY_PATH: sources/notes.md")
+    # commit_edits in the same message as a failed call is refused, so the model saw the error first
+    assert second[1]["is_error"] is True and second[1]["content"].startswith("not committed")
+    assert run.committed and run.rounds == 3
+    assert any(note.startswith("write_topic: error: READ_ONLY_PATH") for note in run.notes)
+    assert result.changed_files and all(path.startswith("topics/") for path in result.changed_files)
+    assert not (workspace.root / "sources" / "notes.md").exists()
+
+
+def test_max_rounds_is_respected_and_reported_uncommitted(workspace, replay) -> None:
+    transport = replay("max_rounds")
+    result, run = _edit(workspace, writer_for(transport), _request(max_rounds=3))
+
+    assert len(transport.requests) == 3  # a fourth request would fail the replay
+    assert (run.rounds, run.committed, run.stop_reason) == (3, False, "max_rounds")
+    assert any("max rounds (3)" in note for note in run.notes)
+    assert result.changed_files == []
+
+
+def test_end_turn_without_commit_gets_one_reminder(workspace, replay) -> None:
+    transport = replay("no_commit")
+    _, run = _edit(workspace, writer_for(transport), _request())
+
+    assert (run.rounds, run.committed, run.stop_reason) == (2, False, "end_turn")
+    assert run.reply == "Done."
+    assert transport.requests[1]["messages"][-1]["content"].startswith("You ended your turn without calling commit_edits")
+
+
+def test_resolve_backend_builds_the_anthropic_writer() -> None:
+    backend = resolve_backend("anthropic:claude-x")
+    assert isinstance(backend, AnthropicWriter)
+    assert (backend.model, backend.name) == ("claude-x", "anthropic:claude-x")
