@@ -411,21 +411,21 @@ class SearchIndex:
         """
         if k <= 0 or not self.n_docs:
             return []
-        items = list(self.scores(terms).items())
+        items = self.scores(terms).items()
         want = k + 8
         while True:
             best = heapq.nlargest(want, items, key=itemgetter(1))
-            if len(best) == want:  # take every record tied with the last one too
-                floor = best[-1][1]
-                best = [item for item in items if item[1] >= floor]
             best.sort(key=self._order)
-            matches = []
+            matches: list[Match] = []
             for key, score in best:
                 match = self._match(key, score)
                 if include_pending or match.trust_state == "trusted":
                     matches.append(match)
                     if len(matches) == k:
-                        return matches
-            if len(best) >= len(items):
+                        break
+            if want >= len(items):
+                return matches
+            # Exact only if nothing left out could tie with or beat the last pick.
+            if len(matches) == k and matches[-1].score > best[-1][1]:
                 return matches
             want *= 4

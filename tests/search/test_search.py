@@ -192,3 +192,17 @@ def test_scan_matches_topic_cache_listing(root: Path):
     (root / "topics/notes.txt").write_text("x", encoding="utf-8")
     (root / "topics/linked").symlink_to(root / "topics/deep")
     assert sorted(scan_topics(root)) == TopicCache(root).list_topic_paths()
+
+
+def test_equal_scores_are_ordered_by_topic_then_position(root: Path):
+    for name in ["x2", "x1"]:
+        write_topic(root, f"topics/{name}.md", [
+            Rec(f"Identical pelican note {i}.", f"openprogram/{name}/u{i}") for i in range(10)
+        ])
+    hits = search(root, "pelican", top_k=12)
+    assert len({h.score for h in hits}) == 1
+    assert [(h.topic, h.content) for h in hits] == (
+        [("topics/x1.md", f"Identical pelican note {i}.") for i in range(10)]
+        + [("topics/x2.md", f"Identical pelican note {i}.") for i in range(2)]
+    )
+    assert [h.content for h in search(root, "pelican", top_k=3)] == [f"Identical pelican note {i}." for i in range(3)]
