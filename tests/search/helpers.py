@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from openprogram_memory.sources.archive import SourceMessage, archive_messages, archive_relpath_for
+from openprogram_memory.sources.archive import SourceMessage, archive_messages, archive_relpath_for, parse_archive
 from openprogram_memory.topics.ids import evidence_id, new_block_id, source_anchor
 
 
@@ -114,11 +114,7 @@ def set_trust(root: Path, source_id: str, trust_state: str) -> None:
     """Rewrite one archived frame's trust state (how promotion looks on disk)."""
     path = root / archive_relpath_for(source_id)
     text = path.read_text(encoding="utf-8")
-    frames = {}
-    from openprogram_memory.sources.archive import parse_archive
-
-    for frame in parse_archive(text).frames:
-        frames[frame.source_id] = frame
+    frames = {frame.source_id: frame for frame in parse_archive(text).frames}
     old = frames[source_id]
     new = SourceMessage(**{**old.__dict__, "trust_state": trust_state})
     path.write_text(text.replace(old.frame(), new.frame()), encoding="utf-8")

@@ -105,7 +105,7 @@ def test_pending_source_excluded_by_default_included_and_marked_on_request(root:
     ]
 
 
-def test_record_with_any_pending_source_is_excluded(root: Path, tmp_path: Path):
+def test_record_with_any_pending_source_is_excluded(root: Path):
     write_topic(root, "topics/a.md", [Rec("Mixed fact about kites.", "openprogram/s1/u1")])
     write_topic(root, "topics/b.md", [Rec("Second source for kites.", "openprogram/s9/u2", trust_state="pending")])
     path = root / "topics/a.md"
