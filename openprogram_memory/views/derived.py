@@ -29,6 +29,7 @@ class CoreRender:
     budget: int
     included: list[str] = field(default_factory=list)
     excluded: list[str] = field(default_factory=list)
+    pending: list[str] = field(default_factory=list)  # cite an unverified source: never injected
 
 
 def _rebase_links(text: str, from_file: str, to_file: str) -> str:
@@ -51,7 +52,9 @@ def render_core(tree: TreeState, budget: int) -> CoreRender:
 
     A record that does not fit is skipped (reported in ``excluded``) and the
     next ones are still tried. Its footnote definitions travel with it; the
-    heading chain is kept for included records.
+    heading chain is kept for included records. A record citing a
+    ``pending`` source is automatic context too, so it is left out
+    (reported in ``pending``) until its source is trusted.
     """
     summary = tree.files.get(CORE_TOPIC)
     if summary is None:
@@ -74,6 +77,10 @@ def render_core(tree: TreeState, budget: int) -> CoreRender:
             chain.append(block)
             continue
         if not isinstance(block, Paragraph) or not block.ids:
+            continue
+        info = summary.by_id.get(block.identity)
+        if info is not None and info.trust_state != "trusted":
+            result.pending.append(block.identity)
             continue
         new_headings = [h for h in chain if id(h) not in emitted_headings]
         new_defs = [label for label in dict.fromkeys(block.citations)

@@ -210,6 +210,7 @@ class MemoryWorkspace:
             "canonical_tokens": count_tokens(canonical),
             "budget": budget,
             "excluded_block_ids": core.excluded,
+            "pending_block_ids": core.pending,
         }
 
     def status(self) -> dict[str, Any]:
