@@ -1,0 +1,168 @@
+"""``memory write``, ``memory watch``, ``memory backfill`` and ``memory import``.
+
+JSON shapes are the stable contract of SPEC §12.1; failures leave as the
+one error object with the sysexits code (75 retryable — e.g. the write lock
+is busy —, 65 rejected, 64 usage).
+"""
+
+from __future__ import annotations
+
+from typing import Any, List, Optional
+
+import typer
+
+from ..failures import EXIT_OK, EXIT_REJECTED, EXIT_RETRYABLE, FailureCode, MemoryFailure
+from .common import JsonOption, StateOption, memory_settings, open_workspace
+from .output import console, emit, err_console, print_json, reporting
+
+
+def write_command(
+    session: Optional[str] = typer.Option(None, "--session", "-s", help="Session id to write."),
+    force: bool = typer.Option(False, "--force", help="Session boundary: write everything pending, every branch."),
+    all_idle: bool = typer.Option(False, "--all-idle", help="One idle-watcher poll over every session."),
+    state: Optional[str] = StateOption,
+    json: bool = JsonOption,
+) -> None:
+    """Write a session into memory (per turn, or --force at the session boundary)."""
+    if all_idle:
+        _poll(state, json)
+        return
+    with reporting(json):
+        from ..writer.pipeline import write_report
+
+        if not session:
+            raise MemoryFailure(FailureCode.MISSING_SESSION_ID,
+                                "no session id: use --session ID (or --all-idle for every idle session)")
+        ws = open_workspace(memory_settings(state), create=True)
+        report = write_report(ws, session, force=force)
+        data = report.to_json()
+        if data["revision"] is None:
+            data["revision"] = ws.revision()
+
+        def human() -> None:
+            if report.skipped and not report.passes:
+                console.print(f"Nothing written ({report.skipped}); {data['pending']} turn(s) pending.")
+            else:
+                console.print(f"{data['passes']} pass(es): {len(data['written'])} turn(s) written, "
+                              f"{len(data['reviewed'])} reviewed with nothing durable; {data['pending']} pending.")
+                for path in data["changed_files"]:
+                    console.print(f"  {path}")
+            console.print(f"revision {data['revision']}")
+
+        emit(data, json, human)
+
+
+def _poll(state: Optional[str], as_json: bool) -> None:
+    with reporting(as_json):
+        from ..writer.watcher import watch_once
+
+        outcomes = watch_once(memory_settings(state))
+    data = {"ok": all(o.ok for o in outcomes), "sessions": [o.to_json() for o in outcomes]}
+    if as_json:
+        print_json(data)
+    else:
+        if not outcomes:
+            console.print("No idle session to write.")
+        for o in outcomes:
+            status = "ok" if o.ok else f"{o.reason} ({'retry next poll' if o.retryable else 'recorded'})"
+            console.print(f"{o.session}: {status}")
+    raise typer.Exit(_exit_code(outcomes))
+
+
+def _exit_code(outcomes: list[Any]) -> int:
+    if any(not o.ok and not o.retryable for o in outcomes):
+        return EXIT_REJECTED
+    if any(not o.ok for o in outcomes):
+        return EXIT_RETRYABLE
+    return EXIT_OK
+
+
+def watch_command(
+    once: bool = typer.Option(False, "--once", help="One poll, then exit."),
+    state: Optional[str] = StateOption,
+    json: bool = JsonOption,
+) -> None:
+    """The idle watcher: force-write sessions quiet for memory.watcher.idle_seconds."""
+    if once:
+        _poll(state, json)
+        return
+    with reporting(json):
+        from ..writer.watcher import watch
+
+        settings = memory_settings(state)
+
+        def report(outcomes: list[Any]) -> None:
+            for o in outcomes:
+                if json:
+                    print_json(o.to_json())
+                else:
+                    console.print(f"{o.session}: {'ok' if o.ok else o.reason}")
+
+        err_console.print(f"watching every {settings['memory.watcher.poll_seconds']} s "
+                          f"(idle after {settings['memory.watcher.idle_seconds']} s); Ctrl-C stops")
+        try:
+            watch(settings, on_poll=report)
+        except KeyboardInterrupt:
+            pass
+
+
+def backfill_command(
+    state: Optional[str] = StateOption,
+    json: bool = JsonOption,
+) -> None:
+    """Write trusted archived sources that no topic cites yet, in normal batches."""
+    with reporting(json):
+        from ..writer.backfill import backfill
+
+        ws = open_workspace(memory_settings(state))
+        if json:
+            report = backfill(ws)
+        else:
+            from rich.progress import Progress
+
+            with Progress(console=err_console, transient=True) as progress:
+                task = progress.add_task("backfill", total=None)
+                report = backfill(ws, progress=lambda done, total: progress.update(task, completed=done, total=total))
+
+        def human() -> None:
+            if not report["considered"]:
+                console.print("Nothing to backfill: every trusted source is cited or was reviewed.")
+                return
+            console.print(f"{report['written']} of {report['considered']} source(s) written in {report['batches']} "
+                          f"batch(es): {report['cited']} cited, {report['reviewed']} reviewed with nothing durable; "
+                          f"{report['remaining']} remaining.")
+            for failure in report["failures"]:
+                err_console.print(f"[red]{failure['code']}[/]: {failure['message']}")
+
+        emit(report, json, human)
+        if report["remaining"]:
+            if not json:
+                err_console.print(f"{report['remaining']} source(s) remain unwritten; run `openprogram memory backfill` again")
+            raise typer.Exit(EXIT_REJECTED)
+
+
+def import_command(
+    fmt: str = typer.Argument(..., metavar="FORMAT", help="Transcript format: claude-code, pi or codex."),
+    paths: List[str] = typer.Argument(..., metavar="PATH...", help="Transcript files or directories."),
+    state: Optional[str] = StateOption,
+    json: bool = JsonOption,
+) -> None:
+    """Import other agents' transcripts into the session store (idempotent)."""
+    with reporting(json):
+        from ..sessions.importers import import_paths
+        from ..sessions.store import SessionStore
+
+        settings = memory_settings(state)
+        result = import_paths(SessionStore(settings.sessions_dir), fmt, paths)
+        data = result.to_json()
+        emit(data, json, lambda: console.print(
+            f"{data['imported']} node(s) imported, {data['skipped']} already present, "
+            f"sessions: {', '.join(data['sessions']) or '-'}"))
+
+
+def register(memory_app: typer.Typer) -> None:
+    """Add ``write``, ``watch``, ``backfill`` and ``import`` to the ``memory`` group."""
+    memory_app.command("write")(write_command)
+    memory_app.command("watch")(watch_command)
+    memory_app.command("backfill")(backfill_command)
+    memory_app.command("import")(import_command)

@@ -1,0 +1,112 @@
+"""The writer's runtime files in ``.scriptorium/`` (SPEC §2.4).
+
+- ``writer-status.json`` — ``{version, last_outcome, last_success_at,
+  last_failure: {at, reason_code, retryable, message, session} | null,
+  pending, session, updated_at}``; ``memory status`` reads it.
+- ``agent-history.jsonl`` — one line per writer run (stage, session, batch,
+  prompt, reply, rounds, tokens, stop reason or error).
+- ``events.jsonl`` — the event bus (``memory.ingest_ended`` and friends).
+
+None of these is memory: they are git-excluded and outside the revision.
+Writing them must never fail a write, so every function here logs and
+swallows its own I/O errors.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+from ..failures import MemoryFailure
+from ..fsutil import append_jsonl, atomic_write_json, read_json
+
+if TYPE_CHECKING:
+    from ..workspace.layout import Layout
+
+log = logging.getLogger("openprogram_memory.writer")
+
+STATUS_FILE = "writer-status.json"
+HISTORY_FILE = "agent-history.jsonl"
+EVENTS_FILE = "events.jsonl"
+STATUS_VERSION = 1
+
+
+def now_iso(now: datetime | None = None) -> str:
+    """``now`` (default: the current time) as a UTC ISO 8601 string, seconds precision."""
+    moment = now or datetime.now(timezone.utc)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone(timezone.utc).isoformat(timespec="seconds")
+
+
+def _append(layout: "Layout", name: str, record: dict[str, Any]) -> None:
+    try:
+        append_jsonl(layout.state(name), record)
+    except OSError as exc:  # runtime bookkeeping never fails a write
+        log.warning("could not append to %s: %s", layout.state(name), exc)
+
+
+def emit_event(layout: "Layout", event: str, payload: dict[str, Any], now: datetime | None = None) -> None:
+    """Append ``{"event", "at", **payload}`` to ``events.jsonl``."""
+    _append(layout, EVENTS_FILE, {"event": event, "at": now_iso(now), **payload})
+
+
+def log_run(layout: "Layout", record: dict[str, Any], now: datetime | None = None) -> None:
+    """Append one writer/organizer run to ``agent-history.jsonl``."""
+    _append(layout, HISTORY_FILE, {"at": now_iso(now), **record})
+
+
+def read_status(layout: "Layout") -> dict[str, Any]:
+    """The current ``writer-status.json`` (defaults when missing or unreadable)."""
+    data = read_json(layout.state(STATUS_FILE), None)
+    status: dict[str, Any] = {"version": STATUS_VERSION, "last_outcome": None, "last_success_at": None,
+                              "last_failure": None, "pending": None}
+    if isinstance(data, dict):
+        status.update({k: v for k, v in data.items() if k in status or k in ("session", "updated_at")})
+    return status
+
+
+def _write_status(layout: "Layout", status: dict[str, Any]) -> None:
+    try:
+        atomic_write_json(layout.state(STATUS_FILE), status, fsync=False)
+    except OSError as exc:
+        log.warning("could not write %s: %s", layout.state(STATUS_FILE), exc)
+
+
+def record_success(layout: "Layout", session: str, pending: int | None, now: datetime | None = None) -> None:
+    """A write answered ``None`` after doing work: last_outcome = success."""
+    status = read_status(layout)
+    stamp = now_iso(now)
+    status.update(last_outcome="success", last_success_at=stamp, pending=pending, session=session,
+                  updated_at=stamp)
+    _write_status(layout, status)
+
+
+def record_failure(layout: "Layout", session: str | None, failure: MemoryFailure, pending: int | None,
+                   now: datetime | None = None) -> None:
+    """A write failed (even if the caller swallows it): status and a ``memory.write_failed`` event."""
+    status = read_status(layout)
+    stamp = now_iso(now)
+    status.update(
+        last_outcome="failure",
+        last_failure={"at": stamp, "reason_code": failure.code.value, "retryable": failure.retryable,
+                      "message": failure.message, "session": session},
+        session=session,
+        updated_at=stamp,
+    )
+    if pending is not None:
+        status["pending"] = pending
+    _write_status(layout, status)
+    emit_event(layout, "memory.write_failed",
+               {"session": session, "code": failure.code.value, "retryable": failure.retryable,
+                "message": failure.message}, now)
+
+
+def record_pending(layout: "Layout", session: str, pending: int) -> None:
+    """A per-turn call that wrote nothing: refresh the pending count only (and only if it moved)."""
+    status = read_status(layout)
+    if status.get("pending") == pending and status.get("session") == session:
+        return
+    status.update(pending=pending, session=session)
+    _write_status(layout, status)

@@ -1,0 +1,314 @@
+"""``RulesWriter`` (model ``rules``): the offline writer, a real extractor.
+
+From the person's turns only (role ``user``) it takes the durable
+statements :mod:`.statements` finds, and plans structured changes — the
+same ``create_record``/``update_record`` operations the public API uses,
+applied by the same :class:`~openprogram_memory.transaction.structured.TopicEditor`
+to the pipeline's staging copy, so they meet the same transaction.
+
+Routing (one rule, shared with the organizer so it never has to undo it):
+
+- identity, preferences and standing rules go to ``topics/core.md`` under
+  ``## Identity``, ``## Preferences``, ``## Rules`` — when the organizer's
+  :func:`~openprogram_memory.organizer.classify.classify_statement` agrees
+  they are core material; one it calls ``project`` goes to that project's
+  topic, one it calls ``other`` to ``topics/notes.md``;
+- decisions and project facts go to ``topics/projects/<slug>.md`` (under
+  ``## Decisions`` / ``## Facts``) where the slug names the project or
+  subject ("billing service" → ``projects/billing-service.md``; an existing
+  project topic it names wins), else to ``topics/notes.md``.
+
+Dedupe and updates: a statement whose normalized text an existing record
+already has is skipped. A statement that gives a new value for the same
+fact — the same single-valued slot ("The user lives in …", "… works at
+…", "… name is …"), an explicitly replaced value ("we switched from Flask
+to …"), or a near duplicate (the organizer's
+:func:`~openprogram_memory.organizer.similarity.is_near_duplicate`: the
+same sentence with a word changed) — updates that record in place: new
+text, same block ID and place, the old sources kept and the new one added.
+An update only goes forward in time: a statement older than what the
+record already rests on is skipped (so of two branches that chose Flask and
+FastAPI with the same words, the later choice stands).
+
+Each record cites its source turn with a 1–3 word keyword from the
+statement. A batch with nothing new ends with an explicit
+``nothing_durable`` verdict covering every turn.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..failures import MemoryFailure
+from ..organizer.classify import CORE_CATEGORIES, classify_statement, project_name
+from ..organizer.due import parse_instant
+from ..organizer.rules import NOTES, PROJECTS_DIR, slugify
+from ..organizer.similarity import is_near_duplicate, normalized
+from ..topics.model import Heading
+from ..topics.normalize import valid_time
+from ..transaction.structured import TopicEditor, parse_request
+from ..workspace.layout import CORE_TOPIC
+from ..workspace.tree import RecordInfo, TreeState
+from .backend import NOTHING_DURABLE, BatchTurn, WriterRequest, WriterRun
+from .statements import Statement, extract_statements
+
+if TYPE_CHECKING:
+    from ..transaction.staging import Staging
+    from ..workspace.api import MemoryWorkspace
+
+__all__ = ["RulesWriter", "Statement", "extract_statements", "plan_statements"]
+
+CORE_SECTIONS = {"rule": "Rules", "preference": "Preferences", "identity": "Identity"}
+PROJECT_SECTIONS = {"decision": "Decisions", "fact": "Facts", "rule": "Rules", "preference": "Preferences",
+                    "identity": "People"}
+CORE_TITLE = "Core"
+
+# Third-person forms of the single-valued facts, as the extractor writes them.
+_SLOTS = [
+    ("name", re.compile(r"^The user's name is\b")),
+    ("location", re.compile(r"^The user (?:\w+ )?(?:lives|is based|moved|relocated)\b")),
+    ("employer", re.compile(r"^The user (?:\w+ )?works (?:at|for)\b")),
+    ("role", re.compile(r"^The user (?:is an? |(?:\w+ )?works as\b)")),
+    ("origin", re.compile(r"^The user is (?:originally )?from\b")),
+    ("languages", re.compile(r"^The user speaks\b")),
+    ("pronouns", re.compile(r"^The user's pronouns are\b")),
+    ("timezone", re.compile(r"^The user's (?:time ?zone|timezone) is\b")),
+    ("nationality", re.compile(r"^The user is (?:[A-Z][a-z]+(?:ish|ese|ian|can|ean|ch|i)|Swiss|Greek|Thai)\.?$")),
+]
+
+
+def slot_of(content: str) -> str | None:
+    """The single-valued fact a record states (``location``, ``name`` …), if any."""
+    for slot, pattern in _SLOTS:
+        if pattern.search(content):
+            return slot
+    return None
+
+
+@dataclass
+class _Planned:
+    """One planned create or update, with what it rests on."""
+
+    content: str
+    kind: str
+    time: str
+    sources: list[dict[str, str]]
+    topic: str
+    headings: tuple[str, ...]
+    stamp: str  # newest source timestamp
+    memory_id: str | None = None  # set for updates of an existing record
+    slot: str | None = None
+    touched: bool = True  # an update candidate becomes a change only once a statement updates it
+
+    def change(self) -> dict[str, Any]:
+        if self.memory_id is not None:
+            return {"op": "update_record", "memory_id": self.memory_id, "content": self.content,
+                    "time": self.time, "sources": self.sources}
+        return {"op": "create_record", "content": self.content, "time": self.time, "sources": self.sources,
+                "destination": {"topic_path": self.topic, "headings": list(self.headings), "position": "end"}}
+
+
+@dataclass
+class _Plan:
+    """Statements turned into changes, and a note on every decision taken."""
+
+    tree: TreeState
+    planned: list[_Planned] = field(default_factory=list)
+    actions: list[dict[str, Any]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.known = _project_topics(self.tree)
+        self.new_titles: dict[str, str] = {}
+
+    # -- routing ---------------------------------------------------------
+    def route(self, statement: Statement) -> tuple[str, tuple[str, ...]]:
+        """Where a statement goes: core section, project topic, or notes."""
+        if statement.kind in CORE_SECTIONS:
+            category = classify_statement(statement.text, self.known)
+            if category in CORE_CATEGORIES:
+                return CORE_TOPIC, self._chain(CORE_TOPIC, CORE_TITLE, CORE_SECTIONS[statement.kind])
+            if category == "project":
+                name = project_name(statement.text, self.known) or statement.subject
+                if name:
+                    return self._project(name, statement.kind)
+            return NOTES[0], self._chain(NOTES[0], NOTES[1], None)
+        name = project_name(statement.text, self.known) or statement.subject
+        if name:
+            return self._project(name, statement.kind)
+        return NOTES[0], self._chain(NOTES[0], NOTES[1], None)
+
+    def _project(self, name: str, kind: str) -> tuple[str, tuple[str, ...]]:
+        topic = self.known.get(name.casefold()) or f"{PROJECTS_DIR}/{slugify(name, 'project')}.md"
+        title = name[:1].upper() + name[1:]
+        return topic, self._chain(topic, title, PROJECT_SECTIONS[kind])
+
+    def _chain(self, topic: str, title: str, section: str | None) -> tuple[str, ...]:
+        """The heading chain for ``section`` in ``topic``: an existing one, else under the file's title."""
+        summary = self.tree.files.get(topic)
+        if summary is not None:
+            for record in summary.records:
+                if section and record.headings and record.headings[-1].casefold() == section.casefold():
+                    return record.headings
+            titles = [b.title for b in summary.doc.blocks if isinstance(b, Heading) and b.level == 1]
+            head: tuple[str, ...] = (titles[0],) if len(titles) == 1 else ()
+        else:
+            head = (self.new_titles.setdefault(topic, title),)
+        return head + ((section,) if section else ())
+
+    # -- planning ----------------------------------------------------------
+    def add(self, statement: Statement, turn: BatchTurn) -> None:
+        """Create, update or skip one statement of ``turn``."""
+        note = {"node": turn.node_id, "kind": statement.kind, "statement": statement.text}
+        duplicate = self._exact(statement.text)
+        if duplicate is not None:
+            self.actions.append({**note, "action": "skip", "reason": f"already recorded ({duplicate})"})
+            return
+        topic, headings = self.route(statement)
+        source = {"source": turn.source_id, "label": statement.keyword}
+        time = turn.date if valid_time(turn.date) else "undated"
+        target = self._to_update(statement, topic)
+        if target is not None:
+            if _instant(turn.timestamp) < _instant(target.stamp):
+                self.actions.append({**note, "action": "skip", "reason": f"older than {_name(target)}"})
+                return
+            target.content = statement.text
+            target.time = time
+            target.stamp = turn.timestamp
+            target.touched = True
+            if all(s["source"] != turn.source_id for s in target.sources):
+                target.sources.append(source)
+            self.actions.append({**note, "action": "update", "target": _name(target), "topic": target.topic})
+            return
+        self.planned.append(_Planned(statement.text, statement.kind, time, [source], topic, headings,
+                                     turn.timestamp, slot=statement.slot))
+        self.actions.append({**note, "action": "create", "topic": topic})
+
+    def _exact(self, text: str) -> str | None:
+        """The record (existing or planned) that says exactly this already, by normalized text."""
+        key = normalized(text)
+        for record in self.tree.records():
+            if normalized(record.content) == key:
+                return "^" + record.memory_id
+        for planned in self.planned:
+            if normalized(planned.content) == key:
+                return _name(planned)
+        return None
+
+    def _to_update(self, statement: Statement, topic: str) -> _Planned | None:
+        """The record this statement gives a new value or wording for (planned first, then existing).
+
+        Same slot, an explicitly replaced value, or a near duplicate (the
+        same sentence with a changed word: "use Flask" → "use FastAPI").
+        """
+        def same(content: str, where: str) -> bool:
+            if statement.slot is not None and slot_of(content) == statement.slot:
+                return True
+            if statement.old and statement.kind in ("decision", "fact"):
+                mentions = re.search(rf"(?<![\w-]){re.escape(statement.old)}(?![\w-])", content, re.I)
+                if mentions and (where == topic or where != CORE_TOPIC and (
+                        statement.subject is None or statement.subject.casefold() in content.casefold())):
+                    return True
+            return is_near_duplicate(statement.text, content)
+
+        for planned in reversed(self.planned):
+            if same(planned.content, planned.topic):
+                return planned
+        candidates = [r for r in self.tree.records() if same(r.content, r.topic)]
+        candidates.sort(key=lambda r: (r.topic != topic, r.topic != CORE_TOPIC))
+        for record in candidates:
+            existing = next((p for p in self.planned if p.memory_id == record.memory_id), None)
+            if existing is not None:
+                return existing
+            planned = _Planned(record.content, statement.kind, record.time or "undated", list(record.sources),
+                               record.topic, record.headings, _record_stamp(record), memory_id=record.memory_id,
+                               slot=statement.slot, touched=False)
+            self.planned.append(planned)
+            return planned
+        return None
+
+    def changes(self) -> list[dict[str, Any]]:
+        """The planned operations. Records of one file citing one turn share one evidence
+        definition (its label is derived from time + sources), so they share the first keyword."""
+        labels: dict[tuple[str, str, str], str] = {}
+        for planned in self.planned:
+            for source in planned.sources:
+                key = (planned.topic, planned.time, source["source"])
+                source["label"] = labels.setdefault(key, source["label"])
+        return [p.change() for p in self.planned if p.touched]
+
+
+def _name(planned: _Planned) -> str:
+    return ("^" + planned.memory_id) if planned.memory_id else f"new record in {planned.topic}"
+
+
+def _instant(stamp: str | None):
+    from datetime import datetime, timezone
+
+    return parse_instant(stamp) or datetime.min.replace(tzinfo=timezone.utc)
+
+
+def _record_stamp(record: RecordInfo) -> str:
+    """The newest timestamp of the messages a record rests on ('' if none resolves)."""
+    stamps = [ref.source.timestamp for ev in record.evidence for ref in ev.refs if ref.source is not None]
+    return max(stamps, key=lambda s: _instant(s)) if stamps else ""
+
+
+def _project_topics(tree: TreeState) -> dict[str, str]:
+    """Known project names (file stem and title, case-folded) → topic path."""
+    out: dict[str, str] = {}
+    for rel, summary in sorted(tree.files.items()):
+        if not rel.startswith(PROJECTS_DIR + "/"):
+            continue
+        stem = rel[len(PROJECTS_DIR) + 1:].removesuffix(".md")
+        if "/" in stem or stem == "general":
+            continue
+        out.setdefault(stem.casefold(), rel)
+        out.setdefault(stem.replace("-", " ").casefold(), rel)
+        titles = [b.title for b in summary.doc.blocks if isinstance(b, Heading) and b.level == 1]
+        if titles:
+            out.setdefault(titles[0].casefold(), rel)
+    return out
+
+
+def plan_statements(turns: list[BatchTurn], tree: TreeState) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """``(memory_changes, actions)`` for the person's turns of a batch against ``tree``."""
+    plan = _Plan(tree)
+    for turn in turns:
+        if turn.role != "user":
+            continue
+        for statement in extract_statements(turn.text):
+            plan.add(statement, turn)
+    changes = []
+    for change in plan.changes():
+        try:
+            parse_request([change], internal=True)  # one odd statement must not sink the batch
+        except MemoryFailure as failure:
+            plan.actions.append({"action": "drop", "content": change.get("content"), "reason": failure.message})
+            continue
+        changes.append(change)
+    return changes, plan.actions
+
+
+class RulesWriter:
+    """The offline writer: durable statements from the person's turns, through structured changes."""
+
+    name = "rules"
+
+    def run(self, request: WriterRequest, staging: "Staging", ws: "MemoryWorkspace") -> WriterRun:
+        """Plan and apply this batch's records in ``staging``; say so when there are none."""
+        tree = ws.cache.snapshot()  # the baseline this staging copy starts from
+        user_turns = [t for t in request.turns if t.role == "user"]
+        changes, actions = plan_statements(request.turns, tree)
+        run = WriterRun(backend=self.name, rounds=1, committed=True, stop_reason="end_turn",
+                        prompt=f"rules: durable statements from {len(user_turns)} user turn(s) of "
+                               f"{len(request.turns)}: " + ", ".join(t.node_id for t in user_turns))
+        run.reply = json.dumps({"changes": len(changes), "actions": actions}, ensure_ascii=False)
+        if changes:
+            TopicEditor(staging, tree, ws).apply(parse_request(changes, internal=True))
+        else:
+            run.verdict = NOTHING_DURABLE
+            run.reviewed = [t.source_id for t in request.turns]
+        return run

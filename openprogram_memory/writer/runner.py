@@ -1,0 +1,154 @@
+"""One writer run inside the one transaction, with one repair (design §03).
+
+:func:`run_writer` is shared by session passes and backfill: the backend
+edits a fresh staging copy inside :meth:`MemoryWorkspace.edit` (policy
+MODEL); validation and install are the engine's. A validation rejection
+gets exactly one repair run — ``stage="write-repair"``, the rejected text
+and one concrete fix — on a new staging copy with the baseline re-read
+(``staged_edit`` makes both fresh). A second rejection is
+``COMMIT_REJECTED`` (not retryable): nothing is installed, the caller moves
+no marker. Every run is one line in ``agent-history.jsonl``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Sequence
+
+from ..failures import FailureCode, MemoryFailure
+from ..transaction.engine import Policy, TxResult
+from ..workspace.state import RuntimeState
+from . import journal
+from .backend import NOTHING_DURABLE, BatchTurn, WriterBackend, WriterRequest, WriterRun
+from .repair import REPAIRABLE, rejection_message
+
+if TYPE_CHECKING:
+    from ..transaction.staging import Staging
+    from ..workspace.api import MemoryWorkspace
+
+REPAIR_STAGE = "write-repair"
+
+
+@dataclass
+class WriterOutcome:
+    """An installed (or empty) writer transaction and the run that made it."""
+
+    result: TxResult
+    run: WriterRun
+    runs: int = 1
+
+    @property
+    def changed(self) -> bool:
+        """Whether the run installed a real change to topics."""
+        return self.result.memory_committed and bool(self.result.changed_files)
+
+    def reviewed(self, turns: Sequence[BatchTurn]) -> bool:
+        """An explicit nothing-durable verdict covering every turn, with no change made."""
+        return (not self.changed and self.run.verdict == NOTHING_DURABLE
+                and {t.source_id for t in turns} <= set(self.run.reviewed))
+
+
+@dataclass
+class _Attempt:
+    result: TxResult | None
+    run: WriterRun | None
+    rejection: MemoryFailure | None = None
+    staged: dict[str, str | None] = field(default_factory=dict)
+
+
+def run_writer(
+    ws: "MemoryWorkspace",
+    backend: WriterBackend,
+    turns: Sequence[BatchTurn],
+    *,
+    stage: str,
+    session_id: str | None,
+    tokens: int,
+    now: datetime,
+    lock_timeout: float,
+    message: str,
+) -> WriterOutcome:
+    """Run ``backend`` on ``turns`` in one staged transaction; repair once; raise on failure."""
+    request = WriterRequest(stage=stage, turns=list(turns), topic_paths=[], session_id=session_id)
+    first = _attempt(ws, backend, request, tokens=tokens, now=now, lock_timeout=lock_timeout, message=message)
+    if first.rejection is None:
+        return WriterOutcome(first.result, first.run, 1)  # type: ignore[arg-type]
+    repair = WriterRequest(stage=REPAIR_STAGE, turns=list(turns), topic_paths=[], session_id=session_id,
+                           rejection=rejection_message(first.rejection, first.staged, turns))
+    second = _attempt(ws, backend, repair, tokens=tokens, now=now, lock_timeout=lock_timeout, message=message)
+    if second.rejection is None:
+        return WriterOutcome(second.result, second.run, 2)  # type: ignore[arg-type]
+    raise MemoryFailure(
+        FailureCode.COMMIT_REJECTED,
+        f"the writer's edit was rejected twice, so the batch is not written "
+        f"(first: {first.rejection.message}; after repair: {second.rejection.message})",
+        retryable=False,
+        details={"first": first.rejection.to_json(), "repair": second.rejection.to_json(),
+                 "batch": [t.node_id for t in turns]},
+    )
+
+
+def _attempt(ws: "MemoryWorkspace", backend: WriterBackend, request: WriterRequest, *, tokens: int,
+             now: datetime, lock_timeout: float, message: str) -> _Attempt:
+    captured: dict[str, Any] = {}
+
+    def edit(staging: "Staging") -> None:
+        request.topic_paths = staging.list_topics()
+        try:
+            run = backend.run(request, staging, ws)
+        except MemoryFailure:
+            raise
+        except Exception as exc:  # an unclassified writer error is never retryable
+            raise MemoryFailure(FailureCode.WRITER_FAILURE_UNKNOWN,
+                                f"writer {getattr(backend, 'name', '?')} failed: {type(exc).__name__}: {exc}",
+                                retryable=False) from exc
+        if not isinstance(run, WriterRun):
+            raise MemoryFailure(FailureCode.WRITER_FAILURE_UNKNOWN,
+                                f"writer {getattr(backend, 'name', '?')} returned {type(run).__name__}, not a WriterRun")
+        if not run.committed and staging.changes:
+            run.notes.append("edits discarded: the writer stopped without committing them")
+            staging.reset()
+        captured["run"] = run
+        captured["staged"] = dict(staging.changes)
+
+    def count(state: RuntimeState, _result: TxResult) -> None:
+        state.batches_since_organize += 1
+        state.tokens_since_organize += tokens
+        state.writes_since_global += 1
+        state.last_write_at = journal.now_iso(now)
+
+    try:
+        result = ws.edit(edit, policy=Policy.MODEL, lock_timeout=lock_timeout, message=message, runtime_update=count)
+    except MemoryFailure as failure:
+        run = captured.get("run")
+        _log(ws, backend, request, run, now, error=failure)
+        if run is not None and failure.code in REPAIRABLE:
+            return _Attempt(None, run, failure, captured.get("staged", {}))
+        raise
+    except Exception as exc:
+        _log(ws, backend, request, captured.get("run"), now,
+             error=MemoryFailure(FailureCode.TRANSACTION_FAILURE_UNKNOWN, f"{type(exc).__name__}: {exc}"))
+        raise
+    _log(ws, backend, request, captured["run"], now, result=result)
+    return _Attempt(result, captured["run"])
+
+
+def _log(ws: "MemoryWorkspace", backend: WriterBackend, request: WriterRequest, run: WriterRun | None,
+         now: datetime, *, result: TxResult | None = None, error: MemoryFailure | None = None) -> None:
+    record: dict[str, Any] = {
+        "stage": request.stage,
+        "session": request.session_id,
+        "backend": getattr(backend, "name", "?"),
+        "batch": [t.node_id for t in request.turns],
+        "sources": [t.source_id for t in request.turns],
+        "rejection": request.rejection,
+    }
+    record.update(run.to_json() if run is not None else {"rounds": 0, "prompt": "", "reply": ""})
+    if result is not None:
+        record.update(changed_files=result.changed_files, revision=result.revision,
+                      memory_committed=result.memory_committed, git_committed=result.git_committed,
+                      git_error=result.git_error)
+    record["error"] = ({"code": error.code.value, "retryable": error.retryable, "message": error.message}
+                       if error is not None else None)
+    journal.log_run(ws.layout, record, now)

@@ -1,0 +1,143 @@
+"""The idle watcher: write a session once it has been quiet (SPEC §5, §6; design §07).
+
+Every ``memory.watcher.poll_seconds`` it looks at every session; one whose
+``updated_at`` is at least ``memory.watcher.idle_seconds`` old and not yet
+processed at that ``updated_at`` (``.scriptorium/session-end.json``:
+``{session: updated_at}``) gets ``write(force=True)``. The answer decides:
+
+- ``None`` — record it as processed, emit ``memory.ingest_ended {ok: true}``;
+- retryable — do not record it: the next poll tries again (the
+  conversation is safe in the store);
+- not retryable — record it as processed *and* emit
+  ``memory.ingest_ended {ok: false, reason}``: the same input would fail
+  the same way, and a failure nobody sees is never fixed.
+
+Each session is recorded right after its own write, so a crash mid-poll
+retries only the unfinished session. A corrupt ``session-end.json`` is
+reported (event, log, stderr) and left exactly as it is: that poll still
+writes idle sessions (markers make a repeat harmless) but records nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import time
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import Any, Callable
+
+from ..config import Settings
+from ..failures import FailureCode, MemoryFailure, as_failure
+from ..fsutil import atomic_write_json
+from ..organizer.due import parse_instant
+from ..sessions.store import SessionStore
+from . import journal
+from .pipeline import open_workspace, write
+
+log = logging.getLogger("openprogram_memory.writer")
+
+STATE_FILE = "session-end.json"
+
+
+@dataclass
+class Outcome:
+    """What one idle session's forced write answered, and whether it was recorded."""
+
+    session: str
+    updated_at: str
+    ok: bool
+    retryable: bool = False
+    reason: str | None = None
+    message: str | None = None
+    recorded: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+class CorruptState(Exception):
+    """``session-end.json`` exists but is not a ``{session: updated_at}`` object."""
+
+
+def load_processed(path) -> dict[str, str]:
+    """The processed map; ``{}`` when missing; :class:`CorruptState` when unreadable."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CorruptState(f"{path}: unreadable ({exc})") from None
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise CorruptState(f"{path}: not JSON ({exc})") from None
+    if not isinstance(data, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in data.items()):
+        raise CorruptState(f"{path}: expected an object {{session: updated_at}}")
+    return data
+
+
+def watch_once(settings: Settings, now: datetime | None = None, *, write_fn: Callable[..., None] = write) -> list[Outcome]:
+    """One poll: force-write every idle, unprocessed session; return what each answered."""
+    if not settings["memory.writer.enabled"]:
+        return []
+    moment = now or datetime.now(timezone.utc)
+    ws = open_workspace(settings)
+    store = SessionStore(settings.sessions_dir)
+    path = ws.layout.state(STATE_FILE)
+    try:
+        processed: dict[str, str] | None = load_processed(path)
+    except CorruptState as exc:
+        message = f"{exc}; left untouched — fix or delete it (this poll records no session)"
+        log.error("%s", message)
+        print(f"openprogram memory watcher: {message}", file=sys.stderr)
+        journal.emit_event(ws.layout, "memory.watcher_state_corrupt", {"path": str(path), "message": message}, moment)
+        processed = None
+    idle = timedelta(seconds=int(settings["memory.watcher.idle_seconds"]))
+    outcomes: list[Outcome] = []
+    for info in sorted(store.list_sessions(), key=lambda i: (i.updated_at, i.session)):
+        updated = parse_instant(info.updated_at)
+        if updated is None or moment - updated < idle:
+            continue
+        if processed is not None and processed.get(info.session) == info.updated_at:
+            continue
+        outcome = _write_one(ws, info.session, info.updated_at, moment, write_fn)
+        if processed is not None and (outcome.ok or not outcome.retryable):
+            processed[info.session] = info.updated_at
+            atomic_write_json(path, processed)  # per session: a crash retries only the unfinished one
+            outcome.recorded = True
+        if outcome.ok or not outcome.retryable:
+            journal.emit_event(ws.layout, "memory.ingest_ended",
+                               {"session": info.session, "ok": outcome.ok, "retryable": outcome.retryable,
+                                "reason": outcome.reason}, moment)
+        outcomes.append(outcome)
+    return outcomes
+
+
+def _write_one(ws, session: str, updated_at: str, now: datetime, write_fn: Callable[..., None]) -> Outcome:
+    try:
+        write_fn(ws, session, force=True, now=now)
+    except Exception as exc:  # the write already recorded it in writer-status.json and events
+        failure = exc if isinstance(exc, MemoryFailure) else as_failure(exc, FailureCode.WRITER_FAILURE_UNKNOWN)
+        level = logging.DEBUG if failure.retryable else logging.WARNING
+        log.log(level, "idle write of %s: %s", session, failure)
+        return Outcome(session, updated_at, False, failure.retryable, failure.code.value, failure.message)
+    return Outcome(session, updated_at, True)
+
+
+def watch(settings: Settings, *, max_polls: int | None = None, sleep: Callable[[float], None] = time.sleep,
+          on_poll: Callable[[list[Outcome]], None] | None = None) -> None:
+    """Poll every ``memory.watcher.poll_seconds`` until interrupted (or ``max_polls``)."""
+    polls = 0
+    while max_polls is None or polls < max_polls:
+        try:
+            outcomes = watch_once(settings)
+        except MemoryFailure as failure:  # e.g. the workspace is busy being recovered
+            log.warning("watcher poll failed: %s", failure)
+            outcomes = []
+        if on_poll is not None:
+            on_poll(outcomes)
+        polls += 1
+        if max_polls is None or polls < max_polls:
+            sleep(float(settings["memory.watcher.poll_seconds"]))
