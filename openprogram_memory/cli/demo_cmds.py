@@ -11,8 +11,6 @@ import typer
 from rich.markup import escape
 from rich.panel import Panel
 
-from ..sessions.importers import import_paths
-from ..sessions.store import SessionStore
 from .common import JsonOption, StateOption, memory_settings
 from .output import console, emit, reporting
 
@@ -26,6 +24,8 @@ def demo_transcript() -> Path:
 def run_demo(state: Path, model: str = "rules") -> dict:
     """Import the bundled conversation, write it, and gather what a person should see."""
     from ..search.api import search
+    from ..sessions.importers import import_paths
+    from ..sessions.store import SessionStore
     from ..workspace.api import MemoryWorkspace
     from ..writer.pipeline import write_report
 

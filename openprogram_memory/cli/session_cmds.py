@@ -8,15 +8,15 @@ enabled: it is where conversations live, memory only reads it.
 from __future__ import annotations
 
 import sys
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 from rich.table import Table
 
 from ..config import load_settings
 from ..failures import FailureCode, MemoryFailure
-from ..sessions.markers import is_memory_input
-from ..sessions.store import Node, SessionStore
+if TYPE_CHECKING:
+    from ..sessions.store import Node, SessionStore
 from .common import JsonOption, StateOption
 from .output import console, emit, reporting
 
@@ -25,7 +25,9 @@ app = typer.Typer(help="The bundled session store: create, append, fork, rewind,
 PREVIEW_CHARS = 100
 
 
-def _store(state: Optional[str]) -> SessionStore:
+def _store(state: Optional[str]) -> "SessionStore":
+    from ..sessions.store import SessionStore  # imported when a verb runs: keeps CLI start-up fast
+
     return SessionStore(load_settings(state).sessions_dir)
 
 
@@ -144,6 +146,8 @@ def _print_nodes(session: str, head: Optional[str], nodes: list[Node]) -> None:
     for column in ("id", "role", "time", "content"):
         table.add_column(column, overflow="fold" if column == "content" else "ellipsis")
     for node in nodes:
+        from ..sessions.markers import is_memory_input
+
         style = None if is_memory_input(node) else "dim"
         marker = " [bold](head)[/]" if node.id == head else ""
         table.add_row(node.id + marker, node.role, node.created_at, _preview(node.content), style=style)
