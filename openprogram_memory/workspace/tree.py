@@ -113,6 +113,11 @@ class FileSummary:
         return [i for r in self.records for i in r.ids]
 
     @functools.cached_property
+    def archives(self) -> frozenset[str]:
+        """Archive files this topic's evidence resolves against."""
+        return frozenset(ref.archive for r in self.records for ev in r.evidence for ref in ev.refs if ref.archive)
+
+    @functools.cached_property
     def by_id(self) -> dict[str, RecordInfo]:
         """Every block ID (aliases too) of this file → its record."""
         return {i: r for r in self.records for i in r.ids}
@@ -150,6 +155,16 @@ class SourceCache:
         with self._lock:
             self._cache[rel] = (sig, archive, by_anchor)
         return archive, by_anchor
+
+    def stale_archives(self) -> set[str]:
+        """Archives whose file changed since they were parsed; they are forgotten."""
+        with self._lock:
+            items = list(self._cache.items())
+        stale = {rel for rel, (sig, _archive, _anchors) in items if signature(self.root / rel) != sig}
+        with self._lock:
+            for rel in stale:
+                self._cache.pop(rel, None)
+        return stale
 
     def lookup(self, rel: str, anchor: str) -> SourceMessage | None:
         if not rel.startswith("sources/") or not rel.endswith(".md"):
@@ -280,6 +295,11 @@ class TopicCache:
             self._last = tree
 
     def snapshot(self) -> "TreeState":
+        stale = self.sources.stale_archives()
+        if stale:  # a source was appended or promoted: re-resolve the topics citing it
+            with self._lock:
+                for rel in [rel for rel, (_sig, summary) in self._files.items() if summary.archives & stale]:
+                    del self._files[rel]
         files = {}
         for rel, sig in sorted(self._scan_topics().items()):
             summary = self.summary(rel, sig)
