@@ -1,0 +1,70 @@
+"""``backfill``: uncited trusted sources through the normal writer, and bookkeeping that ends."""
+
+from __future__ import annotations
+
+import json
+
+from openprogram_memory.failures import FailureCode, MemoryFailure
+from openprogram_memory.sources.archive import SourceMessage
+from openprogram_memory.writer.backfill import BATCH_TOKENS, backfill
+
+from .helpers import settings, workspace
+
+
+def msg(n: int, text: str, trust: str = "trusted", thread: str = "t1") -> SourceMessage:
+    return SourceMessage(f"legacy/{thread}/m{n}", "Dana", "dana", f"2025-01-{n:02d}T09:00:00Z", text, trust_state=trust)
+
+
+def test_only_trusted_uncited_sources_are_written_and_a_second_run_finds_nothing(_isolated_state):
+    ws = workspace(settings(model="rules"))
+    ws.archive([msg(1, "I live in Lisbon."), msg(2, "Nice weather today."), msg(3, "I prefer tea.", trust="pending"),
+                msg(4, "Always answer in metric units.")])
+    ws.update(changes=[{"path": "topics/notes.md",
+                        "content": "# Notes\n\nMetric only.[^e1]\n\n[^e1]: Sources: [metric](legacy/t1/m4)\n"}])
+    progress = []
+    report = backfill(ws, progress=lambda done, total: progress.append((done, total)))
+    assert (report["considered"], report["written"], report["cited"], report["reviewed"], report["remaining"]) == (
+        2, 2, 1, 1, 0)
+    assert report["ok"] and report["batches"] == 1 and progress == [(2, 2)]
+    contents = {r.content for r in ws.records()}
+    assert "The user lives in Lisbon." in contents and not any("tea" in c for c in contents)  # pending excluded
+    ledger = json.loads(ws.layout.state("backfill-reviewed.json").read_text())
+    assert set(ledger["groups"]["sources"]) == {"legacy/t1/m2"}
+    history = [json.loads(line) for line in ws.layout.state("agent-history.jsonl").read_text().splitlines()]
+    assert [h["stage"] for h in history] == ["backfill"]
+    again = backfill(ws)
+    assert again["considered"] == 0 and again["remaining"] == 0 and again["revision"] == report["revision"]
+
+
+def test_backfill_batches_like_the_writer(_isolated_state, fake):
+    ws = workspace(settings())
+    words = " ".join(["memory"] * 6000)  # ~6,000 tokens each
+    ws.archive([msg(n, f"{n} {words}") for n in range(1, 6)] + [msg(1, "another thread", thread="t2")])
+    report = backfill(ws, backend=fake)
+    sizes = [len(b) for b in fake.batches()]
+    assert sizes == [3, 2, 1]  # per thread, up to and including the turn that reaches 16k tokens
+    assert report["remaining"] == 0 and report["cited"] == 6
+    assert BATCH_TOKENS == 16_000
+
+
+def test_a_failed_batch_stays_remaining_and_is_retried(_isolated_state, fake):
+    ws = workspace(settings())
+    ws.archive([msg(1, "I live in Lisbon.")])
+    fake.queue.append(MemoryFailure(FailureCode.MODEL_TIMEOUT, "timed out", retryable=True))
+    report = backfill(ws, backend=fake)
+    assert report["remaining"] == 1 and not report["ok"] and report["failures"][0]["code"] == "MODEL_TIMEOUT"
+    assert not ws.layout.state("backfill-reviewed.json").exists()
+    report = backfill(ws, backend=fake)
+    assert report["remaining"] == 0 and report["cited"] == 1
+
+
+def test_no_change_without_a_verdict_is_not_settled(_isolated_state, fake):
+    ws = workspace(settings())
+    ws.archive([msg(1, "hello")])
+    fake.queue.append("nothing")
+    report = backfill(ws, backend=fake)
+    assert report["remaining"] == 1 and report["failures"][0]["code"] == "WRITER_NO_PROGRESS"
+    fake.queue.append("durable-none")
+    report = backfill(ws, backend=fake)
+    assert (report["reviewed"], report["remaining"]) == (1, 0)
+    assert backfill(ws, backend=fake)["considered"] == 0

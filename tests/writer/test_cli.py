@@ -1,0 +1,166 @@
+"""``memory write|watch|backfill|import`` as scripts see them: JSON shapes and exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from filelock import FileLock
+from typer.testing import CliRunner
+
+from openprogram_memory.cli.app import app
+from openprogram_memory.config import load_settings
+from openprogram_memory.sessions.store import SessionStore
+from openprogram_memory.workspace.api import MemoryWorkspace
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "sessions"
+REWIND = FIXTURES / "claude-code" / "rewind.jsonl"
+REWIND_SESSION = "5f0c7a8e-1d2b-4c3a-9e7f-2a6b8c9d0e1f"
+runner = CliRunner()
+
+
+def run(*args: str):
+    return runner.invoke(app, list(args), catch_exceptions=False)
+
+
+def say(session: str, role: str, text: str) -> None:
+    result = run("session", "append", session, "--role", role, "--text", text, "--json")
+    assert result.exit_code == 0, result.output
+
+
+@pytest.fixture
+def session():
+    assert run("session", "new", "--id", "chat", "--json").exit_code == 0
+    say("chat", "user", "Hi, I'm Dana. I prefer metric units. Is the build green?")
+    say("chat", "assistant", "Hi Dana, the build is green.")
+    say("chat", "user", "We decided to use FastAPI for the billing service.")
+    say("chat", "assistant", "Great choice.")
+    return "chat"
+
+
+def ws() -> MemoryWorkspace:
+    return MemoryWorkspace.open(load_settings())
+
+
+def test_write_force_json_on_a_session_built_with_the_store(session):
+    result = run("memory", "write", "--session", session, "--force", "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert set(data) >= {"ok", "passes", "written", "pending", "revision", "changed_files"}
+    assert data["ok"] is True and data["passes"] == 1 and len(data["written"]) == 4 and data["pending"] == 0
+    assert data["changed_files"] == ["topics/core.md", "topics/projects/billing-service.md"]
+    assert data["revision"] == ws().revision()
+    contents = sorted(r.content for r in ws().records())
+    assert contents == ["The user prefers metric units.", "The user's name is Dana.",
+                        "We decided to use FastAPI for the billing service."]
+    again = json.loads(run("memory", "write", "--session", session, "--force", "--json").stdout)
+    assert again["passes"] == 0 and again["written"] == [] and again["revision"] == data["revision"]
+
+
+def test_per_turn_write_below_threshold_writes_nothing(session):
+    result = run("memory", "write", "--session", session, "--json")
+    data = json.loads(result.stdout)
+    assert result.exit_code == 0 and data["passes"] == 0 and data["pending"] == 4 and data["skipped"] == "not due"
+
+
+def test_write_without_a_session_is_a_usage_error():
+    result = run("memory", "write", "--json")
+    assert result.exit_code == 64
+    assert json.loads(result.stdout)["code"] == "MISSING_SESSION_ID"
+
+
+def test_write_of_an_unknown_session_is_rejected():
+    result = run("memory", "write", "--session", "nope", "--force", "--json")
+    assert result.exit_code == 65
+    assert json.loads(result.stdout) | {"message": None} == {
+        "ok": False, "code": "SESSION_NODES_UNAVAILABLE", "retryable": False, "message": None,
+        "details": {"session": "nope"}}
+
+
+def test_a_held_write_lock_exits_75_with_concurrent_update(session):
+    run("memory", "init")
+    with FileLock(str(ws().layout.lock_file)):
+        result = run("memory", "write", "--session", session, "--force", "--json")
+    assert result.exit_code == 75
+    body = json.loads(result.stdout)
+    assert body["code"] == "CONCURRENT_UPDATE" and body["retryable"] is True
+
+
+def test_import_claude_code_then_write_never_records_tool_results():
+    result = run("memory", "import", "claude-code", str(REWIND), "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["sessions"] == [REWIND_SESSION] and data["imported"] == 18 and data["skipped"] == 0
+    again = json.loads(run("memory", "import", "claude-code", str(REWIND), "--json").stdout)
+    assert (again["imported"], again["skipped"]) == (0, 18)
+
+    result = run("memory", "write", "--session", REWIND_SESSION, "--force", "--json")
+    assert result.exit_code == 0, result.output
+    records = ws().records()
+    contents = {r.content for r in records}
+    assert contents == {
+        "The user's name is Dana.",
+        "The user runs the data team at Acme.",
+        "Always answer in metric units.",
+        "We decided to use FastAPI for the billing service.",  # head's branch; the older Flask branch loses
+        "Our Postgres cluster runs in Frankfurt.",
+    }
+    store = SessionStore(load_settings().sessions_dir)
+    for record in records:
+        for source in record.sources:
+            node = store.get_node(REWIND_SESSION, source["source"].rsplit("/", 1)[1])
+            assert node.role == "user" and "tool_uses" not in node.metadata
+    text = " ".join(contents).lower()
+    for tool_output in ("requirements.txt", "uvicorn", "file created", "tool result", "pydantic"):
+        assert tool_output not in text
+    pending = json.loads(run("memory", "status", "--json").stdout)["writer"]["pending"]
+    assert pending == 0
+
+
+def test_all_idle_and_watch_once_run_one_poll(session, monkeypatch):
+    # the session was just created: not idle under the default 30 minutes
+    result = run("memory", "write", "--all-idle", "--json")
+    assert result.exit_code == 0 and json.loads(result.stdout) == {"ok": True, "sessions": []}
+    monkeypatch.setenv("OPENPROGRAM_MEMORY_WATCHER_IDLE_SECONDS", "0")
+    result = run("memory", "watch", "--once", "--json")
+    data = json.loads(result.stdout)
+    assert result.exit_code == 0 and [(s["session"], s["ok"], s["recorded"]) for s in data["sessions"]] == [
+        ("chat", True, True)]
+
+
+def test_backfill_json_and_a_second_run_finds_nothing(session):
+    from openprogram_memory.sources.archive import SourceMessage
+
+    run("memory", "init")
+    ws().archive([SourceMessage("legacy/t1/m1", "Dana", "dana", "2025-01-02T09:00:00Z", "I live in Lisbon."),
+                  SourceMessage("legacy/t1/m2", "Dana", "dana", "2025-01-02T09:01:00Z", "Nice weather.")])
+    result = run("memory", "backfill", "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert (data["considered"], data["written"], data["cited"], data["reviewed"], data["remaining"]) == (2, 2, 1, 1, 0)
+    again = json.loads(run("memory", "backfill", "--json").stdout)
+    assert again["considered"] == 0 and again["remaining"] == 0
+
+
+def test_backfill_exits_65_with_the_count_when_sources_remain(session, monkeypatch):
+    import openprogram_memory.writer.backfill as backfill_module
+    from openprogram_memory.failures import FailureCode, MemoryFailure
+    from openprogram_memory.sources.archive import SourceMessage
+
+    from .helpers import reset_fake
+
+    fake = reset_fake()
+    fake.queue.append(MemoryFailure(FailureCode.MODEL_AUTHENTICATION, "bad key"))
+    monkeypatch.setattr(backfill_module, "resolve_backend", lambda model: fake)
+    run("memory", "init")
+    ws().archive([SourceMessage("legacy/t1/m1", "Dana", "dana", "2025-01-02T09:00:00Z", "I live in Lisbon.")])
+    result = run("memory", "backfill", "--json")
+    assert result.exit_code == 65
+    data = json.loads(result.stdout)
+    assert data["remaining"] == 1 and data["failures"][0]["code"] == "MODEL_AUTHENTICATION"
+
+
+def test_import_of_an_unknown_format_is_a_usage_error(tmp_path):
+    result = run("memory", "import", "nope", str(tmp_path), "--json")
+    assert result.exit_code == 64 and json.loads(result.stdout)["code"] == "INVALID_ARGUMENT"
