@@ -197,7 +197,10 @@ def _write(ctx: WriteContext, force: bool) -> WriteReport:
                 report.passes.append(result)
     report.pending = len(ctx.pending(None).turns)
     report.revision = ctx.ws.revision()
-    journal.record_success(ctx.ws.layout, ctx.session_id, report.pending, ctx.now)
+    if report.passes or force:
+        journal.record_success(ctx.ws.layout, ctx.session_id, report.pending, ctx.now)
+    else:  # due, but another writer got there first under the lock
+        journal.record_pending(ctx.ws.layout, ctx.session_id, report.pending)
     if report.passes:
         journal.emit_event(ctx.ws.layout, "memory.write_completed", {
             "session": ctx.session_id, "force": force, **{k: v for k, v in report.to_json().items()

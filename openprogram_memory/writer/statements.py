@@ -232,7 +232,7 @@ _PREFERENCE = [
     re.compile(r"^(?:I'm|I am)\s+(?:a\s+)?(?:big\s+|huge\s+)?fan\s+of\s+(?P<v>.+)$", re.I),
 ]
 _RULE_STARTS = re.compile(
-    r"^(?:please\s+)?(?:(?P<always>always|never)\b|(?P<dont>don't|do not)\s+(?!worry|bother|mind|know|think|care|"
+    r"^(?:please\s+)?(?:(?P<always>always|never)\b(?!\s+mind\b)|(?P<dont>don't|do not)\s+(?!worry|bother|mind|know|think|care|"
     r"forget|hesitate|get\b|have to|need to|be sorry|apologi)|(?P<from>from now on|going forward|in (?:the )?future|"
     r"henceforth)\b|(?P<please>please)\s+(?=use|answer|reply|respond|write|keep|avoid|call me|address me|format|"
     r"stick to|default to|stop|refer to)|(?P<you>you (?:should|must|shall)(?: always| never| not)?)\b|"

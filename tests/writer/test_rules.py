@@ -46,7 +46,7 @@ def test_durable_statements_are_extracted_and_lightly_normalized(said, expected)
 
 @pytest.mark.parametrize("said", [
     "Is it done?", "What's the status", "any update on the deploy", "Hi there!", "Thanks, that's all for today.",
-    "ok great", "Run the tests.", "Please run the tests.", "Open the file.", "Don't change that file.",
+    "ok great", "Never mind.", "Run the tests.", "Please run the tests.", "Open the file.", "Don't change that file.",
     "I like that!", "I'd like to see the logs.", "Don't worry about it.", "I'm not sure.", "I'm trying to fix the build.",
     "Can you always answer in metric?", "The billing service is down again.", "For now, skip the linter.",
     "Here is the error:\n```\nTraceback (most recent call last):\n  File \"x.py\", line 1\nValueError: I prefer tabs\n```",
