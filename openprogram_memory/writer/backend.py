@@ -137,4 +137,10 @@ def resolve_backend(model: str) -> WriterBackend:
             FailureCode.MEMORY_PROVIDER_RESOLUTION_FAILED,
             f"unknown writer model {model!r}; use 'rules' or 'anthropic:<model>'",
         )
-    return factory(model)
+    try:
+        return factory(model)
+    except ImportError as exc:  # a backend module or its SDK is not installed
+        raise MemoryFailure(
+            FailureCode.MEMORY_PROVIDER_RESOLUTION_FAILED,
+            f"writer model {model!r} is not available here ({exc}); use 'rules' or install its dependencies",
+        ) from None
