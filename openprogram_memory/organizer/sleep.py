@@ -86,18 +86,9 @@ def reorganize(ws: "MemoryWorkspace", model: str | None = None, *, now: datetime
 
     result = run_request(ws, plan, message=f"memory: organize ({name})", lock_timeout=lock_timeout,
                          runtime_update=stamp_runtime, force_views=needs_stamp)
-    report: dict[str, Any] = {
-        "ok": True,
-        "model": name,
-        "revision": result.revision,
-        "changed_files": result.changed_files,
-        "derived_files": result.derived_files,
-        "memory_committed": result.memory_committed,
-        "git_committed": result.git_committed,
-        "commit": result.commit,
-    }
-    if result.git_error:
-        report["git_error"] = result.git_error
+    report: dict[str, Any] = {key: value for key, value in result.to_json().items()
+                              if key not in ("block_ids", "evidence_ids")}
+    report.update({"model": name, "derived_files": result.derived_files})
     report.update(summarize_changes(planned.get("changes", []), planned.get("tree")))
     report["new_topics"] = sorted(f for f in result.changed_files
                                   if planned.get("tree") is not None and f not in planned["tree"].files
