@@ -30,6 +30,12 @@ def resolve_state_dir(state: str | os.PathLike[str] | None = None) -> Path:
     return (Path.home() / ".openprogram").resolve()
 
 
+def user_cache_dir() -> Path:
+    """Per-user cache for derived, rebuildable data (``$XDG_CACHE_HOME`` or ``~/.cache``)."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "openprogram-memory"
+
+
 def _bool(value: Any) -> bool:
     if isinstance(value, bool):
         return value

