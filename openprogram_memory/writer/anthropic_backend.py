@@ -22,7 +22,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from ..failures import FailureCode, MemoryFailure
-from .backend import WriterRequest, WriterRun
+from .backend import NOTHING_DURABLE, WriterRequest, WriterRun
 from .prompts import system_prompt, user_message
 from .tools import COMMIT_TOOL, TOOLS, run_tool
 
@@ -167,6 +167,11 @@ class AnthropicWriter:
             results, committed = _run_tools(staging, tool_uses, run)
             if committed:
                 run.committed = True
+                commit = next(block for block in tool_uses if block.name == COMMIT_TOOL)
+                if (commit.input or {}).get("nothing_durable") is True:
+                    # a verifiable verdict: the runner accepts it only if nothing changed
+                    run.verdict = NOTHING_DURABLE
+                    run.reviewed = [turn.source_id for turn in request.turns]
                 return
             messages.append({"role": "user", "content": results})
         run.stop_reason = "max_rounds"

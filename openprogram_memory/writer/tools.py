@@ -102,9 +102,18 @@ TOOLS: list[dict[str, Any]] = [
         "name": COMMIT_TOOL,
         "description": (
             "Finish: hand your edits to the runtime, which assigns IDs, resolves [keyword](source id) "
-            "links, validates and installs them. Call it exactly once, last — also when nothing was worth recording."
+            "links, validates and installs them. Call it exactly once, last. When you read every turn and "
+            "nothing in the batch is worth recording, change nothing and call it with nothing_durable=true."
         ),
-        "input_schema": {"type": "object", "properties": {}},
+        "input_schema": {
+            "type": "object",
+            "properties": {
+                "nothing_durable": {
+                    "type": "boolean",
+                    "description": "true: you reviewed the whole batch and it holds nothing durable (no edits made).",
+                },
+            },
+        },
     },
 ]
 

@@ -112,3 +112,13 @@ def test_resolve_backend_builds_the_anthropic_writer() -> None:
     backend = resolve_backend("anthropic:claude-x")
     assert isinstance(backend, AnthropicWriter)
     assert (backend.model, backend.name) == ("claude-x", "anthropic:claude-x")
+
+
+def test_nothing_durable_verdict_covers_the_batch(workspace, replay) -> None:
+    transport = replay("nothing_durable")
+    request = _request()
+    result, run = _edit(workspace, writer_for(transport), request)
+
+    assert run.committed is True and result.changed_files == []
+    assert run.verdict == "nothing_durable"
+    assert run.reviewed == [turn.source_id for turn in request.turns]
