@@ -85,22 +85,10 @@ class InstallPlan:
     baseline_revision: str | None
 
 
-def source_fingerprint(ws: "MemoryWorkspace") -> tuple:
-    """Sizes and mtimes of every archive file (append-only check)."""
-    out: list[tuple] = []
-
-    def scan(directory: str) -> None:
-        with os.scandir(directory) as entries:
-            for entry in entries:
-                if entry.is_dir(follow_symlinks=False):
-                    scan(entry.path)
-                else:
-                    st = entry.stat(follow_symlinks=False)
-                    out.append((entry.path, st.st_size, st.st_mtime_ns, st.st_mode))
-
-    if ws.layout.sources.is_dir():
-        scan(str(ws.layout.sources))
-    return tuple(sorted(out))
+def source_fingerprint(ws: "MemoryWorkspace", scanned: dict | None = None) -> tuple:
+    """Paths and signatures of every archive file (the append-only check)."""
+    sigs = ws.cache.sources.scan() if scanned is None else scanned
+    return tuple(sorted(sigs.items()))
 
 
 def _reject(message: str, rule: str, code: FailureCode = FailureCode.INVALID_TOPIC_FORMAT, **details: Any) -> MemoryFailure:
@@ -132,7 +120,7 @@ def staged_edit(
                 details={"revision": before},
             )
         baseline = ws.cache.snapshot()  # before the copy, never after it
-        fingerprint = source_fingerprint(ws)
+        fingerprint = source_fingerprint(ws, baseline.source_sigs)
         staging = Staging(ws.root, ws.cache)
         try:
             outcome = edit(staging)

@@ -139,7 +139,8 @@ def commit_paths(root: Path, paths: list[str], message: str) -> str | None:
         commit.encoding = b"UTF-8"
         commit.message = message.encode("utf-8") + (b"" if message.endswith("\n") else b"\n")
         new_objects.append(commit)
-        store.add_objects([(obj, None) for obj in new_objects])
+        for obj in new_objects:  # loose objects: a pack per commit would pile up thousands of packs
+            store.add_object(obj)
         if head is None:
             repo.refs.set_symbolic_ref(b"HEAD", b"refs/heads/main")
             repo.refs.add_if_new(b"refs/heads/main", commit.id)

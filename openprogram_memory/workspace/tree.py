@@ -176,11 +176,30 @@ class SourceCache:
             for rel, entry in entries.items():
                 self._cache.setdefault(rel, entry)
 
-    def stale_archives(self) -> set[str]:
+    def scan(self) -> dict[str, Signature]:
+        """Every file under ``sources/`` with its signature, in one directory scan."""
+        out: dict[str, Signature] = {}
+
+        def walk(directory: str, prefix: str) -> None:
+            with os.scandir(directory) as entries:
+                for entry in entries:
+                    if entry.is_dir(follow_symlinks=False):
+                        walk(entry.path, f"{prefix}{entry.name}/")
+                    else:
+                        st = entry.stat(follow_symlinks=False)
+                        out[prefix + entry.name] = (st.st_mtime_ns, st.st_size, st.st_ino)
+
+        base = self.root / "sources"
+        if base.is_dir():
+            walk(str(base), "sources/")
+        return out
+
+    def stale_archives(self, current: dict[str, Signature] | None = None) -> set[str]:
         """Archives whose file changed since they were parsed; they are forgotten."""
+        current = self.scan() if current is None else current
         with self._lock:
             items = list(self._cache.items())
-        stale = {rel for rel, (sig, _archive, _anchors) in items if signature(self.root / rel) != sig}
+        stale = {rel for rel, (sig, _archive, _anchors) in items if current.get(rel) != sig}
         with self._lock:
             for rel in stale:
                 self._cache.pop(rel, None)
@@ -368,7 +387,8 @@ class TopicCache:
         if not self._disk_loaded:
             self._load_disk()
         parsed_before = self.parsed
-        stale = self.sources.stale_archives()
+        source_sigs = self.sources.scan()
+        stale = self.sources.stale_archives(source_sigs)
         if stale:  # a source was appended or promoted: re-resolve the topics citing it
             with self._lock:
                 for rel in [rel for rel, (_sig, summary) in self._files.items() if summary.archives & stale]:
@@ -388,6 +408,7 @@ class TopicCache:
             tree = TreeState(files, _indexes=previous.updated_indexes(changed_old, changed_new))
         else:
             tree = TreeState(files)
+        tree.source_sigs = source_sigs
         with self._lock:
             self._last = tree
         # A cold process that had to parse much saves the cache for the next one.
@@ -402,6 +423,7 @@ class TreeState:
 
     files: dict[str, FileSummary]
     _indexes: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+    source_sigs: dict[str, Signature] | None = None  # sources/ as scanned with this snapshot
     _by_id: dict[str, RecordInfo] | None = None
 
     def records(self) -> list[RecordInfo]:
