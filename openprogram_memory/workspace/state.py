@@ -116,6 +116,9 @@ def workspace_id(layout: Layout) -> str:
     return value
 
 
+_STEP = 16  # files between saved hash states
+
+
 class RevisionCache:
     """Computes revisions rereading and rehashing only what changed.
 
@@ -161,24 +164,30 @@ class RevisionCache:
         keys = [(rel, sig) for rel, _path, sig in items]
         with self._lock:
             old_keys, old_states = self._prefix.get(str(root), ([], []))
-        # states[i] is the hash state before file i; resume at the first change
-        start = 0
+        # states[k] is the hash state before file k * STEP; resume at the
+        # last checkpoint before the first change
+        first = 0
         limit = min(len(keys), len(old_keys))
-        while start < limit and keys[start] == old_keys[start]:
-            start += 1
-        if start < len(old_states):
-            states = old_states[: start + 1]
+        while first < limit and keys[first] == old_keys[first]:
+            first += 1
+        checkpoint = min(first // _STEP, len(old_states) - 1) if old_states else -1
+        if checkpoint >= 0:
+            states = old_states[: checkpoint + 1]
+            start = checkpoint * _STEP
         else:
             start, states = 0, [hashlib.sha256()]
-        digest = states[start].copy()
-        for rel, path, sig in items[start:]:
+        digest = states[-1].copy()
+        for index in range(start, len(items)):
+            rel, path, sig = items[index]
             data = self._read(path, sig)
             if data is not None:
-                digest.update(rel.encode("utf-8"))
-                digest.update(b"\0")
-                digest.update(data)
-                digest.update(b"\0")
-            states.append(digest.copy())
+                digest.update(b"".join((rel.encode("utf-8"), b"\0", data, b"\0")) if len(data) < 65536 else
+                              rel.encode("utf-8") + b"\0")
+                if len(data) >= 65536:
+                    digest.update(data)
+                    digest.update(b"\0")
+            if (index + 1) % _STEP == 0:
+                states.append(digest.copy())
         with self._lock:
             self._prefix[str(root)] = (keys, states)
         return digest.hexdigest()[:32]

@@ -1,0 +1,50 @@
+"""The revision is exactly the specified hash, however it is computed incrementally."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+from engine.helpers import make_workspace, record
+
+
+def plain_revision(root: Path) -> str:
+    """SPEC §2.4, literally: sha256 over sorted (relpath \\0 bytes \\0), first 32 hex."""
+    items = []
+    for dirpath, dirs, files in os.walk(root):
+        rel = os.path.relpath(dirpath, root)
+        if rel == ".":
+            dirs[:] = [d for d in dirs if d not in (".git", ".scriptorium")]
+        items += [name if rel == "." else f"{rel}/{name}" for name in files]
+    if (root / ".scriptorium/runtime.json").exists():
+        items.append(".scriptorium/runtime.json")
+    digest = hashlib.sha256()
+    for rel in sorted(items):
+        digest.update(rel.encode() + b"\0" + (root / rel).read_bytes() + b"\0")
+    return digest.hexdigest()[:32]
+
+
+def test_revision_matches_the_formula_through_edits_and_outside_changes():
+    ws = make_workspace()
+    for i in range(40):  # enough files to cross several saved hash states
+        ws.update(changes=[{"path": f"topics/t{i:02d}.md", "content": record(f"Fact number {i}.")}])
+        assert ws.revision() == plain_revision(ws.root)
+    (ws.root / "topics/t05.md").write_text(ws.read_topic("topics/t05.md") + "\n")  # a hand edit, no tool
+    assert ws.revision() == plain_revision(ws.root)
+    (ws.root / "sources/extra.md").write_bytes(b"x" * 100_000)  # a large file
+    assert ws.revision() == plain_revision(ws.root)
+    (ws.root / "relations.json").unlink()
+    assert ws.revision() == plain_revision(ws.root)
+    (ws.root / "sources/extra.md").unlink()
+    assert ws.revision() == plain_revision(ws.root)
+
+
+def test_only_memory_changes_move_the_revision():
+    ws = make_workspace()
+    ws.update(changes=[{"path": "topics/a.md", "content": record("Fact A.")}])
+    before = ws.revision()
+    (ws.root / ".scriptorium" / "events.jsonl").write_text("{}\n")  # runtime state: not memory
+    assert ws.revision() == before
+    (ws.root / "topics/a.md").write_text(ws.read_topic("topics/a.md").replace("Fact A.", "Fact A!"))
+    assert ws.revision() != before
