@@ -30,6 +30,11 @@ def resolve_state_dir(state: str | os.PathLike[str] | None = None) -> Path:
     return (Path.home() / ".openprogram").resolve()
 
 
+def editor_command() -> str:
+    """``$VISUAL``, else ``$EDITOR``, else ``vi`` — for ``memory edit``."""
+    return os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+
+
 def user_cache_dir() -> Path:
     """Per-user cache for derived, rebuildable data (``$XDG_CACHE_HOME`` or ``~/.cache``)."""
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shlex
 import subprocess
 import sys
@@ -163,7 +162,9 @@ def export(out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output 
 
 
 def _run_editor(path: Path) -> None:
-    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+    from ..config import editor_command
+
+    editor = editor_command()
     code = subprocess.call([*shlex.split(editor), str(path)])
     if code != 0:
         raise MemoryFailure(FailureCode.INVALID_ARGUMENT, f"editor {editor!r} exited with {code}; nothing installed")
