@@ -195,3 +195,10 @@ def test_completions_are_current():
     for shell, name in SHELLS.items():
         checked_in = (ROOT / "completions" / name).read_text()
         assert checked_in == completion_script(shell), f"run: python -m openprogram_memory.cli.completions completions"
+
+
+def test_cli_reference_is_current():
+    from openprogram_memory.cli.reference import reference
+
+    assert (ROOT / "docs" / "cli.md").read_text() == reference(), \
+        "run: python -m openprogram_memory.cli.reference docs/cli.md"
