@@ -78,6 +78,34 @@ def one_record_edits(ws: MemoryWorkspace, runs: int) -> list[float]:
     return times
 
 
+def instrument() -> dict[str, list[float]]:
+    """Time the transaction's phases (wraps module functions; benchmark only)."""
+    from openprogram_memory.transaction import engine
+    from openprogram_memory.workspace import state, tree
+
+    timings: dict[str, list[float]] = {}
+
+    def wrap(owner, name, label):
+        original = getattr(owner, name)
+
+        def timed(*args, **kwargs):
+            start = time.perf_counter()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                timings.setdefault(label, []).append(time.perf_counter() - start)
+
+        setattr(owner, name, timed)
+
+    wrap(tree.TopicCache, "snapshot", "baseline snapshot (stat scan)")
+    wrap(engine, "source_fingerprint", "append-only check")
+    wrap(engine, "derived_views", "derived views")
+    wrap(engine, "install", "install (journal, renames, fsync)")
+    wrap(engine, "_git_commit", "git commit + index")
+    wrap(state.RevisionCache, "revision", "revision (hash over all bytes)")
+    return timings
+
+
 def cold(cmd: list[str], cwd: Path | None = None, runs: int = 5) -> float:
     times = []
     for _ in range(runs):
@@ -90,7 +118,9 @@ def cold(cmd: list[str], cwd: Path | None = None, runs: int = 5) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument("--phases", action="store_true", help="also print per-phase medians")
     args = parser.parse_args()
+    timings = instrument() if args.phases else None
     openprogram = str(Path(sys.executable).with_name("openprogram"))
     tmp = Path(tempfile.mkdtemp(prefix="bench-tx-"))
     try:
@@ -102,9 +132,14 @@ def main() -> None:
             one_record_edits(workspaces[size], 3)  # warm the per-process caches
         # interleave the two sizes so machine noise hits both alike
         times: dict[int, list[float]] = {1_000: [], 10_000: []}
+        phases: dict[int, dict[str, list[float]]] = {1_000: {}, 10_000: {}}
         for _ in range(args.runs):
             for size, ws in workspaces.items():
+                if timings is not None:
+                    timings.clear()
                 times[size].extend(one_record_edits(ws, 1))
+                for label, values in (timings or {}).items():
+                    phases[size].setdefault(label, []).append(sum(values))
         medians = {size: statistics.median(t) for size, t in times.items()}
         for size, ws in workspaces.items():
             status = cold([openprogram, "memory", "status", "--json", "--state", str(tmp / f"s{size}")])
@@ -114,6 +149,10 @@ def main() -> None:
                   f"(p90 {ordered[int(len(ordered) * 0.9)] * 1000:6.1f} ms) | cold `memory status` {status * 1000:6.0f} ms"
                   f" vs `git status` {git * 1000:5.0f} ms")
         print(f"ratio 10,000 / 1,000 = {medians[10_000] / medians[1_000]:.2f} (target <= 1.5)")
+        for label in phases[1_000]:
+            small = statistics.median(phases[1_000][label]) * 1000
+            large = statistics.median(phases[10_000][label]) * 1000
+            print(f"  {label:<36} {small:6.2f} ms -> {large:6.2f} ms")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
