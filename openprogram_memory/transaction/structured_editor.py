@@ -1,0 +1,273 @@
+"""Rendering validated structured operations into topic Markdown.
+
+:class:`TopicEditor` applies a :class:`~.structured_request.Request`'s
+operations, in order, to the parsed topic documents of one staging copy.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from ..failures import FailureCode
+from ..sources.archive import SourceMessage, archive_relpath_for
+from ..topics.ids import evidence_id, source_anchor
+from ..topics.model import RECORD_LINK_RE, Definition, Paragraph, TopicDoc, parse_topic
+from ..workspace.tree import TreeState
+from .staging import Staging
+from .structured_markdown import (
+    Evidence,
+    chain_of,
+    detach_definition,
+    direct_region,
+    drop_unused_definitions,
+    ensure_chain,
+    link_path,
+    rebase_body,
+    separate_blocks,
+)
+from .structured_request import NEW_SOURCE_PREFIX, Destination, Op, Request, SourceRef, invalid_request
+
+if TYPE_CHECKING:
+    from ..workspace.api import MemoryWorkspace
+
+
+class TopicEditor:
+    """Applies validated operations to parsed topic documents of one staging copy."""
+
+    def __init__(self, staging: Staging, tree: TreeState, ws: "MemoryWorkspace") -> None:
+        self.staging = staging
+        self.tree = tree
+        self.ws = ws
+        self.docs: dict[str, TopicDoc] = {}
+        self.touched: set[str] = set()
+        self.origin: dict[str, str] = {i: files[0] for i, files in tree.id_files().items()}
+        self.where: dict[str, str] = dict(self.origin)
+        self.deleted: set[str] = set()
+        self.deleted_by: dict[str, int] = {}
+        self.new_source_ids: dict[str, str] = {}
+        self.new_sources: dict[str, SourceMessage] = {}
+
+    # -- documents ------------------------------------------------------
+    def doc(self, rel: str) -> TopicDoc:
+        """The parsed document of ``rel`` as edited so far (empty if it does not exist yet)."""
+        if rel not in self.docs:
+            text = self.staging.read(rel) if self.staging.exists(rel) else ""
+            self.docs[rel] = parse_topic(text, rel)
+        return self.docs[rel]
+
+    def locate(self, memory_id: str, index: int) -> tuple[str, TopicDoc, Paragraph]:
+        """Where ``memory_id`` is now: ``(topic, document, paragraph)``; MEMORY_NOT_FOUND if nowhere."""
+        rel = self.where.get(memory_id)
+        if rel is None:
+            if memory_id in self.deleted_by:
+                raise invalid_request(f"^{memory_id} was deleted by changes[{self.deleted_by[memory_id]}]", index,
+                                      FailureCode.MEMORY_NOT_FOUND, memory_id=memory_id)
+            raise invalid_request(f"no record with block ID ^{memory_id}", index, FailureCode.MEMORY_NOT_FOUND,
+                                  memory_id=memory_id)
+        doc = self.doc(rel)
+        for paragraph in doc.paragraphs():
+            if memory_id in paragraph.ids:
+                return rel, doc, paragraph
+        raise invalid_request(f"no record with block ID ^{memory_id}", index, FailureCode.MEMORY_NOT_FOUND,
+                              memory_id=memory_id)
+
+    # -- the operations ------------------------------------------------
+    def apply(self, request: Request) -> None:
+        """Apply every operation in order, fix links to moved records, write touched topics."""
+        self.new_sources = request.new_sources
+        for op in request.ops:
+            getattr(self, "_" + op.kind)(op)
+        self._rewrite_links()
+        for rel in sorted(self.touched):
+            doc = self.docs[rel]
+            separate_blocks(doc)
+            self.staging.write(rel, doc.render())
+
+    def _create_record(self, op: Op) -> None:
+        dest = op.destination
+        doc = self.doc(dest.topic)
+        label = self._write_evidence(doc, op, overwrite_labels=True)
+        paragraph = Paragraph(lines=[], body="", ids=[])
+        paragraph.set(f"{op.content}[^{label}]", [])
+        at = self._insertion_index(doc, dest, op.index, frozenset())
+        doc.blocks[at:at] = [paragraph]
+        self.touched.add(dest.topic)
+
+    def _update_record(self, op: Op) -> None:
+        rel, doc, paragraph = self.locate(op.memory_id, op.index)
+        old = set(paragraph.citations)
+        label = self._write_evidence(doc, op, overwrite_labels=True)
+        paragraph.set(f"{op.content}[^{label}]", paragraph.ids)
+        drop_unused_definitions(doc, old - {label})
+        self.touched.add(rel)
+
+    def _delete_record(self, op: Op) -> None:
+        rel, doc, paragraph = self.locate(op.memory_id, op.index)
+        if len(paragraph.ids) > 1 and op.memory_id != paragraph.identity:
+            gone = [op.memory_id]  # an alias: the merged record stays
+            paragraph.set(paragraph.body, [i for i in paragraph.ids if i != op.memory_id])
+        else:
+            gone = list(paragraph.ids)
+            doc.blocks.remove(paragraph)
+            drop_unused_definitions(doc, set(paragraph.citations))
+        for memory_id in gone:
+            self.where.pop(memory_id, None)
+            self.deleted.add(memory_id)
+            self.deleted_by[memory_id] = op.index
+        self.touched.add(rel)
+
+    def _move_records(self, op: Op) -> None:
+        dest = op.destination
+        moving = self._whole_paragraphs(op)
+        if dest.anchor is not None and dest.anchor in op.memory_ids:
+            raise invalid_request(f"anchor ^{dest.anchor} is itself being moved", op.index)
+        detached = []
+        for rel, doc, paragraph in moving:
+            definitions = doc.definitions()
+            evidence = [detach_definition(definitions[label], rel) for label in dict.fromkeys(paragraph.citations)
+                        if label in definitions]
+            doc.blocks.remove(paragraph)
+            detached.append((rel, paragraph, evidence))
+            self.touched.add(rel)
+        target = self.doc(dest.topic)
+        for rel, paragraph, evidence in detached:
+            for item in evidence:
+                self._adopt_evidence(target, item, op.index)
+            body = rebase_body(paragraph.body, rel, dest.topic)
+            if body != paragraph.body:
+                paragraph.set(body, paragraph.ids)
+            for memory_id in paragraph.ids:
+                self.where[memory_id] = dest.topic
+        at = self._insertion_index(target, dest, op.index, frozenset(op.memory_ids))
+        target.blocks[at:at] = [paragraph for _, paragraph, _ in detached]
+        for rel, paragraph, _evidence in detached:
+            drop_unused_definitions(self.doc(rel), set(paragraph.citations))
+        self.touched.add(dest.topic)
+
+    def _merge_records(self, op: Op) -> None:
+        """Organizer only: the first ID's paragraph absorbs the others as aliases."""
+        keep_rel, keep_doc, keep = self.locate(op.memory_ids[0], op.index)
+        ids = list(keep.ids[:-1])
+        citations = list(keep.citations)
+        for memory_id in op.memory_ids[1:]:
+            rel, doc, paragraph = self.locate(memory_id, op.index)
+            if paragraph is keep:
+                raise invalid_request(f"^{memory_id} is already part of the kept record", op.index)
+            definitions = doc.definitions()
+            for label in dict.fromkeys(paragraph.citations):
+                if label in definitions:
+                    self._adopt_evidence(keep_doc, detach_definition(definitions[label], rel), op.index)
+                if label not in citations:
+                    citations.append(label)
+            doc.blocks.remove(paragraph)
+            drop_unused_definitions(doc, set(paragraph.citations) - (set(citations) if doc is keep_doc else set()))
+            ids.extend(paragraph.ids)
+            for alias in paragraph.ids:
+                self.where[alias] = keep_rel
+            self.touched.add(rel)
+        ids.append(keep.ids[-1])
+        extra = "".join(f"[^{label}]" for label in citations if label not in keep.citations)
+        keep.set(keep.body + extra, ids)
+        self.touched.add(keep_rel)
+
+    def _whole_paragraphs(self, op: Op) -> list[tuple[str, TopicDoc, Paragraph]]:
+        """The paragraphs a move names; a merged paragraph must be named whole, in order."""
+        out: list[tuple[str, TopicDoc, Paragraph]] = []
+        i = 0
+        ids = op.memory_ids
+        while i < len(ids):
+            rel, doc, paragraph = self.locate(ids[i], op.index)
+            run = list(ids[i:i + len(paragraph.ids)])
+            if run != paragraph.ids:
+                raise invalid_request(
+                    f"^{ids[i]} shares a paragraph with other IDs; move all of them together, consecutively, "
+                    f"in paragraph order: {' '.join('^' + x for x in paragraph.ids)}", op.index)
+            out.append((rel, doc, paragraph))
+            i += len(paragraph.ids)
+        return out
+
+    # -- evidence ------------------------------------------------------
+    def _write_evidence(self, doc: TopicDoc, op: Op, *, overwrite_labels: bool) -> str:
+        """Define the evidence of ``op`` (time + its sources) in ``doc``; return its label."""
+        source_ids = []
+        links = []
+        for ref in op.sources:
+            source_id = self._resolve_source(ref, op.index)
+            source_ids.append(source_id)
+            links.append((ref.label, archive_relpath_for(source_id) + "#" + source_anchor(source_id)))
+        label = evidence_id(op.time, source_ids)
+        self._adopt_evidence(doc, Evidence(label, op.time, tuple(links)), op.index, overwrite_labels)
+        return label
+
+    def _resolve_source(self, ref: SourceRef, index: int) -> str:
+        if ref.source.startswith(NEW_SOURCE_PREFIX):
+            message = self.new_sources[ref.source]
+            self.staging.add_source(message)
+            self.new_source_ids[ref.source] = message.source_id
+            return message.source_id
+        if self.ws.cache.sources.lookup(archive_relpath_for(ref.source), source_anchor(ref.source)) is None:
+            raise invalid_request(f"source {ref.source!r} is not in the source archive", index,
+                                  FailureCode.MISSING_SOURCE, source=ref.source)
+        return ref.source
+
+    def _adopt_evidence(self, doc: TopicDoc, evidence: Evidence, index: int, overwrite_labels: bool = False) -> None:
+        """Make ``evidence`` defined in ``doc``; a same label with another meaning is refused."""
+        existing = doc.definitions().get(evidence.label)
+        if existing is not None:
+            if detach_definition(existing, doc.path).meaning != evidence.meaning:
+                raise invalid_request(
+                    f"evidence [^{evidence.label}] already exists in {doc.path} with a different time or sources",
+                    index, evidence=evidence.label, file=doc.path)
+            if overwrite_labels and [s.label for s in existing.sources] != [t for t, _ in evidence.links]:
+                existing.set(existing.label, existing.time or "undated", evidence.links_for(doc.path))
+            return
+        definition = Definition(lines=[], label=evidence.label)
+        definition.set(evidence.label, evidence.time or "undated", evidence.links_for(doc.path))
+        doc.blocks.append(definition)
+        self.touched.add(doc.path)
+
+    # -- places --------------------------------------------------------
+    def _insertion_index(self, doc: TopicDoc, dest: Destination, index: int, moving: frozenset[str]) -> int:
+        if dest.position in ("before", "after"):
+            rel, anchor_doc, anchor = self.locate(dest.anchor, index)
+            if anchor.ids and set(anchor.ids) & moving:
+                raise invalid_request(f"anchor ^{dest.anchor} is itself being moved", index)
+            if rel != dest.topic or chain_of(doc, anchor) != dest.headings:
+                raise invalid_request(
+                    f"anchor ^{dest.anchor} is not under {' > '.join(dest.headings) or '(no heading)'} in {dest.topic}",
+                    index, anchor=dest.anchor)
+            at = doc.blocks.index(anchor)
+            return at if dest.position == "before" else at + 1
+        start, end = direct_region(doc, ensure_chain(doc, dest.headings))
+        if dest.position == "start":
+            return start
+        last = start
+        for i in range(start, end):
+            if isinstance(doc.blocks[i], Paragraph) or doc.blocks[i].kind == "code":
+                last = i + 1
+        return last
+
+    # -- links ---------------------------------------------------------
+    def _rewrite_links(self) -> None:
+        """Point every link at a moved record to its new file."""
+        relocated = {i: rel for i, rel in self.where.items() if self.origin.get(i) != rel}
+        if not relocated:
+            return
+        files = set(self.touched)
+        files.update(r.topic for r in self.tree.records() if any(block_id in relocated for _, block_id in r.links))
+        for rel in sorted(files):
+            if rel not in self.touched and not self.staging.exists(rel):
+                continue
+            doc = self.doc(rel)
+            for paragraph in doc.paragraphs():
+                def fix(match: re.Match[str], rel: str = rel) -> str:
+                    block_id = match.group(3)
+                    if block_id not in relocated:
+                        return match.group(0)
+                    return f"[{match.group(1)}]({link_path(relocated[block_id], rel)}#^{block_id})"
+
+                body = RECORD_LINK_RE.sub(fix, paragraph.body)
+                if body != paragraph.body:
+                    paragraph.set(body, paragraph.ids)
+                    self.touched.add(rel)
