@@ -1,10 +1,13 @@
 """BM25 (Okapi) over topic records: an inverted index updated per topic file.
 
-Scores are those of ``rank_bm25.BM25Okapi`` (k1=1.5, b=0.75, epsilon=0.25:
-a term in more than half the records gets the idf floor ``epsilon × mean
-idf``), but only records holding a query term are scored, via postings.
+Okapi BM25 with k1=1.5, b=0.75 and Lucene's idf ``log(1 + (N - df + 0.5) /
+(df + 0.5))``: always positive, so a record matching a query term never
+scores zero or below, however common the term (the classic Okapi idf is
+negative for terms in more than half the records, and a small workspace
+showed users scores like -0.048). Only records holding a query term are
+scored, via postings.
 
-Layout: corpus statistics (record count, total length, mean idf) and one
+Layout: corpus statistics (record count, total length) and one
 packed postings array per term are global; everything else about a topic
 file is in its :class:`FileSegment`. :meth:`SearchIndex.refresh` compares
 every topic file's signature ``(mtime_ns, size, inode)`` with its segment's
@@ -38,7 +41,6 @@ from .segment import FILE_SHIFT, POS_MASK, POS_SHIFT, TF_MASK, Doc, FileSegment,
 
 K1 = 1.5
 B = 0.75
-EPSILON = 0.25
 _DOC_SHIFT = FILE_SHIFT - POS_SHIFT  # doc key = posting >> 16 = file id << 24 | position
 
 Resolved = dict[str, "tuple[str, str] | None"]  # anchor → (source id, trust state) | None
@@ -137,8 +139,6 @@ class SearchIndex:
         self.postings: dict[str, bytes] = {}  # term → array('Q') bytes, sorted
         self.n_docs = 0
         self.total_len = 0
-        self.avg_idf = 0.0
-        self.df_counts: dict[int, int] = {}  # document frequency → how many terms have it
         self.sources: dict[str, tuple[Signature | None, bytes]] = {}  # archive → (sig, marshal of Resolved)
         self.files_indexed = 0  # cumulative: topic files tokenized by this instance
         self._free: list[int] = []
@@ -150,20 +150,19 @@ class SearchIndex:
     def to_state(self) -> tuple:
         """Everything but the root and counters, as marshal-able values."""
         files = [f.to_tuple() if f is not None else None for f in self.files]
-        return (self.paths, files, self.postings, self.n_docs, self.total_len, self.avg_idf, self.df_counts,
-                self.sources)
+        return (self.paths, files, self.postings, self.n_docs, self.total_len, self.sources)
 
     @classmethod
     def from_state(cls, root: Path, state: tuple) -> "SearchIndex":
         """An index from :meth:`to_state` output (nothing is re-tokenized)."""
         index = cls(root)
-        paths, files, postings, n_docs, total_len, avg_idf, df_counts, sources = state
+        paths, files, postings, n_docs, total_len, sources = state
         index.paths = list(paths)
         index.files = [FileSegment.from_tuple(f) if f is not None else None for f in files]
         index.fid_of = {rel: fid for fid, rel in enumerate(index.paths) if rel is not None}
         index._free = [fid for fid, rel in enumerate(index.paths) if rel is None]
         index.postings, index.sources = postings, sources
-        index.n_docs, index.total_len, index.avg_idf, index.df_counts = n_docs, total_len, avg_idf, df_counts
+        index.n_docs, index.total_len = n_docs, total_len
         return index
 
     # -- corpus maintenance -------------------------------------------------
@@ -203,7 +202,7 @@ class SearchIndex:
                 touched.setdefault(term, {})[fid] = [base | v for v in values]
         for term, by_fid in touched.items():
             self._merge(term, by_fid)
-        self._restat()
+        self._norms.clear()  # avgdl moved: every length norm is stale
 
     def _merge(self, term: str, by_fid: dict[int, list[int]]) -> None:
         """Swap the runs of the given files in one term's postings."""
@@ -213,7 +212,6 @@ class SearchIndex:
             values = [v for fid in fids for v in by_fid[fid]]
             if values:
                 self.postings[term] = array("Q", values).tobytes()
-                self._count_df(0, len(values))
             return
         view = memoryview(old).cast("Q")
         pieces, cursor = [], 0
@@ -227,33 +225,10 @@ class SearchIndex:
         pieces.append(old[cursor * 8 :])
         view.release()
         blob = b"".join(pieces)
-        self._count_df(len(old) >> 3, len(blob) >> 3)
         if blob:
             self.postings[term] = blob
         else:
             del self.postings[term]
-
-    def _count_df(self, old: int, new: int) -> None:
-        counts = self.df_counts
-        if old:
-            left = counts[old] - 1
-            if left:
-                counts[old] = left
-            else:
-                del counts[old]
-        if new:
-            counts[new] = counts.get(new, 0) + 1
-
-    def _restat(self) -> None:
-        """Mean idf after the corpus changed (rank_bm25 averages raw idfs).
-
-        Terms are grouped by document frequency, so this costs the number of
-        distinct frequencies (hundreds), not the vocabulary (tens of thousands).
-        """
-        n, log = self.n_docs, math.log
-        total = sum(count * (log(n - df + 0.5) - log(df + 0.5)) for df, count in self.df_counts.items())
-        self.avg_idf = total / len(self.postings) if self.postings else 0.0
-        self._norms.clear()
 
     # -- refresh ------------------------------------------------------------
 
@@ -340,13 +315,12 @@ class SearchIndex:
     # -- scoring ------------------------------------------------------------
 
     def idf(self, term: str) -> float:
-        """rank_bm25's idf: log((N-df+.5)/(df+.5)), ε·mean idf when negative; 0 if unseen."""
+        """Lucene's idf, log(1 + (N-df+.5)/(df+.5)) — always > 0 for a term that occurs; 0 if unseen."""
         blob = self.postings.get(term)
         return self._idf(len(blob) >> 3) if blob else 0.0
 
     def _idf(self, df: int) -> float:
-        value = math.log(self.n_docs - df + 0.5) - math.log(df + 0.5)
-        return EPSILON * self.avg_idf if value < 0 else value
+        return math.log1p((self.n_docs - df + 0.5) / (df + 0.5))
 
     def _norm(self, fid: int) -> list[float]:
         avgdl = self.total_len / self.n_docs

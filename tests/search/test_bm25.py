@@ -1,13 +1,15 @@
-"""The inverted index scores exactly as rank_bm25.BM25Okapi (get_scores)."""
+"""The inverted index scores exactly as rank_bm25.BM25Okapi with Lucene's idf (get_scores)."""
 
 from __future__ import annotations
 
+import math
 import random
 from pathlib import Path
 
 import pytest
 from rank_bm25 import BM25Okapi
 
+from openprogram_memory.search.api import search
 from openprogram_memory.search.cache import current_index
 from openprogram_memory.search.index import SearchIndex
 from openprogram_memory.search.segment import document_text
@@ -33,8 +35,16 @@ def _corpus(rng: random.Random, files: int, per_file: int, tag: str) -> dict[str
     return out
 
 
+class LuceneBM25(BM25Okapi):
+    """rank_bm25's Okapi scoring with Lucene's non-negative idf, the reference for the index."""
+
+    def _calc_idf(self, nd):
+        for word, freq in nd.items():
+            self.idf[word] = math.log(1 + (self.corpus_size - freq + 0.5) / (freq + 0.5))
+
+
 def _assert_same_scores(index: SearchIndex) -> None:
-    """Compare with BM25Okapi over the index's own documents, query by query."""
+    """Compare with LuceneBM25 over the index's own documents, query by query."""
     keys, corpus = [], []
     for fid, rel in enumerate(index.paths):
         if rel is None:
@@ -42,7 +52,7 @@ def _assert_same_scores(index: SearchIndex) -> None:
         for position, doc in enumerate(index.files[fid].docs()):
             keys.append(fid << 24 | position)
             corpus.append(tokenize(document_text(rel, doc.headings, doc.content)))
-    reference = BM25Okapi(corpus)
+    reference = LuceneBM25(corpus)
     for query in QUERIES:
         terms = tokenize(query)
         ours = index.scores(terms)
@@ -60,7 +70,7 @@ def test_scores_equal_rank_bm25(root: Path):
     for rel, recs in _corpus(rng, 4, 8, "a").items():
         write_topic(root, rel, recs)
     index, _ = current_index(root)
-    # the corpus exercises the idf floor (terms in more than half the records)
+    # the corpus has terms in more than half the records (negative under the Okapi idf)
     assert any((len(blob) >> 3) > index.n_docs / 2 for blob in index.postings.values())
     _assert_same_scores(index)
 
@@ -80,12 +90,22 @@ def test_scores_stay_equal_after_incremental_changes(root: Path):
     # and the same as an index built from scratch
     fresh = SearchIndex(root)
     fresh.refresh()
-    assert fresh.avg_idf == pytest.approx(index.avg_idf, abs=1e-12)
-    assert (fresh.n_docs, fresh.total_len, fresh.df_counts) == (index.n_docs, index.total_len, index.df_counts)
+    assert (fresh.n_docs, fresh.total_len) == (index.n_docs, index.total_len)
+    assert {t: fresh.idf(t) for t in fresh.postings} == pytest.approx({t: index.idf(t) for t in index.postings})
 
 
-def test_idf_floor_applies_to_terms_in_more_than_half_the_records(root: Path):
-    write_topic(root, "topics/t.md", [Rec(f"Common word {w}.", f"openprogram/e/u{i}") for i, w in enumerate(WORDS)])
+def test_a_term_in_most_records_still_scores_above_zero(tmp_path: Path):
+    # a small workspace: 17 records, 16 say "common" — the Okapi idf log((17-16+.5)/(16+.5)) is -2.4
+    root = tmp_path / "memory"
+    recs = [Rec(f"Common word {w}.", f"openprogram/e/u{i}") for i, w in enumerate(WORDS)]
+    recs.append(Rec("Rare entry.", "openprogram/e/rare"))
+    write_topic(root, "topics/t.md", recs)
     index, _ = current_index(root)
-    assert index.idf("common") == pytest.approx(0.25 * index.avg_idf)
+    assert (index.n_docs, len(index.postings["common"]) >> 3) == (17, 16)
+    assert index.idf("common") == pytest.approx(math.log(1 + 1.5 / 16.5))
     assert index.idf("absent") == 0.0
+    scores = index.scores(["common"])
+    assert len(scores) == len(WORDS) and min(scores.values()) > 0
+    # and through the public search, as a user sees it
+    hits = search(root, "common word")
+    assert hits and all(hit.score > 0 for hit in hits)
