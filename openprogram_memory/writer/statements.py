@@ -34,7 +34,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-KINDS = ("identity", "preference", "rule", "decision", "fact")
+KINDS = ("identity", "people", "preference", "rule", "decision", "fact", "schedule", "personal")
 
 
 @dataclass(frozen=True)
