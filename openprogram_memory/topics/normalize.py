@@ -7,7 +7,8 @@ way for every write path:
    definitions become relative links into the archive; a missing
    ``Time:`` is taken from the cited message's date;
 2. local footnote labels (``[^e1]``, ``[^note]``) become ``e-<10 hex>``
-   derived from time + sources;
+   derived from time + sources (+ keywords, when the file already uses that
+   id with other keywords: each record keeps its own label);
 3. block IDs the writer invented (not in the baseline) are stripped;
 4. evidence-bearing paragraphs without an ID get one;
 5. then the strict rules are checked (uncited substantive text is rejected
@@ -25,7 +26,7 @@ from typing import Callable, Container
 
 from ..failures import FailureCode, MemoryFailure
 from ..sources.archive import SourceMessage, archive_relpath_for
-from .ids import EVIDENCE_ID_RE, evidence_id, new_block_id
+from .ids import EVIDENCE_ID_RE, evidence_id, keyword_evidence_id, new_block_id
 from .model import (
     CITATION_RE,
     Blank,
@@ -126,18 +127,35 @@ class _Taken:
         return block_id in self.ctx.taken_ids or block_id in self.ctx.baseline_ids
 
 
+def _is_local(label: str) -> bool:
+    """A label the writer chose (``e1``, ``note``), as opposed to a derived or legacy id."""
+    return not (EVIDENCE_ID_RE.match(label) or label.startswith("mem_"))
+
+
+def _keywords(definition: Definition) -> tuple[str, ...]:
+    return tuple(link.label for link in definition.sources)
+
+
 def normalize_doc(doc: TopicDoc, ctx: NormalizeContext) -> None:
     """Normalize ``doc`` in place (steps 1–4). Raises only for missing sources."""
     definitions = [b for b in doc.blocks if isinstance(b, Definition)]
     renames: dict[str, str] = {}
+    # label → its keywords, for every definition that keeps its label: a local
+    # definition whose derived id is taken by other keywords gets a qualified id
+    keywords: dict[str, tuple[str, ...]] = {d.label: _keywords(d) for d in definitions if not _is_local(d.label)}
     for definition in definitions:
         if not definition.sources:
             continue
         source_ids = _resolve_definition_sources(doc, definition, ctx)
         label = definition.label
-        local = not (EVIDENCE_ID_RE.match(label) or label.startswith("mem_"))
-        if local and source_ids and definition.time and valid_time(definition.time):
+        if _is_local(label) and source_ids and definition.time and valid_time(definition.time):
             new_label = evidence_id(definition.time, source_ids)
+            own = _keywords(definition)
+            if keywords.setdefault(new_label, own) != own:
+                new_label = keyword_evidence_id(definition.time, [
+                    (link.label, posixpath.normpath(posixpath.join(posixpath.dirname(doc.path), link.target)))
+                    for link in definition.sources])
+                keywords.setdefault(new_label, own)
             renames[label] = new_label
             definition.label = new_label
             definition.lines = []

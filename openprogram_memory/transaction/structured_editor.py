@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 
 from ..failures import FailureCode
 from ..sources.archive import SourceMessage, archive_relpath_for
-from ..topics.ids import evidence_id, source_anchor
-from ..topics.model import RECORD_LINK_RE, Definition, Paragraph, TopicDoc, parse_topic
+from ..topics.ids import evidence_id, keyword_evidence_id, source_anchor
+from ..topics.model import CITATION_RE, RECORD_LINK_RE, Definition, Paragraph, TopicDoc, parse_topic
 from ..workspace.tree import TreeState
 from .staging import Staging
 from .structured_markdown import (
@@ -87,7 +87,7 @@ class TopicEditor:
     def _create_record(self, op: Op) -> None:
         dest = op.destination
         doc = self.doc(dest.topic)
-        label = self._write_evidence(doc, op, overwrite_labels=True)
+        label = self._write_evidence(doc, op)
         paragraph = Paragraph(lines=[], body="", ids=[])
         paragraph.set(f"{op.content}[^{label}]", [])
         at = self._insertion_index(doc, dest, op.index, frozenset())
@@ -97,7 +97,7 @@ class TopicEditor:
     def _update_record(self, op: Op) -> None:
         rel, doc, paragraph = self.locate(op.memory_id, op.index)
         old = set(paragraph.citations)
-        label = self._write_evidence(doc, op, overwrite_labels=True)
+        label = self._write_evidence(doc, op, own=paragraph)
         paragraph.set(f"{op.content}[^{label}]", paragraph.ids)
         drop_unused_definitions(doc, old - {label})
         self.touched.add(rel)
@@ -132,17 +132,16 @@ class TopicEditor:
             self.touched.add(rel)
         target = self.doc(dest.topic)
         for rel, paragraph, evidence in detached:
-            for item in evidence:
-                self._adopt_evidence(target, item, op.index)
-            body = rebase_body(paragraph.body, rel, dest.topic)
+            renames = {item.label: self._adopt_evidence(target, item, op.index) for item in evidence}
+            body = rebase_body(rename_citations(paragraph.body, renames), rel, dest.topic)
             if body != paragraph.body:
                 paragraph.set(body, paragraph.ids)
             for memory_id in paragraph.ids:
                 self.where[memory_id] = dest.topic
         at = self._insertion_index(target, dest, op.index, frozenset(op.memory_ids))
         target.blocks[at:at] = [paragraph for _, paragraph, _ in detached]
-        for rel, paragraph, _evidence in detached:
-            drop_unused_definitions(self.doc(rel), set(paragraph.citations))
+        for rel, _paragraph, evidence in detached:  # by the labels they had in their old file
+            drop_unused_definitions(self.doc(rel), {item.label for item in evidence})
         self.touched.add(dest.topic)
 
     def _merge_records(self, op: Op) -> None:
@@ -156,10 +155,11 @@ class TopicEditor:
                 raise invalid_request(f"^{memory_id} is already part of the kept record", op.index)
             definitions = doc.definitions()
             for label in dict.fromkeys(paragraph.citations):
+                cited = label
                 if label in definitions:
-                    self._adopt_evidence(keep_doc, detach_definition(definitions[label], rel), op.index)
-                if label not in citations:
-                    citations.append(label)
+                    cited = self._adopt_evidence(keep_doc, detach_definition(definitions[label], rel), op.index)
+                if cited not in citations:
+                    citations.append(cited)
             doc.blocks.remove(paragraph)
             drop_unused_definitions(doc, set(paragraph.citations) - (set(citations) if doc is keep_doc else set()))
             ids.extend(paragraph.ids)
@@ -188,17 +188,27 @@ class TopicEditor:
         return out
 
     # -- evidence ------------------------------------------------------
-    def _write_evidence(self, doc: TopicDoc, op: Op, *, overwrite_labels: bool) -> str:
-        """Define the evidence of ``op`` (time + its sources) in ``doc``; return its label."""
+    def _write_evidence(self, doc: TopicDoc, op: Op, *, own: Paragraph | None = None) -> str:
+        """Define the evidence of ``op`` (time, sources, keywords) in ``doc``; return its label.
+
+        ``own`` is the record being updated: a definition only it cites takes
+        the new keywords in place (its id stays). A definition other records
+        cite keeps its keywords, and ``op`` gets a footnote of its own.
+        """
         source_ids = []
         links = []
         for ref in op.sources:
             source_id = self._resolve_source(ref, op.index)
             source_ids.append(source_id)
             links.append((ref.label, archive_relpath_for(source_id) + "#" + source_anchor(source_id)))
-        label = evidence_id(op.time, source_ids)
-        self._adopt_evidence(doc, Evidence(label, op.time, tuple(links)), op.index, overwrite_labels)
-        return label
+        evidence = Evidence(evidence_id(op.time, source_ids), op.time, tuple(links))
+        existing = doc.definitions().get(evidence.label)
+        if (own is not None and existing is not None and not _cited_by_others(doc, evidence.label, own)
+                and detach_definition(existing, doc.path).meaning == evidence.meaning):
+            if [s.label for s in existing.sources] != [text for text, _ in evidence.links]:
+                existing.set(existing.label, existing.time or "undated", evidence.links_for(doc.path))
+            return evidence.label
+        return self._adopt_evidence(doc, evidence, op.index)
 
     def _resolve_source(self, ref: SourceRef, index: int) -> str:
         if ref.source.startswith(NEW_SOURCE_PREFIX):
@@ -211,21 +221,32 @@ class TopicEditor:
                                   FailureCode.MISSING_SOURCE, source=ref.source)
         return ref.source
 
-    def _adopt_evidence(self, doc: TopicDoc, evidence: Evidence, index: int, overwrite_labels: bool = False) -> None:
-        """Make ``evidence`` defined in ``doc``; a same label with another meaning is refused."""
+    def _adopt_evidence(self, doc: TopicDoc, evidence: Evidence, index: int) -> str:
+        """Make ``evidence`` defined in ``doc``; return the label to cite it by.
+
+        The same label with another time or sources is refused. The same
+        label with the same meaning but other keywords is not reused (that
+        would silently change another record's keywords): the evidence gets
+        a keyword-qualified id instead.
+        """
         existing = doc.definitions().get(evidence.label)
         if existing is not None:
-            if detach_definition(existing, doc.path).meaning != evidence.meaning:
+            current = detach_definition(existing, doc.path)
+            if current.meaning == evidence.meaning and sorted(current.links) != sorted(evidence.links):
+                evidence = Evidence(keyword_evidence_id(evidence.time, evidence.links), evidence.time, evidence.links)
+                existing = doc.definitions().get(evidence.label)
+                current = detach_definition(existing, doc.path) if existing is not None else None
+        if existing is not None:
+            if current.meaning != evidence.meaning or sorted(current.links) != sorted(evidence.links):
                 raise invalid_request(
                     f"evidence [^{evidence.label}] already exists in {doc.path} with a different time or sources",
                     index, evidence=evidence.label, file=doc.path)
-            if overwrite_labels and [s.label for s in existing.sources] != [t for t, _ in evidence.links]:
-                existing.set(existing.label, existing.time or "undated", evidence.links_for(doc.path))
-            return
+            return evidence.label
         definition = Definition(lines=[], label=evidence.label)
         definition.set(evidence.label, evidence.time or "undated", evidence.links_for(doc.path))
         doc.blocks.append(definition)
         self.touched.add(doc.path)
+        return evidence.label
 
     # -- places --------------------------------------------------------
     def _insertion_index(self, doc: TopicDoc, dest: Destination, index: int, moving: frozenset[str]) -> int:
@@ -271,3 +292,14 @@ class TopicEditor:
                 if body != paragraph.body:
                     paragraph.set(body, paragraph.ids)
                     self.touched.add(rel)
+
+
+def _cited_by_others(doc: TopicDoc, label: str, own: Paragraph) -> bool:
+    return any(label in paragraph.citations for paragraph in doc.paragraphs() if paragraph is not own)
+
+
+def rename_citations(body: str, renames: dict[str, str]) -> str:
+    """``body`` with ``[^old]`` citations renamed per ``renames``."""
+    if all(old == new for old, new in renames.items()):
+        return body
+    return CITATION_RE.sub(lambda m: f"[^{renames.get(m.group(1), m.group(1))}]", body)
