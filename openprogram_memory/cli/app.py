@@ -24,6 +24,7 @@ MEMORY_VERB_MODULES = (
     "openprogram_memory.cli.demo_cmds",
     "openprogram_memory.cli.serve_cmds",
     "openprogram_memory.cli.organize_cmds",
+    "openprogram_memory.cli.mcp_cmds",
 )
 
 

@@ -15,11 +15,9 @@ from typing import Any, Optional
 import typer
 
 from ..failures import FailureCode, MemoryFailure
+from ..transaction.update_request import parse_update_request, update_json
 from .common import JsonOption, StateOption, memory_settings, open_workspace
 from .output import console, emit, reporting
-
-APPLY_FORMS = ("memory_changes", "changes", "patch")
-APPLY_KEYS = frozenset(APPLY_FORMS) | {"sources", "base_revision", "commit_message"}
 
 
 def sleep(
@@ -68,7 +66,7 @@ def get(
         emit(record, json, human)
 
 
-def _read_request(path: Optional[str]) -> dict[str, Any]:
+def _read_request(path: Optional[str]) -> Any:
     try:
         text = sys.stdin.read() if path in (None, "-") else Path(path).read_text(encoding="utf-8")
     except OSError as exc:
@@ -77,13 +75,6 @@ def _read_request(path: Optional[str]) -> dict[str, Any]:
         data = jsonlib.loads(text)
     except jsonlib.JSONDecodeError as exc:
         raise MemoryFailure(FailureCode.INVALID_ARGUMENT, f"request is not JSON: {exc}") from None
-    if not isinstance(data, dict):
-        raise MemoryFailure(FailureCode.INVALID_ARGUMENT,
-                            'request must be a JSON object: {"memory_changes": […]} | {"changes": […]} | {"patch": "…"}')
-    unknown = sorted(set(data) - APPLY_KEYS)
-    if unknown:
-        raise MemoryFailure(FailureCode.INVALID_ARGUMENT,
-                            f"unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(APPLY_KEYS))}")
     return data
 
 
@@ -95,18 +86,11 @@ def apply(
 ) -> None:
     """Apply {"memory_changes"|"changes"|"patch": …} (plus sources, base_revision, commit_message)."""
     with reporting(json):
-        request = _read_request(file)
+        request = parse_update_request(_read_request(file))
+        if base_revision:
+            request["base_revision"] = base_revision
         ws = open_workspace(memory_settings(state), create=True)
-        result = ws.update(
-            memory_changes=request.get("memory_changes"),
-            changes=request.get("changes"),
-            patch=request.get("patch"),
-            sources=request.get("sources"),
-            base_revision=base_revision or request.get("base_revision"),
-            commit_message=request.get("commit_message"),
-        )
-        data = result.to_json()
-        data.setdefault("deleted_ids", result.deleted_ids)
+        data = update_json(ws.update(**request))
 
         def human() -> None:
             if not data["changed_files"]:

@@ -95,10 +95,11 @@ def core_show(
     with reporting(json):
         if view not in ("effective", "rendered", "canonical"):
             raise MemoryFailure(FailureCode.INVALID_ARGUMENT, "--view must be effective, rendered or canonical")
+        from ..workspace.api import CORE_JSON_KEYS
+
         ws = open_workspace(memory_settings(state))
         data = ws.core_view()
-        out = {key: data[key] for key in ("canonical", "rendered", "effective", "inject", "tokens", "budget",
-                                          "excluded_block_ids")}
+        out = {key: data[key] for key in CORE_JSON_KEYS}
         out["view"] = view
 
         def human() -> None:

@@ -24,13 +24,13 @@ from urllib.parse import unquote
 from ..config import Settings, load_settings
 from ..failures import FailureCode, MemoryFailure
 from ..topics.model import Heading
+from ..transaction.update_request import parse_update_request, update_json
 from ..workspace.api import MemoryWorkspace, record_json
 from ..workspace.layout import CORE_TOPIC, RECENT, TIMELINE, check_topic_path
 from .auth import load_or_create_token
 
 READ_ATTEMPTS = 3
 RECENT_LIMIT_HEADER = "X-Memory-Recent-Limit"
-UPDATE_KEYS = frozenset({"memory_changes", "changes", "patch", "sources", "base_revision", "commit_message"})
 PUT_KEYS = frozenset({"content", "base_revision", "commit_message"})
 MAX_SEARCH_TOP_K = 50
 
@@ -232,19 +232,7 @@ class MemoryApi:
     # -- writes ----------------------------------------------------------
     def post_changes(self, ws: MemoryWorkspace, query: dict[str, str], body: Any) -> Reply:
         """The unified modify interface (one of memory_changes/changes/patch)."""
-        if not isinstance(body, dict):
-            raise _invalid("the body must be a JSON object with memory_changes, changes or patch")
-        unknown = sorted(set(body) - UPDATE_KEYS)
-        if unknown:
-            raise _invalid(f"unknown field(s) {', '.join(unknown)}; allowed: {', '.join(sorted(UPDATE_KEYS))}")
-        _check_type(body, "memory_changes", list)
-        _check_type(body, "changes", list)
-        _check_type(body, "patch", str)
-        _check_type(body, "sources", list)
-        _check_type(body, "base_revision", str)
-        _check_type(body, "commit_message", str)
-        result = ws.update(**{key: body[key] for key in UPDATE_KEYS if key in body})
-        return Reply(result.to_json())
+        return Reply(update_json(ws.update(**parse_update_request(body))))
 
     def put_topic(self, ws: MemoryWorkspace, query: dict[str, str], path: str, body: Any) -> Reply:
         """A hand edit of one topic, compare-and-set on ``base_revision`` (required).

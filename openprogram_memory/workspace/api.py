@@ -31,6 +31,8 @@ WRITER_LOCK_TIMEOUT = 1.0
 EDIT_LOCK_TIMEOUT = 5.0
 MAX_CHANGES = 64
 MAX_CHANGES_BYTES = 512 * 1024
+# What ``core show --json`` and the MCP ``memory_core`` tool answer (SPEC §12.1).
+CORE_JSON_KEYS = ("canonical", "rendered", "effective", "inject", "tokens", "budget", "excluded_block_ids")
 
 
 class MemoryWorkspace:
