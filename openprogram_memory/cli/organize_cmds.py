@@ -21,7 +21,9 @@ from .output import console, emit, reporting
 
 
 def sleep(
-    model: Optional[str] = typer.Option(None, "--model", help="Organizer backend (default: rules, offline)."),
+    model: Optional[str] = typer.Option(
+        None, "--model",
+        help="rules (offline) or anthropic:<model>; default: memory.writer.model when it is a model, else rules."),
     state: Optional[str] = StateOption,
     json: bool = JsonOption,
 ) -> None:
@@ -36,8 +38,9 @@ def sleep(
             if not report["changed_files"]:
                 console.print("Nothing to organize.")
             else:
-                console.print(f"Organized: {report['merged']} merged, {report['moved']} moved, "
-                              f"{report['reordered']} reordered.")
+                deleted = len(report.get("deleted_ids") or [])
+                console.print(f"Organized ({report['model']}): {report['merged']} merged, {report['moved']} moved, "
+                              f"{report['reordered']} reordered" + (f", {deleted} deleted." if deleted else "."))
                 for path in report["changed_files"]:
                     console.print(f"  {path}")
             console.print(f"revision {report['revision']}")

@@ -58,6 +58,8 @@ def _poll(state: Optional[str], as_json: bool) -> None:
 
         outcomes = watch_once(memory_settings(state))
     data = {"ok": all(o.ok for o in outcomes), "sessions": [o.to_json() for o in outcomes]}
+    if outcomes.organize is not None:
+        data["organize"] = outcomes.organize
     if as_json:
         print_json(data)
     else:
@@ -66,6 +68,10 @@ def _poll(state: Optional[str], as_json: bool) -> None:
         for o in outcomes:
             status = "ok" if o.ok else f"{o.reason} ({'retry next poll' if o.retryable else 'recorded'})"
             console.print(f"{o.session}: {status}")
+        if outcomes.organize is not None:
+            organized = outcomes.organize
+            console.print("nightly organize: " + (f"{len(organized['changed_files'])} file(s) changed" if organized["ok"]
+                                                  else f"{organized['code']}: {organized['message']}"))
     raise typer.Exit(_exit_code(outcomes))
 
 
@@ -82,7 +88,7 @@ def watch_command(
     state: Optional[str] = StateOption,
     json: bool = JsonOption,
 ) -> None:
-    """The idle watcher: force-write sessions quiet for memory.watcher.idle_seconds."""
+    """The idle watcher: force-write quiet sessions; organize nightly at memory.organize.at."""
     if once:
         _poll(state, json)
         return

@@ -7,10 +7,12 @@ STRUCTURED policy, so an organize can merge and move but never lose a
 block ID. Planning happens inside the transaction, under the write lock,
 against exactly the tree the engine validates against.
 
-Planners are the seam for model organizers: ``Planner(tree,
-created_order) -> memory_changes``. ``rules`` (offline) is built in; a
-model backend registers itself with :func:`register_planner` under its
-``provider:`` prefix (e.g. ``anthropic:``).
+Planners are the seam for offline organizers: ``Planner(tree,
+created_order) -> memory_changes``. ``rules`` is built in; others register
+with :func:`register_planner` under a name or a ``provider:`` prefix. A model
+(``anthropic:<model>``) organizes through the writer's tool loop instead
+(:mod:`.model`). Without ``--model`` the organizer follows
+``memory.writer.model`` when that model can organize, else ``rules``.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from ..transaction.structured import MERGE, MOVE, Request, parse_request, run_re
 from ..workspace.layout import check_topic_path
 from ..workspace.state import RuntimeState
 from ..workspace.tree import TreeState
+from .model import TOOL_LOOP_PREFIXES, is_model_organizer, organize_with_model
 from .rules import plan_rules
 
 if TYPE_CHECKING:
@@ -39,24 +42,39 @@ def register_planner(name: str, planner: Planner) -> None:
     PLANNERS[name] = planner
 
 
-def resolve_planner(model: str | None) -> tuple[str, Planner]:
-    """``(name, planner)`` for ``model`` (None → ``rules``); INVALID_ARGUMENT if unknown."""
+def resolve_planner(model: str | None) -> tuple[str, Planner | None]:
+    """``(name, planner)`` for ``model`` (None → ``rules``); planner None for a model organizer.
+
+    INVALID_ARGUMENT if nothing can organize with ``model``.
+    """
     name = (model or "rules").strip()
     if name in PLANNERS:
         return name, PLANNERS[name]
     prefix = name.split(":", 1)[0] + ":"
     if ":" in name and prefix in PLANNERS:
         return name, PLANNERS[prefix]
+    if is_model_organizer(name):
+        return name, None
     raise MemoryFailure(
         FailureCode.INVALID_ARGUMENT,
-        f"no organizer for model {name!r}; available: {', '.join(sorted(PLANNERS))} "
-        "(model organizers such as anthropic:<model> are not wired in yet — use --model rules)",
+        f"no organizer for model {name!r}; use rules or anthropic:<model> "
+        f"(known: {', '.join(sorted(PLANNERS))}, {', '.join(p + '<model>' for p in TOOL_LOOP_PREFIXES)})",
     )
+
+
+def default_model(ws: "MemoryWorkspace") -> str:
+    """The organizer ``sleep`` uses without ``--model``: the writer's model if it can organize, else rules."""
+    model = str(ws.settings["memory.writer.model"])
+    try:
+        resolve_planner(model)
+    except MemoryFailure:
+        return "rules"
+    return model
 
 
 def reorganize(ws: "MemoryWorkspace", model: str | None = None, *, now: datetime | None = None,
                lock_timeout: float = ORGANIZE_LOCK_TIMEOUT) -> dict[str, Any]:
-    """Organize the topics now; return what changed.
+    """Organize the topics now with ``model`` (see :func:`default_model`); return what changed.
 
     Rewrites ``topics/`` only (never sources, never session markers). The
     report names the files the transaction *changed*; ``merged``/``moved``/
@@ -65,8 +83,9 @@ def reorganize(ws: "MemoryWorkspace", model: str | None = None, *, now: datetime
     counters; a run that finds nothing to do and nothing to reset changes
     no byte (same revision).
     """
-    name, planner = resolve_planner(model)
-    stamp = (now or datetime.now(timezone.utc)).isoformat(timespec="seconds")
+    name, planner = resolve_planner(model or default_model(ws))
+    moment = now or datetime.now(timezone.utc)
+    stamp = moment.isoformat(timespec="seconds")
     runtime = RuntimeState.load(ws.layout)
     needs_stamp = bool(runtime.batches_since_organize or runtime.tokens_since_organize
                        or runtime.writes_since_global or runtime.last_global_at is None)
@@ -84,6 +103,9 @@ def reorganize(ws: "MemoryWorkspace", model: str | None = None, *, now: datetime
         state.last_global_at = stamp
         state.last_local_at = stamp
 
+    if planner is None:
+        return organize_with_model(ws, name, now=moment, lock_timeout=lock_timeout,
+                                   runtime_update=stamp_runtime, stamp=needs_stamp)
     result = run_request(ws, plan, message=f"memory: organize ({name})", lock_timeout=lock_timeout,
                          runtime_update=stamp_runtime, force_views=needs_stamp)
     report: dict[str, Any] = {key: value for key, value in result.to_json().items()

@@ -250,22 +250,25 @@ def write_session(ctx: WriteContext, tip: str | None = None, *, force: bool = Fa
 
 def organize_if_due(ws: MemoryWorkspace, now: datetime) -> dict[str, Any] | None:
     """Run the organizer when due (SPEC §5 step 4); a failure is logged and recorded, never raised."""
-    from ..organizer import organize_due, reorganize
-    from ..organizer.sleep import resolve_planner
+    from ..organizer import organize_due
 
     if not organize_due(RuntimeState.load(ws.layout), now):
         return None
-    model = ws.settings["memory.writer.model"]
-    try:
-        resolve_planner(model)
-    except MemoryFailure:
-        model = None  # no organizer for this writer model: the offline rules organizer
+    return organize_logged(ws, now)
+
+
+def organize_logged(ws: MemoryWorkspace, now: datetime) -> dict[str, Any]:
+    """Organize now with the default organizer; log the run, emit an event on failure, never raise."""
+    from ..organizer import reorganize
+    from ..organizer.sleep import default_model
+
+    model = default_model(ws)  # the writer's model when it can organize, else rules
     try:
         report = reorganize(ws, model=model, now=now)
     except Exception as exc:  # the write is installed and marked; an organize failure must not undo it
         failure = as_failure(exc)
         log.warning("organize after write failed: %s", failure)
-        journal.log_run(ws.layout, {"stage": "organize", "backend": model or "rules",
+        journal.log_run(ws.layout, {"stage": "organize", "backend": model,
                                     "error": {"code": failure.code.value, "retryable": failure.retryable,
                                               "message": failure.message}}, now)
         journal.emit_event(ws.layout, "memory.organize_failed",

@@ -8,13 +8,18 @@ and one concrete fix — on a new staging copy with the baseline re-read
 (``staged_edit`` makes both fresh). A second rejection is
 ``COMMIT_REJECTED`` (not retryable): nothing is installed, the caller moves
 no marker. Every run is one line in ``agent-history.jsonl``.
+
+The model organizer (``memory sleep --model anthropic:…``) runs through
+here too, with ``stage="organize"``, its own repair stage, its own runtime
+update and ``require_commit``: an organize run that stops without
+``commit_edits`` installs nothing.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from ..failures import FailureCode, MemoryFailure
 from ..transaction.engine import Policy, TxResult
@@ -28,6 +33,8 @@ if TYPE_CHECKING:
     from ..workspace.api import MemoryWorkspace
 
 REPAIR_STAGE = "write-repair"
+REPAIR_STAGES = {"organize": "organize-repair"}  # every other stage repairs as a write
+RuntimeUpdate = Callable[[RuntimeState, TxResult], None]
 
 
 @dataclass
@@ -68,15 +75,26 @@ def run_writer(
     now: datetime,
     lock_timeout: float,
     message: str,
+    runtime_update: RuntimeUpdate | None = None,
+    force_views: bool = False,
+    require_commit: bool = False,
 ) -> WriterOutcome:
-    """Run ``backend`` on ``turns`` in one staged transaction; repair once; raise on failure."""
+    """Run ``backend`` on ``turns`` in one staged transaction; repair once; raise on failure.
+
+    ``runtime_update`` replaces the default (count one written batch);
+    ``force_views`` installs it even when no topic changed; with
+    ``require_commit`` a run that never called ``commit_edits`` is
+    WRITER_NO_PROGRESS and installs nothing.
+    """
+    attempt_options = dict(tokens=tokens, now=now, lock_timeout=lock_timeout, message=message,
+                           runtime_update=runtime_update, force_views=force_views, require_commit=require_commit)
     request = WriterRequest(stage=stage, turns=list(turns), topic_paths=[], session_id=session_id)
-    first = _attempt(ws, backend, request, tokens=tokens, now=now, lock_timeout=lock_timeout, message=message)
+    first = _attempt(ws, backend, request, **attempt_options)  # type: ignore[arg-type]
     if first.rejection is None:
         return WriterOutcome(first.result, first.run, 1)  # type: ignore[arg-type]
-    repair = WriterRequest(stage=REPAIR_STAGE, turns=list(turns), topic_paths=[], session_id=session_id,
-                           rejection=rejection_message(first.rejection, first.staged, turns))
-    second = _attempt(ws, backend, repair, tokens=tokens, now=now, lock_timeout=lock_timeout, message=message)
+    repair = WriterRequest(stage=REPAIR_STAGES.get(stage, REPAIR_STAGE), turns=list(turns), topic_paths=[],
+                           session_id=session_id, rejection=rejection_message(first.rejection, first.staged, turns))
+    second = _attempt(ws, backend, repair, **attempt_options)  # type: ignore[arg-type]
     if second.rejection is None:
         return WriterOutcome(second.result, second.run, 2)  # type: ignore[arg-type]
     raise MemoryFailure(
@@ -90,7 +108,8 @@ def run_writer(
 
 
 def _attempt(ws: "MemoryWorkspace", backend: WriterBackend, request: WriterRequest, *, tokens: int,
-             now: datetime, lock_timeout: float, message: str) -> _Attempt:
+             now: datetime, lock_timeout: float, message: str, runtime_update: RuntimeUpdate | None,
+             force_views: bool, require_commit: bool) -> _Attempt:
     captured: dict[str, Any] = {}
 
     def edit(staging: "Staging") -> None:
@@ -106,10 +125,15 @@ def _attempt(ws: "MemoryWorkspace", backend: WriterBackend, request: WriterReque
         if not isinstance(run, WriterRun):
             raise MemoryFailure(FailureCode.WRITER_FAILURE_UNKNOWN,
                                 f"writer {getattr(backend, 'name', '?')} returned {type(run).__name__}, not a WriterRun")
+        captured["run"] = run
+        if not run.committed and require_commit:
+            raise MemoryFailure(FailureCode.WRITER_NO_PROGRESS,
+                                f"{run.backend} stopped without calling commit_edits "
+                                f"(stop reason: {run.stop_reason or 'none'}); nothing was changed",
+                                retryable=False, details={"stage": request.stage, "notes": run.notes[-5:]})
         if not run.committed and staging.changes:
             run.notes.append("edits discarded: the writer stopped without committing them")
             staging.reset()
-        captured["run"] = run
         captured["staged"] = dict(staging.changes)
 
     def count(state: RuntimeState, _result: TxResult) -> None:
@@ -119,7 +143,8 @@ def _attempt(ws: "MemoryWorkspace", backend: WriterBackend, request: WriterReque
         state.last_write_at = journal.now_iso(now)
 
     try:
-        result = ws.edit(edit, policy=Policy.MODEL, lock_timeout=lock_timeout, message=message, runtime_update=count)
+        result = ws.edit(edit, policy=Policy.MODEL, lock_timeout=lock_timeout, message=message,
+                         runtime_update=runtime_update or count, force_views=force_views)
     except MemoryFailure as failure:
         run = captured.get("run")
         _log(ws, backend, request, run, now, error=failure)

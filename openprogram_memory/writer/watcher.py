@@ -12,6 +12,11 @@ processed at that ``updated_at`` (``.scriptorium/session-end.json``:
   ``memory.ingest_ended {ok: false, reason}``: the same input would fail
   the same way, and a failure nobody sees is never fixed.
 
+After the writes, the poll runs the nightly organizer once per day, at or
+after the local time ``memory.organize.at``, when memory was written since
+the last organize (:func:`~openprogram_memory.organizer.due.scheduled_organize_due`);
+a failure is logged and emitted as an event, like an organize after a write.
+
 Each session is recorded right after its own write, so a crash mid-poll
 retries only the unfinished session. A corrupt ``session-end.json`` is
 reported (event, log, stderr) and left exactly as it is: that poll still
@@ -25,16 +30,17 @@ import logging
 import sys
 import time
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, timezone, tzinfo
 from typing import Any, Callable
 
 from ..config import Settings
 from ..failures import FailureCode, MemoryFailure, as_failure
 from ..fsutil import atomic_write_json
-from ..organizer.due import parse_instant
+from ..organizer.due import parse_instant, scheduled_organize_due
 from ..sessions.store import SessionStore
 from . import journal
-from .pipeline import open_workspace, write
+from ..workspace.state import RuntimeState
+from .pipeline import open_workspace, organize_logged, write
 
 log = logging.getLogger("openprogram_memory.writer")
 
@@ -55,6 +61,12 @@ class Outcome:
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
+
+
+class PollReport(list):
+    """One poll's outcomes (a list of :class:`Outcome`) and ``organize``: the nightly run's result, if any."""
+
+    organize: dict[str, Any] | None = None
 
 
 class CorruptState(Exception):
@@ -78,10 +90,16 @@ def load_processed(path) -> dict[str, str]:
     return data
 
 
-def watch_once(settings: Settings, now: datetime | None = None, *, write_fn: Callable[..., None] = write) -> list[Outcome]:
-    """One poll: force-write every idle, unprocessed session; return what each answered."""
+def watch_once(settings: Settings, now: datetime | None = None, *, write_fn: Callable[..., None] = write,
+               tz: tzinfo | None = None) -> PollReport:
+    """One poll: force-write every idle, unprocessed session, then the nightly organize if due.
+
+    Returns what each session answered; ``.organize`` holds the organize
+    result when one ran. ``tz`` is the zone of ``memory.organize.at``
+    (None: the system's local time).
+    """
     if not settings["memory.writer.enabled"]:
-        return []
+        return PollReport()
     moment = now or datetime.now(timezone.utc)
     ws = open_workspace(settings)
     store = SessionStore(settings.sessions_dir)
@@ -95,7 +113,7 @@ def watch_once(settings: Settings, now: datetime | None = None, *, write_fn: Cal
         journal.emit_event(ws.layout, "memory.watcher_state_corrupt", {"path": str(path), "message": message}, moment)
         processed = None
     idle = timedelta(seconds=int(settings["memory.watcher.idle_seconds"]))
-    outcomes: list[Outcome] = []
+    outcomes = PollReport()
     for info in sorted(store.list_sessions(), key=lambda i: (i.updated_at, i.session)):
         updated = parse_instant(info.updated_at)
         if updated is None or moment - updated < idle:
@@ -112,6 +130,8 @@ def watch_once(settings: Settings, now: datetime | None = None, *, write_fn: Cal
                                {"session": info.session, "ok": outcome.ok, "retryable": outcome.retryable,
                                 "reason": outcome.reason}, moment)
         outcomes.append(outcome)
+    if scheduled_organize_due(RuntimeState.load(ws.layout), moment, settings["memory.organize.at"], tz):
+        outcomes.organize = organize_logged(ws, moment)
     return outcomes
 
 

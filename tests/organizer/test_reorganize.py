@@ -137,11 +137,20 @@ def test_tidy_workspace_only_stamps_runtime(tmp_path):
 def test_unknown_model_is_invalid_argument(messy):
     ws, _ids = messy
     revision = ws.revision()
-    for model in ("anthropic:claude-sonnet-4", "gpt-9"):
+    for model in ("gpt-9", "anthropic:"):
         with pytest.raises(MemoryFailure) as info:
             reorganize(ws, model=model)
         assert info.value.code is FailureCode.INVALID_ARGUMENT
     assert reorganize.__doc__ and ws.revision() == revision
+
+
+def test_a_model_without_a_key_fails_instead_of_falling_back(messy):
+    ws, _ids = messy
+    revision = ws.revision()
+    with pytest.raises(MemoryFailure) as info:
+        reorganize(ws, model="anthropic:claude-sonnet-4")
+    assert (info.value.code, info.value.retryable) == (FailureCode.MODEL_AUTHENTICATION, False)
+    assert ws.revision() == revision
 
 
 def test_a_model_planner_plugs_into_the_seam(messy, monkeypatch):

@@ -1,7 +1,7 @@
 """The writer and organizer prompts, and the request text a model writer sees.
 
 The prompts are the Markdown files beside this module (``write.md``,
-``repair.md``, ``organize.md``; package data). They carry the content policy
+``repair.md``, ``organize.md``, ``organize_repair.md``; package data). They carry the content policy
 (SPEC §5, design §05) and the exact record format (SPEC §2.1, design §10).
 Nothing here depends on a provider, so every model backend builds its
 system prompt and first user message the same way.
@@ -25,6 +25,7 @@ STAGE_PROMPTS: dict[str, tuple[str, ...]] = {
     "backfill": ("write.md",),
     "write-repair": ("write.md", "repair.md"),
     "organize": ("organize.md",),
+    "organize-repair": ("organize.md", "organize_repair.md"),
 }
 
 
@@ -48,7 +49,7 @@ def user_message(request: "WriterRequest") -> str:
     parts: list[str] = [f"Stage: {request.stage}"]
     if request.session_id:
         parts.append(f"Session: {request.session_id}")
-    if request.stage == "write-repair":
+    if request.stage.endswith("-repair"):
         parts.append(
             "## Your previous edit was rejected\n\n"
             "The staging copy is back to the state before that edit. The runtime said:\n\n"
@@ -63,7 +64,7 @@ def user_message(request: "WriterRequest") -> str:
                 f'speaker="{escape(turn.speaker)}" time="{escape(turn.timestamp)}">\n{turn.text}\n</turn>'
             )
         parts.append("\n\n".join(lines))
-    elif request.stage != "organize":
+    elif not request.stage.startswith("organize"):
         parts.append("## Batch\n\n(no turns)")
     tree = "\n".join(f"- {path}" for path in request.topic_paths) or "(no topic files yet)"
     parts.append(f"## Current topic files\n\n{tree}\n\nRead files with the tools before you change them.")
