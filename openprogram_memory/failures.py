@@ -105,8 +105,12 @@ class MemoryFailure(Exception):
         *,
         retryable: bool | None = None,
         details: dict[str, Any] | None = None,
+        data_error: bool = False,
     ) -> None:
         self.code = FailureCode(code)
+        # An argument that was read and found wrong (a file of another format)
+        # is bad data, not bad usage: sysexits EX_DATAERR (65), not EX_USAGE.
+        self.data_error = bool(data_error)
         self.retryable = default_retryable(self.code) if retryable is None else bool(retryable)
         self.message = message
         self.details = dict(details or {})
@@ -128,7 +132,7 @@ class MemoryFailure(Exception):
             return EXIT_DISABLED
         if self.retryable:
             return EXIT_RETRYABLE
-        if self.code in _USAGE_CODES:
+        if self.code in _USAGE_CODES and not self.data_error:
             return EXIT_USAGE
         return EXIT_REJECTED
 

@@ -153,7 +153,14 @@ def import_command(
     state: Optional[str] = StateOption,
     json: bool = JsonOption,
 ) -> None:
-    """Import other agents' transcripts into the session store (idempotent)."""
+    """Import other agents' transcripts into the session store (idempotent).
+
+    Every line that does not become a node is counted by reason (blank,
+    malformed_json, not_an_object, missing_id, duplicate_id, malformed_line,
+    unknown_type, not_a_turn, already_present, fork_prefix). --json prints
+    {"sessions": [...], "imported": N, "skipped": {reason: n}}. A file of
+    another format is refused (exit 65) before anything is imported.
+    """
     with reporting(json):
         from ..sessions.importers import import_paths
         from ..sessions.store import SessionStore
@@ -161,9 +168,14 @@ def import_command(
         settings = memory_settings(state)
         result = import_paths(SessionStore(settings.sessions_dir), fmt, paths)
         data = result.to_json()
-        emit(data, json, lambda: console.print(
-            f"{data['imported']} node(s) imported, {data['skipped']} already present, "
-            f"sessions: {', '.join(data['sessions']) or '-'}"))
+
+        def human() -> None:
+            console.print(f"{data['imported']} node(s) imported; sessions: {', '.join(data['sessions']) or '-'}")
+            if data["skipped"]:
+                reasons = ", ".join(f"{reason} {count}" for reason, count in data["skipped"].items())
+                console.print(f"{result.skipped_total} line(s) skipped: {reasons}")
+
+        emit(data, json, human)
 
 
 def register(memory_app: typer.Typer) -> None:

@@ -91,9 +91,10 @@ def test_import_claude_code_then_write_never_records_tool_results():
     result = run("memory", "import", "claude-code", str(REWIND), "--json")
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
-    assert data["sessions"] == [REWIND_SESSION] and data["imported"] == 18 and data["skipped"] == 0
+    # two summary lines, a file-history snapshot and a stop-hook system line carry no turn
+    assert data["sessions"] == [REWIND_SESSION] and data["imported"] == 18 and data["skipped"] == {"not_a_turn": 4}
     again = json.loads(run("memory", "import", "claude-code", str(REWIND), "--json").stdout)
-    assert (again["imported"], again["skipped"]) == (0, 18)
+    assert (again["imported"], again["skipped"]) == (0, {"already_present": 18, "not_a_turn": 4})
 
     result = run("memory", "write", "--session", REWIND_SESSION, "--force", "--json")
     assert result.exit_code == 0, result.output

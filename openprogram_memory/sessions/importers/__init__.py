@@ -1,7 +1,11 @@
 """Transcript importers, one module per client (SPEC §4.4).
 
 ``import_paths(store, "claude-code", paths)`` is the one entry the CLI
-(``openprogram memory import FORMAT PATH…``) calls.
+(``openprogram memory import FORMAT PATH…``) calls. Every file is read and
+its format checked before anything is written: a file that looks like
+another format (a codex rollout given to ``claude-code``) is
+``INVALID_ARGUMENT`` naming the format it looks like, and the store is
+left untouched.
 """
 
 from __future__ import annotations
@@ -11,24 +15,27 @@ from typing import Callable, Iterable
 
 from ...failures import FailureCode, MemoryFailure
 from ..store import SessionStore
-from .claude_code import import_claude_code
-from .codex import import_codex
-from .common import ImportResult, expand_paths
-from .pi import import_pi
+from . import claude_code, codex, pi
+from .common import SKIP_REASONS, ImportResult, TranscriptFile, TranscriptFormat, check_format, expand_paths, \
+    read_transcript
 
-Importer = Callable[[SessionStore, Iterable["str | Path"]], ImportResult]
+Importer = Callable[[SessionStore, list[TranscriptFile]], ImportResult]
 
-FORMATS: dict[str, Importer] = {
-    "claude-code": import_claude_code,
-    "pi": import_pi,
-    "codex": import_codex,
+FORMATS: dict[str, tuple[TranscriptFormat, Importer]] = {
+    "claude-code": (claude_code.FORMAT, claude_code.import_claude_code),
+    "pi": (pi.FORMAT, pi.import_pi),
+    "codex": (codex.FORMAT, codex.import_codex),
 }
 
 
 def import_paths(store: SessionStore, fmt: str, paths: Iterable[str | Path]) -> ImportResult:
-    """Import ``paths`` in format ``fmt``; unknown formats and unreadable paths are ``INVALID_ARGUMENT``."""
-    importer = FORMATS.get(fmt)
-    if importer is None:
+    """Import ``paths`` (files, or directories searched for ``*.jsonl``) in format ``fmt``.
+
+    Unknown formats, unreadable paths and files of another format are
+    ``INVALID_ARGUMENT``, raised before anything is imported.
+    """
+    entry = FORMATS.get(fmt)
+    if entry is None:
         raise MemoryFailure(
             FailureCode.INVALID_ARGUMENT,
             f"unknown transcript format {fmt!r}; known formats: {', '.join(FORMATS)}",
@@ -37,8 +44,12 @@ def import_paths(store: SessionStore, fmt: str, paths: Iterable[str | Path]) -> 
     paths = list(paths)
     if not paths:
         raise MemoryFailure(FailureCode.INVALID_ARGUMENT, "no transcript path given")
-    expand_paths(paths)  # every path must be readable before anything is imported
-    return importer(store, paths)
+    wanted, importer = entry
+    transcripts = [read_transcript(path) for path in expand_paths(paths)]
+    known = [format_ for format_, _ in FORMATS.values()]
+    for transcript in transcripts:
+        check_format(transcript, wanted, known)
+    return importer(store, transcripts)
 
 
-__all__ = ["FORMATS", "ImportResult", "import_claude_code", "import_codex", "import_paths", "import_pi"]
+__all__ = ["FORMATS", "ImportResult", "SKIP_REASONS", "import_paths"]

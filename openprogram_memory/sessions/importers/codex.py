@@ -1,37 +1,57 @@
 """codex rollout JSONL (``session_meta`` then ``response_item`` lines) → the store.
 
 A rollout is linear: each kept line's parent is the previous kept line.
-Lines carry no ids, so a node's id is derived from the session id, the
+Lines carry no ids, so a node's id is derived from the thread id, the
 line number and the line's timestamp (rollouts are append-only, so the
 same line always gets the same id and re-import adds nothing).
 
 ``response_item`` messages are the conversation: ``user`` and
 ``assistant`` text (the injected ``AGENTS.md``/environment context user
 messages are runtime-scheduled ``meta``), ``developer``/``system``
-messages become ``system`` nodes; function and custom tool calls and their
-outputs become ``tool`` nodes; ``compacted`` lines become runtime-scheduled
-compaction summaries. Reasoning, ``event_msg`` (duplicates of the above)
-and ``turn_context`` lines are skipped.
+messages become ``system`` nodes; function, custom, shell and web-search
+tool calls and their outputs become ``tool`` nodes; ``compacted`` lines
+become runtime-scheduled compaction summaries. Reasoning, ``event_msg``
+(duplicates of the above), ``turn_context`` and ``session_meta`` lines are
+skipped as ``not_a_turn`` (skip reasons: see ``common``).
+
+Forks. codex records a fork's origin in the new rollout's first
+``session_meta``: ``payload.forked_from_id`` is the parent thread, and the
+fork's file starts with a copy of the parent's rollout items up to the
+fork point (timestamps rewritten, so the copied lines get new derived
+ids). When the parent thread is already in the store, the fork is imported
+as a branch of the parent's store session: its leading lines that repeat
+the parent's branch (same role, type and content, in order) map to the
+parent's nodes (counted as ``fork_prefix``), and the fork's own turns hang
+off the last shared node — so written markers on the shared prefix hold
+and only the turns after the fork are written. Within one import, parents
+are imported before their forks. A fork whose parent is not in the store
+(or shares nothing with it) is imported as its own session, with
+``forked_from`` in its session metadata. Each store session lists the
+codex threads it holds and their tips in ``metadata.codex_threads``.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from ..store import SessionStore, is_valid_id
 from ..timestamps import now_iso
 from .common import (
     EMPTY_RESULT,
+    FORK_PREFIX,
+    MALFORMED_LINE,
+    MISSING_ID,
+    NOT_A_TURN,
+    UNKNOWN_TYPE,
     DraftNode,
     ImportResult,
+    TranscriptFile,
+    TranscriptFormat,
     TranscriptTree,
     block_texts,
     clip,
-    expand_paths,
-    read_jsonl,
     render_tool_call,
     safe_time,
     write_tree,
@@ -42,52 +62,161 @@ CONTEXT_PREFIXES = ("<environment_context>", "# AGENTS.md instructions", "<user_
                     "<permissions instructions>")
 TEXT_TYPES = ("input_text", "output_text", "text")
 _IMAGE_TAG = re.compile(r"</?image(\s[^>]*)?>")
-TOOL_CALLS = {"function_call": "arguments", "custom_tool_call": "input", "local_shell_call": "action"}
+TOOL_CALLS = {"function_call": "arguments", "custom_tool_call": "input", "local_shell_call": "action",
+              "web_search_call": "action"}
 TOOL_OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output"})
+LINE_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
+NOT_A_TURN_LINES = frozenset({"session_meta", "event_msg", "turn_context"})
+NOT_A_TURN_ITEMS = frozenset({"reasoning", "ghost_snapshot"})
+THREADS_KEY = "codex_threads"
 
 
-def import_codex(store: SessionStore, paths: Iterable[str | Path]) -> ImportResult:
-    """Import codex rollout files (or directories searched for ``*.jsonl``)."""
+def owns(line: dict[str, Any]) -> bool:
+    """Whether ``line`` has a codex rollout's shape (a known line type wrapping a ``payload`` object)."""
+    return line.get("type") in LINE_TYPES and isinstance(line.get("payload"), dict)
+
+
+FORMAT = TranscriptFormat("codex", "a codex rollout", owns)
+
+
+def import_codex(store: SessionStore, transcripts: list[TranscriptFile]) -> ImportResult:
+    """Import codex rollouts (already read and checked to be of this format), parents before forks."""
     result = EMPTY_RESULT
-    for path in expand_paths(paths):
-        tree = build_tree(path)
-        if tree is not None:
-            result = result + write_tree(store, tree)
+    for transcript in _parents_first(transcripts):
+        tree, thread_id, tip = build_tree(transcript, store)
+        result = result + transcript.result() + write_tree(store, tree)
+        if tip is not None and store.exists(tree.session_id):
+            threads = dict(store.session_info(tree.session_id).metadata.get(THREADS_KEY) or {})
+            if threads.get(thread_id) != tip:
+                store.set_session_metadata(tree.session_id, {THREADS_KEY: {**threads, thread_id: tip}})
     return result
 
 
-def build_tree(path: Path) -> TranscriptTree | None:
-    """The linear draft tree of one rollout file (None without a usable session id)."""
-    lines = list(read_jsonl(path))
-    meta = next((line.get("payload") or {} for _, line in lines if line.get("type") == "session_meta"), {})
-    session_id = meta.get("id") if is_valid_id(meta.get("id")) else path.stem
-    if not is_valid_id(session_id):
-        return None
-    tree = TranscriptTree(session_id, SOURCE)
-    clock = safe_time(meta.get("timestamp"), now_iso())
+def _session_meta(transcript: TranscriptFile) -> dict[str, Any]:
+    """The rollout's own ``session_meta`` payload: the first one (a fork also copies its parent's)."""
+    return next((line["payload"] for _, line in transcript.lines
+                 if line.get("type") == "session_meta" and isinstance(line.get("payload"), dict)), {})
+
+
+def _parents_first(transcripts: list[TranscriptFile]) -> list[TranscriptFile]:
+    """``transcripts`` ordered so that a fork comes after its parent when both are given."""
+    by_thread = {_session_meta(t).get("id"): t for t in transcripts}
+    ordered: list[TranscriptFile] = []
+    placed: set[int] = set()
+
+    def place(transcript: TranscriptFile, seen: frozenset[int]) -> None:
+        if id(transcript) in placed or id(transcript) in seen:  # seen: a cycle of forked_from ids
+            return
+        parent = by_thread.get(_session_meta(transcript).get("forked_from_id"))
+        if parent is not None:
+            place(parent, seen | {id(transcript)})
+        placed.add(id(transcript))
+        ordered.append(transcript)
+
+    for transcript in transcripts:
+        place(transcript, frozenset())
+    return ordered
+
+
+def build_tree(transcript: TranscriptFile, store: SessionStore) -> tuple[TranscriptTree, str, str | None]:
+    """One rollout's linear draft tree, its thread id, and the id of its last kept line.
+
+    A fork whose parent thread is in the store is built into the parent's
+    session, its shared prefix aliased to the parent's nodes.
+    """
+    meta = _session_meta(transcript)
+    thread_id = meta.get("id") if is_valid_id(meta.get("id")) else transcript.path.stem
+    if not is_valid_id(thread_id):
+        tree = TranscriptTree("-", SOURCE)
+        tree.skipped[MISSING_ID] += len(transcript.lines)
+        return tree, "-", None
+    drafts, skipped = _drafts(transcript, thread_id, meta)
+    forked_from = meta.get("forked_from_id") if is_valid_id(meta.get("forked_from_id")) else None
+    # A fork imported on its own before its parent stays where it is: moving it would duplicate it.
+    linked = forked_from is not None and not store.exists(thread_id)
+    host, shared = _fork_prefix(store, forked_from, drafts) if linked else (None, [])
+    tree = TranscriptTree(host or thread_id, SOURCE, store)
+    tree.skipped.update(skipped)
+    if forked_from and not host:
+        tree.session_metadata["forked_from"] = forked_from
     previous: str | None = None
-    for number, line in lines:
+    for index, draft in enumerate(drafts):
+        if index < len(shared):
+            tree.drop(draft.id, shared[index], FORK_PREFIX)
+        else:
+            draft.parent = previous
+            if host:
+                draft.metadata.update(thread=thread_id, forked_from=forked_from)
+            tree.add(draft)
+        previous = draft.id
+    return tree, thread_id, tree.resolve(previous)
+
+
+def _drafts(transcript: TranscriptFile, thread_id: str, meta: dict[str, Any]) -> tuple[list[DraftNode], dict]:
+    """The rollout's kept lines as parentless drafts, and the other lines counted by reason."""
+    skipped: dict[str, int] = {}
+    drafts: list[DraftNode] = []
+    clock = safe_time(meta.get("timestamp"), now_iso())
+    for number, line in transcript.lines:
         clock = safe_time(line.get("timestamp"), clock)
-        payload = line.get("payload") if isinstance(line.get("payload"), dict) else {}
-        role_content = _role_and_content(line.get("type"), payload)
-        if role_content is None:
+        outcome = _role_and_content(line)
+        if isinstance(outcome, str):
+            skipped[outcome] = skipped.get(outcome, 0) + 1
             continue
-        role, content, metadata = role_content
-        digest = hashlib.sha1(f"{session_id}\0{number}\0{line.get('timestamp')}".encode()).hexdigest()[:24]
+        role, content, metadata = outcome
+        payload = line["payload"]
+        digest = hashlib.sha1(f"{thread_id}\0{number}\0{line.get('timestamp')}".encode()).hexdigest()[:24]
         metadata.update(source=SOURCE, type=payload.get("type") or line.get("type"), line=number)
         if meta.get("cwd"):
             metadata["cwd"] = meta["cwd"]
-        tree.add(DraftNode(f"codex-{digest}", previous, role, content, clock, clock, metadata))
-        previous = f"codex-{digest}"
-    return tree
+        drafts.append(DraftNode(f"codex-{digest}", None, role, content, clock, clock, metadata))
+    return drafts, skipped
 
 
-def _role_and_content(line_type: Any, payload: dict[str, Any]) -> tuple[str, str, dict[str, Any]] | None:
+def _fork_prefix(store: SessionStore, parent_thread: str, drafts: list[DraftNode]) -> tuple[str | None, list[str]]:
+    """The store session holding ``parent_thread`` and the parent node ids the fork's first drafts repeat.
+
+    ``(None, [])`` when the parent is not in the store or the fork repeats none of it.
+    """
+    host, tip = _thread_home(store, parent_thread)
+    if host is None or tip is None:
+        return None, []
+    shared: list[str] = []
+    branch = reversed(list(store.walk_back(host, tip)))
+    for draft, node in zip(drafts, branch):
+        if (draft.role, draft.content, draft.metadata.get("type")) != (node.role, node.content,
+                                                                      node.metadata.get("type")):
+            break
+        shared.append(node.id)
+    return (host, shared) if shared else (None, [])
+
+
+def _thread_home(store: SessionStore, thread_id: str) -> tuple[str | None, str | None]:
+    """``(store session, tip node)`` of an imported codex thread, or ``(None, None)``."""
+    if store.exists(thread_id):
+        info = store.session_info(thread_id)
+        tip = (info.metadata.get(THREADS_KEY) or {}).get(thread_id) or info.head  # imports before threads were listed
+        return thread_id, tip
+    for info in store.list_sessions():  # a fork of a fork lives in its first ancestor's session
+        tip = (info.metadata.get(THREADS_KEY) or {}).get(thread_id)
+        if tip is not None:
+            return info.session, tip
+    return None, None
+
+
+def _role_and_content(line: dict[str, Any]) -> tuple[str, str, dict[str, Any]] | str:
+    """``(role, content, metadata)`` of a kept line, or the reason the line is skipped."""
+    line_type = line.get("type")
+    payload = line.get("payload")
+    if line_type not in LINE_TYPES:
+        return UNKNOWN_TYPE
+    if not isinstance(payload, dict):
+        return MALFORMED_LINE
+    if line_type in NOT_A_TURN_LINES:
+        return NOT_A_TURN
     if line_type == "compacted":
         text = str(payload.get("message") or "")
         return "system", text, {"kind": "compaction_summary", "scheduled": True}
-    if line_type != "response_item":
-        return None
     item_type = payload.get("type")
     if item_type == "message":
         texts = [t for t in block_texts(payload.get("content"), TEXT_TYPES) if not _IMAGE_TAG.fullmatch(t.strip())]
@@ -99,7 +228,7 @@ def _role_and_content(line_type: Any, payload: dict[str, Any]) -> tuple[str, str
             return "user", text, ({"kind": "meta"} if text.lstrip().startswith(CONTEXT_PREFIXES) else {})
         if role == "assistant":
             return "assistant", text, {}
-        return None
+        return UNKNOWN_TYPE
     if item_type in TOOL_CALLS:
         name = payload.get("name") or item_type
         return "tool", render_tool_call(name, payload.get(TOOL_CALLS[item_type])), {"tool_uses": [str(name)]}
@@ -107,4 +236,4 @@ def _role_and_content(line_type: Any, payload: dict[str, Any]) -> tuple[str, str
         output = payload.get("output")
         text = output if isinstance(output, str) else "\n".join(block_texts(output, TEXT_TYPES))
         return "tool", clip("[tool result] " + text), {}
-    return None
+    return NOT_A_TURN if item_type in NOT_A_TURN_ITEMS else UNKNOWN_TYPE

@@ -1,18 +1,59 @@
-"""What every transcript importer shares: reading JSONL, a tree of draft
-nodes with aliases for dropped lines, and writing it into the store once.
+"""What every transcript importer shares: reading JSONL, counting what is
+skipped, telling formats apart, a tree of draft nodes with aliases for
+dropped lines, and writing it into the store once.
 
 Idempotence comes from stable ids: a draft whose id is already a node of
 the session is skipped (and counted), so importing the same transcript
 twice adds nothing, and importing a transcript that grew adds only the
 new lines.
+
+Absent parents: a line whose parent is null, or an id neither in the
+transcript nor in the store, chains to the previous line of its
+conversation in file order (:meth:`TranscriptTree.parent_for`) — older
+Claude Code transcripts have ``parentUuid: null`` on every line and are
+one linear conversation, not a forest of one-line roots.
+
+Every line that does not become a node of its own is counted by reason in
+``ImportResult.skipped`` (``memory import --json`` → ``"skipped"``). The
+reasons are stable strings:
+
+``blank``
+    a whitespace-only line.
+``malformed_json``
+    not parsable as JSON.
+``not_an_object``
+    valid JSON that is not an object (``42``, ``[1]``).
+``missing_id``
+    a line that should carry an id (or session id) and has no valid one.
+``duplicate_id``
+    a second line with an id already seen in the file; the well-formed
+    copy is kept (:func:`keep_well_formed`), the other is counted here.
+``malformed_line``
+    a line of a known type missing what that type needs (a message
+    without content, a content that is neither text nor blocks).
+``unknown_type``
+    a line type (or message role) this importer does not know.
+``not_a_turn``
+    a known line that carries no turn: titles and summaries, snapshots,
+    session headers, events duplicating response items, reasoning,
+    model changes, hook and status lines.
+``already_present``
+    a node already in the store (re-import, or a transcript that grew).
+``fork_prefix``
+    a line of a forked transcript that repeats its parent's conversation
+    and maps to the parent's node (codex forks).
+
+Lines folded into a node built from several lines (the streamed lines of
+one Claude Code assistant message) are neither imported nor skipped.
 """
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Mapping
 
 from ...failures import FailureCode, MemoryFailure
 from ..markers import MARKER_KEY
@@ -21,31 +62,64 @@ from ..timestamps import normalize_time
 
 TOOL_CONTENT_LIMIT = 2000  # tool calls/results are kept for display, never memory input
 
+BLANK = "blank"
+MALFORMED_JSON = "malformed_json"
+NOT_AN_OBJECT = "not_an_object"
+MISSING_ID = "missing_id"
+DUPLICATE_ID = "duplicate_id"
+MALFORMED_LINE = "malformed_line"
+UNKNOWN_TYPE = "unknown_type"
+NOT_A_TURN = "not_a_turn"
+ALREADY_PRESENT = "already_present"
+FORK_PREFIX = "fork_prefix"
+SKIP_REASONS = (BLANK, MALFORMED_JSON, NOT_AN_OBJECT, MISSING_ID, DUPLICATE_ID, MALFORMED_LINE, UNKNOWN_TYPE,
+                NOT_A_TURN, ALREADY_PRESENT, FORK_PREFIX)
+
 
 @dataclass(frozen=True)
 class ImportResult:
-    """Sessions touched, nodes added, nodes already present.
+    """Sessions touched, nodes added, and lines skipped by reason.
 
     ``updated`` counts present nodes whose message had grown since an earlier
-    import (they are also counted in ``skipped``).
+    import (they are also counted as ``already_present``).
     """
 
     sessions: list[str]
     imported: int
-    skipped: int
+    skipped: Mapping[str, int] = field(default_factory=dict)
     updated: int = 0
 
     def to_json(self) -> dict[str, Any]:
-        """The ``memory import --json`` object (SPEC §12.1)."""
-        return {"sessions": list(self.sessions), "imported": self.imported, "skipped": self.skipped}
+        """The ``memory import --json`` object: ``{"sessions", "imported", "skipped": {reason: n}}``."""
+        return {"sessions": list(self.sessions), "imported": self.imported,
+                "skipped": {reason: self.skipped[reason] for reason in sorted(self.skipped) if self.skipped[reason]}}
+
+    @property
+    def skipped_total(self) -> int:
+        """Every skipped line, whatever the reason."""
+        return sum(self.skipped.values())
 
     def __add__(self, other: "ImportResult") -> "ImportResult":
         sessions = list(dict.fromkeys([*self.sessions, *other.sessions]))
-        return ImportResult(sessions, self.imported + other.imported, self.skipped + other.skipped,
-                            self.updated + other.updated)
+        return ImportResult(sessions, self.imported + other.imported,
+                            dict(Counter(self.skipped) + Counter(other.skipped)), self.updated + other.updated)
 
 
-EMPTY_RESULT = ImportResult([], 0, 0)
+EMPTY_RESULT = ImportResult([], 0, {})
+
+
+@dataclass
+class TranscriptFile:
+    """One transcript file read whole: its JSON-object lines and what was skipped reading it."""
+
+    path: Path
+    lines: list[tuple[int, dict[str, Any]]]
+    skipped: Counter = field(default_factory=Counter)
+    raw_lines: int = 0
+
+    def result(self) -> ImportResult:
+        """The lines this file lost before any importer saw them."""
+        return ImportResult([], 0, dict(self.skipped))
 
 
 @dataclass
@@ -99,49 +173,130 @@ def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
     return files
 
 
-def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """``(line number, object)`` for every JSON-object line; malformed lines are skipped."""
+def read_transcript(path: Path) -> TranscriptFile:
+    """Every JSON-object line of ``path`` with its number; other lines are counted by reason."""
     try:
         handle = open(path, encoding="utf-8", errors="replace")
     except OSError as exc:
         raise MemoryFailure(
             FailureCode.INVALID_ARGUMENT, f"cannot read {path}: {exc.strerror or exc}", details={"path": str(path)}
         ) from None
+    transcript = TranscriptFile(path, [])
     with handle:
         for number, line in enumerate(handle, start=1):
+            transcript.raw_lines = number
             if not line.strip():
+                transcript.skipped[BLANK] += 1
                 continue
             try:
                 data = json.loads(line)
             except ValueError:
+                transcript.skipped[MALFORMED_JSON] += 1
                 continue
             if isinstance(data, dict):
-                yield number, data
+                transcript.lines.append((number, data))
+            else:
+                transcript.skipped[NOT_AN_OBJECT] += 1
+    return transcript
+
+
+@dataclass(frozen=True)
+class TranscriptFormat:
+    """A format the importers know: its name, what a person calls it, and its line shape."""
+
+    name: str
+    description: str  # "a codex rollout"
+    owns: Callable[[dict[str, Any]], bool]  # whether a line has this format's shape
+
+
+def check_format(transcript: TranscriptFile, wanted: TranscriptFormat, known: Iterable[TranscriptFormat]) -> None:
+    """Refuse a file whose lines have another format's shape (``INVALID_ARGUMENT``, exit 65).
+
+    A file is ``wanted`` when at least as many of its lines have that
+    format's shape as any other's. A file with no object line at all (empty,
+    or only blank lines) passes: a transcript that was just created.
+    """
+    if not transcript.lines and not transcript.skipped[MALFORMED_JSON] + transcript.skipped[NOT_AN_OBJECT]:
+        return
+    counts = {fmt.name: sum(1 for _, line in transcript.lines if fmt.owns(line)) for fmt in known}
+    best = max(known, key=lambda fmt: (counts[fmt.name], fmt.name == wanted.name))
+    if counts[wanted.name] and best.name == wanted.name:
+        return
+    path = transcript.path
+    if counts[best.name]:
+        message = (f"{path} looks like {best.description}, not {wanted.description}; "
+                   f"run `openprogram memory import {best.name} {path}`")
+    else:
+        names = ", ".join(fmt.name for fmt in known)
+        message = (f"{path} is not {wanted.description}: none of its {transcript.raw_lines} line(s) has the shape "
+                   f"of a known transcript format ({names})")
+    raise MemoryFailure(FailureCode.INVALID_ARGUMENT, message, data_error=True,
+                        details={"path": str(path), "format": wanted.name,
+                                 "looks_like": best.name if counts[best.name] else None})
+
+
+def keep_well_formed(lines: list[dict[str, Any]], id_of: Callable[[dict[str, Any]], Any],
+                     quality: Callable[[dict[str, Any]], int]) -> tuple[list[dict[str, Any]], int]:
+    """``lines`` with one line per id: of duplicates, the best ``quality`` (the earliest on a tie).
+
+    Returns the kept lines in their file order and how many were dropped.
+    A torn or hand-damaged copy of a line must never win over the good one.
+    """
+    best: dict[Any, int] = {}
+    for index, line in enumerate(lines):
+        key = id_of(line)
+        if key is None:
+            continue
+        if key not in best or quality(line) > quality(lines[best[key]]):
+            best[key] = index
+    kept = [line for index, line in enumerate(lines) if id_of(line) is None or best[id_of(line)] == index]
+    return kept, len(lines) - len(kept)
 
 
 class TranscriptTree:
-    """The drafts of one session, in transcript order, plus aliases.
+    """The drafts of one session, in transcript order, plus aliases and skip counts.
 
     A transcript line that does not become a node is *dropped* with an
     alias to its parent, so its children attach to its nearest kept
-    ancestor and the tree stays connected.
+    ancestor and the tree stays connected. ``line_ids`` holds every id the
+    transcript's lines carry (kept or not): a parent outside it and outside
+    the store is absent.
     """
 
-    def __init__(self, session_id: str, source: str) -> None:
+    def __init__(self, session_id: str, source: str, store: SessionStore | None = None) -> None:
         self.session_id = session_id
         self.source = source
+        self.store = store
         self.drafts: dict[str, DraftNode] = {}
         self.aliases: dict[str, str | None] = {}
+        self.line_ids: set[str] = set()
+        self.skipped: Counter = Counter()
         self.title: str | None = None
+        self.session_metadata: dict[str, Any] = {}
 
     def add(self, draft: DraftNode) -> DraftNode:
-        """Keep ``draft`` (the first of duplicate ids wins) and return the kept one."""
-        return self.drafts.setdefault(draft.id, draft)
+        """Keep ``draft`` and return it; a second draft with a kept id is counted and ignored."""
+        kept = self.drafts.setdefault(draft.id, draft)
+        if kept is not draft:
+            self.skipped[DUPLICATE_ID] += 1
+        return kept
 
-    def drop(self, raw_id: str, parent: str | None) -> None:
-        """Line ``raw_id`` is not a node; its children attach to ``parent``."""
+    def drop(self, raw_id: str, parent: str | None, reason: str | None = None) -> None:
+        """Line ``raw_id`` is not a node (counted under ``reason``); its children attach to ``parent``."""
+        if reason is not None:
+            self.skipped[reason] += 1
         if raw_id not in self.drafts:
             self.aliases.setdefault(raw_id, parent)
+
+    def knows(self, raw_id: Any) -> bool:
+        """Whether ``raw_id`` is a line of this transcript or a node the store already holds."""
+        if not is_valid_id(raw_id):
+            return False
+        return raw_id in self.line_ids or (self.store is not None and self.store.has_node(self.session_id, raw_id))
+
+    def parent_for(self, raw_parent: Any, previous: str | None) -> str | None:
+        """``raw_parent`` if it exists, else ``previous`` (the line before, in file order)."""
+        return raw_parent if self.knows(raw_parent) else previous
 
     def resolve(self, raw_id: str | None) -> str | None:
         """Follow aliases from ``raw_id`` to a kept id (or an id the store may hold)."""
@@ -181,13 +336,15 @@ def _pick_head(drafts: dict[str, DraftNode], parents: dict[str, str | None]) -> 
 def write_tree(store: SessionStore, tree: TranscriptTree) -> ImportResult:
     """Add the tree's new nodes to the store; nodes already there are skipped.
 
-    Parents are resolved through aliases; a parent found neither in the
-    transcript nor in the store makes the node a root (the lost parent id is
-    kept in ``metadata.detached_from``). With nothing new the session is not
-    touched at all; otherwise head becomes the newest main-conversation leaf.
+    Parents are resolved through aliases (importers have already chained
+    absent parents to the previous line); a parent still found neither in
+    the transcript nor in the store makes the node a root (the lost parent
+    id is kept in ``metadata.detached_from``). With nothing new the session
+    is not touched at all; otherwise head becomes the newest
+    main-conversation leaf.
     """
     if not tree.drafts:
-        return EMPTY_RESULT
+        return ImportResult([], 0, dict(tree.skipped))
     session_id = tree.session_id
     first_time = min(d.created_at for d in tree.drafts.values())
     store.create_session(session_id, created_at=first_time, exist_ok=True)
@@ -214,11 +371,12 @@ def write_tree(store: SessionStore, tree: TranscriptTree) -> ImportResult:
         store.refresh_nodes(session_id, grown)
     if new_nodes:
         store.insert_nodes(session_id, new_nodes, head=_pick_head(tree.drafts, parents))
-    session_metadata: dict[str, Any] = {"source": tree.source}
+    session_metadata: dict[str, Any] = {"source": tree.source, **tree.session_metadata}
     if tree.title:
         session_metadata["title"] = tree.title
     store.set_session_metadata(session_id, session_metadata)
-    return ImportResult([session_id], len(new_nodes), len(present), len(grown))
+    skipped = tree.skipped + Counter({ALREADY_PRESENT: len(present)})
+    return ImportResult([session_id], len(new_nodes), dict(skipped), len(grown))
 
 
 def _grown_nodes(store: SessionStore, session_id: str, drafts: list[DraftNode]) -> list[Node]:
@@ -245,12 +403,14 @@ def block_texts(content: Any, text_types: tuple[str, ...] = ("text",)) -> list[s
         return [content] if content else []
     if not isinstance(content, list):
         return []
-    return [
-        block["text"]
-        for block in content
-        if isinstance(block, dict) and block.get("type") in text_types and isinstance(block.get("text"), str)
-        and block["text"]
-    ]
+    texts = []
+    for block in content:
+        if isinstance(block, str) and block:  # a bare string among blocks (older or hand-made lines)
+            texts.append(block)
+        elif isinstance(block, dict) and block.get("type") in text_types and isinstance(block.get("text"), str) \
+                and block["text"]:
+            texts.append(block["text"])
+    return texts
 
 
 def block_types(content: Any) -> list[str]:

@@ -7,25 +7,34 @@ carry the conversation; an assistant message with tool calls and no text,
 ``toolResult`` and ``bashExecution`` entries become ``tool`` nodes;
 ``compaction`` and ``branch_summary`` entries become runtime-scheduled
 ``system`` nodes. Other entries (model or thinking-level changes, labels…)
-are dropped and their children attach to the nearest kept ancestor.
+are dropped (``not_a_turn``; unknown entry types and message roles
+``unknown_type``) and their children attach to the nearest kept ancestor.
+An entry whose ``parentId`` is null or absent from the file continues the
+previous entry in file order; of two entries with one id the well-formed
+one is kept (``duplicate_id``). Skip reasons: see ``common``.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from ..store import SessionStore, is_valid_id
 from ..timestamps import now_iso
 from .common import (
+    DUPLICATE_ID,
     EMPTY_RESULT,
+    MALFORMED_LINE,
+    MISSING_ID,
+    NOT_A_TURN,
+    UNKNOWN_TYPE,
     DraftNode,
     ImportResult,
+    TranscriptFile,
+    TranscriptFormat,
     TranscriptTree,
     block_texts,
     clip,
-    expand_paths,
-    read_jsonl,
+    keep_well_formed,
     render_tool_call,
     safe_time,
     write_tree,
@@ -33,41 +42,74 @@ from .common import (
 
 SOURCE = "pi"
 SUMMARY_KINDS = {"compaction": "compaction_summary", "branch_summary": "branch_summary"}
+MESSAGE_ROLES = frozenset({"user", "assistant", "toolResult", "bashExecution"})
+NOT_A_TURN_TYPES = frozenset({"session", "model_change", "thinking_level_change", "label", "custom",
+                              "custom_message", "session_info"})
 
 
-def import_pi(store: SessionStore, paths: Iterable[str | Path]) -> ImportResult:
-    """Import pi session files (or directories searched for ``*.jsonl``)."""
+def owns(line: dict[str, Any]) -> bool:
+    """Whether ``line`` has pi's shape (the ``session`` header, or an entry with ``id`` and ``parentId``)."""
+    if line.get("type") == "session":
+        return "id" in line and "payload" not in line and "sessionId" not in line
+    return "id" in line and "parentId" in line and isinstance(line.get("type"), str)
+
+
+FORMAT = TranscriptFormat("pi", "a pi session", owns)
+
+
+def import_pi(store: SessionStore, transcripts: list[TranscriptFile]) -> ImportResult:
+    """Import pi session files (already read and checked to be of this format)."""
     result = EMPTY_RESULT
-    for path in expand_paths(paths):
-        tree = build_tree(path)
-        if tree is not None:
-            result = result + write_tree(store, tree)
+    for transcript in transcripts:
+        tree = build_tree(transcript, store)
+        result = result + transcript.result() + write_tree(store, tree)
     return result
 
 
-def build_tree(path: Path) -> TranscriptTree | None:
-    """The draft tree of one pi session file (None if it has no session id)."""
-    entries = [entry for _, entry in read_jsonl(path)]
+def _entry_quality(entry: dict[str, Any]) -> int:
+    message = entry.get("message")
+    score = 4 if entry.get("type") != "message" or (
+        isinstance(message, dict) and message.get("role") in MESSAGE_ROLES) else 0
+    return score + (2 if safe_time(entry.get("timestamp"), "") else 0)
+
+
+def build_tree(transcript: TranscriptFile, store: SessionStore | None = None) -> TranscriptTree:
+    """The draft tree of one pi session file (every line skipped if it has no usable session id)."""
+    entries = [entry for _, entry in transcript.lines]
     header = next((e for e in entries if e.get("type") == "session"), {})
-    session_id = header.get("id") if is_valid_id(header.get("id")) else path.stem
+    session_id = header.get("id") if is_valid_id(header.get("id")) else transcript.path.stem
     if not is_valid_id(session_id):
-        return None
-    tree = TranscriptTree(session_id, SOURCE)
+        tree = TranscriptTree("-", SOURCE)
+        tree.skipped[MISSING_ID] += len(entries)
+        return tree
+    tree = TranscriptTree(session_id, SOURCE, store)
+    entries, duplicates = keep_well_formed(
+        [e for e in entries if e.get("type") != "session"],
+        lambda entry: entry.get("id") if is_valid_id(entry.get("id")) else None, _entry_quality)
+    tree.skipped[DUPLICATE_ID] += duplicates
+    tree.skipped[NOT_A_TURN] += sum(1 for e in transcript.lines if e[1].get("type") == "session")
+    tree.line_ids = {entry["id"] for entry in entries if is_valid_id(entry.get("id"))}
     clock = safe_time(header.get("timestamp"), now_iso())
+    previous: str | None = None
     for entry in entries:
-        entry_id, parent = entry.get("id"), entry.get("parentId")
-        if entry.get("type") == "session" or not is_valid_id(entry_id):
+        entry_id = entry.get("id")
+        if not is_valid_id(entry_id):
+            tree.skipped[MISSING_ID] += 1
             continue
+        parent = tree.parent_for(entry.get("parentId"), previous)
+        previous = entry_id
         clock = safe_time(entry.get("timestamp"), clock)
         draft = _draft(entry, clock, header.get("cwd"))
-        if draft is None:
-            tree.drop(entry_id, parent)
+        if isinstance(draft, str):
+            tree.drop(entry_id, parent, draft)
         else:
+            draft.parent = parent
             tree.add(draft)
     return tree
 
 
-def _draft(entry: dict[str, Any], clock: str, cwd: Any) -> DraftNode | None:
+def _draft(entry: dict[str, Any], clock: str, cwd: Any) -> DraftNode | str:
+    """The entry's draft node, or the reason it is skipped."""
     metadata: dict[str, Any] = {"source": SOURCE, "type": entry.get("type")}
     if cwd:
         metadata["cwd"] = cwd
@@ -77,11 +119,13 @@ def _draft(entry: dict[str, Any], clock: str, cwd: Any) -> DraftNode | None:
         content = str(entry.get("summary") or "")
         return DraftNode(entry["id"], entry.get("parentId"), "system", content, clock, clock, metadata)
     message = entry.get("message")
-    if entry_type != "message" or not isinstance(message, dict):
-        return None
+    if entry_type != "message":
+        return NOT_A_TURN if entry_type in NOT_A_TURN_TYPES else UNKNOWN_TYPE
+    if not isinstance(message, dict):
+        return MALFORMED_LINE
     role, content = _role_and_content(message, metadata)
     if role is None:
-        return None
+        return UNKNOWN_TYPE
     return DraftNode(entry["id"], entry.get("parentId"), role, content, clock, clock, metadata)
 
 

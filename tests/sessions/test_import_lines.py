@@ -1,0 +1,218 @@
+"""Importers keep every real turn: absent parents, duplicate ids, skipped lines counted, wrong formats refused."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from openprogram_memory.failures import FailureCode, MemoryFailure
+from openprogram_memory.sessions.importers import import_paths
+from openprogram_memory.sessions.markers import is_memory_input, live_tips, pending_turns
+from openprogram_memory.sessions.store import SessionStore
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "sessions"
+REWIND = FIXTURES / "claude-code" / "rewind.jsonl"
+REWIND_SESSION = "5f0c7a8e-1d2b-4c3a-9e7f-2a6b8c9d0e1f"
+WS = "w-0000beef"
+
+
+def U(number: int) -> str:
+    return f"00000000-0000-4000-8000-{number:012d}"
+
+
+def lines_of(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def write_lines(path: Path, lines: list[Any]) -> Path:
+    path.write_text("".join((line if isinstance(line, str) else json.dumps(line)) + "\n" for line in lines))
+    return path
+
+
+def without_parents(source: Path, target: Path, keep: Callable[[dict], bool] = lambda line: False) -> Path:
+    """``source`` with ``parentUuid: null`` on every line (as older Claude Code wrote them)."""
+    lines = lines_of(source)
+    for line in lines:
+        if "parentUuid" in line and not keep(line):
+            line["parentUuid"] = None
+    return write_lines(target, lines)
+
+
+def tree_of(store: SessionStore, session: str) -> dict[str, str | None]:
+    return {node_id: store.get_node(session, node_id).predecessor for node_id in store.parent_map(session)}
+
+
+# -- absent parents -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fixture", [FIXTURES / "claude-code" / "subagent.jsonl",
+                                     FIXTURES / "claude-code" / "compact.jsonl",
+                                     FIXTURES / "claude-code" / "crud.jsonl",
+                                     FIXTURES / "claude-code" / "todos.jsonl"])
+def test_null_parents_rebuild_the_recorded_tree_of_a_linear_transcript(fixture: Path, tmp_path: Path) -> None:
+    recorded = SessionStore(tmp_path / "recorded")
+    session = import_paths(recorded, "claude-code", [fixture]).sessions[0]
+    nulled = SessionStore(tmp_path / "nulled")
+    result = import_paths(nulled, "claude-code", [without_parents(fixture, tmp_path / "old.jsonl")])
+    assert result.sessions == [session]
+    # file order is the conversation order, sub-agent branches included
+    assert tree_of(nulled, session) == tree_of(recorded, session)
+    assert nulled.head(session) == recorded.head(session)
+    assert pending_turns(nulled, session, WS) == pending_turns(recorded, session, WS)
+
+
+def test_an_old_transcript_with_null_parents_is_one_conversation_with_every_turn_pending(
+        store: SessionStore, tmp_path: Path) -> None:
+    path = without_parents(REWIND, tmp_path / "old.jsonl")
+    result = import_paths(store, "claude-code", [path])
+    assert len(live_tips(store, REWIND_SESSION)) == 2  # the main conversation and the sub-agent branch
+    turns = pending_turns(store, REWIND_SESSION, WS)
+    expected = [line["uuid"] for line in lines_of(REWIND)
+                if line.get("type") in ("user", "assistant") and not line.get("isSidechain")
+                and store.has_node(REWIND_SESSION, line["uuid"])
+                and is_memory_input(store.get_node(REWIND_SESSION, line["uuid"]))]
+    assert [turn.id for turn in turns] == expected and len(expected) >= 8  # both edits of message two, in file order
+    assert result.imported == store.session_info(REWIND_SESSION).node_count
+
+
+def test_a_parent_missing_from_the_file_chains_to_the_previous_line(store: SessionStore, tmp_path: Path) -> None:
+    lines = lines_of(REWIND)
+    for line in lines:
+        if line.get("uuid") == U(18):
+            line["parentUuid"] = "ffffffff-0000-4000-8000-000000000000"  # a line this file never had
+    import_paths(store, "claude-code", [write_lines(tmp_path / "t.jsonl", lines)])
+    node = store.get_node(REWIND_SESSION, U(18))
+    assert node.predecessor == U(17) and node.metadata["detached_from"] == "ffffffff-0000-4000-8000-000000000000"
+    assert U(18) in [n.id for n in store.get_branch(REWIND_SESSION)]
+
+
+def test_a_continuation_file_attaches_to_its_parent_already_in_the_store(store: SessionStore, tmp_path: Path) -> None:
+    lines = REWIND.read_text().splitlines(keepends=True)
+    cut = next(i for i, line in enumerate(lines) if f'"uuid":"{U(18)}"' in line)
+    first, rest = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    first.write_text("".join(lines[:cut]))
+    rest.write_text("".join(lines[cut:]))
+    import_paths(store, "claude-code", [first])
+    import_paths(store, "claude-code", [rest])
+    assert store.get_node(REWIND_SESSION, U(18)).predecessor == U(17)  # found in the store, not chained in file
+
+
+@pytest.mark.parametrize("name", ["branched.jsonl", "crud.jsonl"])
+def test_null_parents_in_a_pi_file_continue_the_previous_entry(store: SessionStore, tmp_path: Path,
+                                                               name: str) -> None:
+    fixture = FIXTURES / "pi" / name
+    recorded = SessionStore(tmp_path / "recorded")
+    session = import_paths(recorded, "pi", [fixture]).sessions[0]
+    lines = lines_of(fixture)
+    for before, line in zip(lines, lines[1:]):
+        if line.get("parentId") == before.get("id"):
+            line["parentId"] = None  # only where file order says the same; branch points keep theirs
+    import_paths(store, "pi", [write_lines(tmp_path / "p.jsonl", lines)])
+    assert tree_of(store, session) == tree_of(recorded, session)
+    assert len(live_tips(store, session)) == len(live_tips(recorded, session))
+
+
+# -- duplicate ids ----------------------------------------------------------------------------------
+
+
+def _torn_copy(line: dict) -> dict:
+    torn = dict(line)
+    torn["message"] = "error"
+    torn.pop("timestamp", None)
+    torn["timesstamp"] = line.get("timestamp")
+    return torn
+
+
+@pytest.mark.parametrize("torn_first", [True, False])
+def test_a_duplicated_uuid_keeps_the_well_formed_line(store: SessionStore, tmp_path: Path, torn_first: bool) -> None:
+    lines = lines_of(REWIND)
+    index = next(i for i, line in enumerate(lines) if line.get("uuid") == U(4))
+    good = lines[index]
+    lines[index:index + 1] = [_torn_copy(good), good] if torn_first else [good, _torn_copy(good)]
+    result = import_paths(store, "claude-code", [write_lines(tmp_path / "t.jsonl", lines)])
+    node = store.get_node(REWIND_SESSION, U(4))
+    assert node.role == "user" and node.content == "We need a web framework for the new billing service. " \
+        "We decided to use Flask for the billing service."
+    assert result.skipped["duplicate_id"] == 1 and result.imported == 18
+
+
+def test_a_duplicated_pi_id_keeps_the_well_formed_entry(store: SessionStore, tmp_path: Path) -> None:
+    lines = lines_of(FIXTURES / "pi" / "branched.jsonl")
+    index = next(i for i, line in enumerate(lines) if line.get("type") == "message"
+                 and line["message"].get("role") == "user")
+    torn = dict(lines[index], message="error")
+    lines.insert(index, torn)
+    result = import_paths(store, "pi", [write_lines(tmp_path / "p.jsonl", lines)])
+    node = store.get_node(lines[0]["id"], lines[index + 1]["id"])
+    assert node.content == "write a haiku about coding to haiku1.txt" and result.skipped["duplicate_id"] == 1
+
+
+# -- skipped lines, by reason -------------------------------------------------------------------------
+
+
+def test_every_skipped_line_is_counted_by_reason(store: SessionStore, tmp_path: Path) -> None:
+    good = lines_of(REWIND)
+    user = next(line for line in good if line.get("type") == "user")
+    nameless = {key: value for key, value in user.items() if key != "uuid"}
+    broken = dict(user, uuid="0badf00d-0000-4000-8000-000000000001", message="not a message")
+    future = dict(user, uuid="0badf00d-0000-4000-8000-000000000002", type="hologram")
+    path = write_lines(tmp_path / "t.jsonl", [*good, "", "   ", "{torn line", "42", "[1, 2]",
+                                               {"silly": "this"}, nameless, broken, future])
+    result = import_paths(store, "claude-code", [path])
+    assert result.imported == 18
+    assert result.to_json()["skipped"] == {"blank": 2, "malformed_json": 1, "not_an_object": 2,
+                                           "unknown_type": 2, "missing_id": 1, "malformed_line": 1,
+                                           "not_a_turn": 4}
+    again = import_paths(store, "claude-code", [path]).to_json()
+    assert again["imported"] == 0 and again["skipped"]["already_present"] == 18
+    assert again["skipped"]["malformed_json"] == 1  # counted on every import, not only the first
+
+
+def test_codex_and_pi_lines_are_counted_too(store: SessionStore) -> None:
+    codex = import_paths(store, "codex", [FIXTURES / "codex" / "crud.jsonl"])
+    lines = lines_of(FIXTURES / "codex" / "crud.jsonl")
+    assert codex.imported + codex.skipped_total == len(lines)
+    assert codex.skipped == {"not_a_turn": sum(1 for line in lines if line["type"] != "response_item"
+                                               or line["payload"]["type"] == "reasoning")}
+    pi = import_paths(store, "pi", [FIXTURES / "pi" / "branched.jsonl"])
+    assert pi.imported + pi.skipped_total == len(lines_of(FIXTURES / "pi" / "branched.jsonl"))
+    assert pi.skipped == {"not_a_turn": 3}  # the session header, a model change, a thinking-level change
+
+
+# -- wrong format ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt, path, looks_like", [
+    ("claude-code", FIXTURES / "codex" / "crud.jsonl", "codex"),
+    ("claude-code", FIXTURES / "pi" / "branched.jsonl", "pi"),
+    ("codex", REWIND, "claude-code"),
+    ("codex", FIXTURES / "pi" / "branched.jsonl", "pi"),
+    ("pi", FIXTURES / "codex" / "crud.jsonl", "codex"),
+    ("pi", REWIND, "claude-code"),
+])
+def test_a_file_of_another_format_is_refused_naming_it(store: SessionStore, fmt: str, path: Path,
+                                                       looks_like: str) -> None:
+    good = {"claude-code": REWIND, "codex": FIXTURES / "codex" / "crud.jsonl",
+            "pi": FIXTURES / "pi" / "branched.jsonl"}[fmt]
+    with pytest.raises(MemoryFailure) as caught:
+        import_paths(store, fmt, [good, path])
+    failure = caught.value
+    assert failure.code is FailureCode.INVALID_ARGUMENT and failure.exit_code == 65
+    assert f"run `openprogram memory import {looks_like} {path}`" in failure.message
+    assert failure.details["looks_like"] == looks_like
+    assert store.list_sessions() == []  # the good file was not imported either
+
+
+def test_random_jsonl_is_refused_and_an_empty_file_is_not(store: SessionStore, tmp_path: Path) -> None:
+    random = write_lines(tmp_path / "metrics.jsonl", [{"cpu": 0.4, "at": "10:00"}, {"cpu": 0.5, "at": "10:01"}])
+    for fmt in ("claude-code", "codex", "pi"):
+        with pytest.raises(MemoryFailure) as caught:
+            import_paths(store, fmt, [random])
+        assert caught.value.code is FailureCode.INVALID_ARGUMENT and "known transcript format" in caught.value.message
+    empty = tmp_path / "new.jsonl"
+    empty.write_text("")
+    assert import_paths(store, "claude-code", [empty]).imported == 0
+    assert store.list_sessions() == []
