@@ -67,7 +67,7 @@ _PROGRESS_RE = re.compile(
 )
 _PREFERENCE_RE = re.compile(
     r"(?i:\b(?:prefers?|preferred|preference|enjoys?|dislikes?|hates?|can't\s+stand|cannot\s+stand|"
-    r"favou?rite|would\s+rather|rather\s+than|fan\s+of)\b)"
+    r"favou?rite|would\s+(?:\w+\s+)?rather|rather\s+than|fan\s+of)\b)"
     r"|\b(?:[Ii]|[Ww]e|[Hh]e|[Ss]he|[Tt]hey|[Uu]ser|(?!(?:Looks|Seems|Sounds|Feels|Just|Much|More|Something)\b)[A-Z][a-z]+)\s+(?i:really\s+|also\s+|don't\s+|doesn't\s+|do\s+not\s+)?"
     r"(?i:like|likes|love|loves)\b"
 )

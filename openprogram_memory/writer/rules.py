@@ -6,26 +6,39 @@ same ``create_record``/``update_record`` operations the public API uses,
 applied by the same :class:`~openprogram_memory.transaction.structured.TopicEditor`
 to the pipeline's staging copy, so they meet the same transaction.
 
-Routing (one rule, shared with the organizer so it never has to undo it):
+Routing ("core is for the person"; one rule, shared with the organizer so
+it never has to undo it):
 
-- identity, preferences and standing rules go to ``topics/core.md`` under
-  ``## Identity``, ``## Preferences``, ``## Rules`` — when the organizer's
+- **identity**, **preference** and **rule** statements go to
+  ``topics/core.md`` under ``## Identity``, ``## Preferences``,
+  ``## Rules`` — when the organizer's
   :func:`~openprogram_memory.organizer.classify.classify_statement` agrees
   they are core material; one it calls ``project`` goes to that project's
-  topic, one it calls ``other`` to ``topics/notes.md``;
-- decisions and project facts go to ``topics/projects/<slug>.md`` (under
-  ``## Decisions`` / ``## Facts``) where the slug names the project or
-  subject ("billing service" → ``projects/billing-service.md``; an existing
-  project topic it names wins), else to ``topics/notes.md``.
+  topic, one it calls ``other`` to ``topics/notes.md``. Only the person's
+  own turns are read: the pipeline never batches runtime-scheduled turns
+  (wrappers, tool output, sub-agent prompts and reports, compaction
+  summaries; ``sessions/markers.py``), and the extractor yields nothing for
+  agent-generated text that arrives as a plain user turn;
+- **people** go to ``topics/people.md`` under a heading per person;
+- **personal** facts go to ``topics/personal.md``;
+- **decision**, **fact** and **schedule** statements go to
+  ``topics/projects/<slug>.md`` (under ``## Decisions`` / ``## Facts`` /
+  ``## Schedule``) when they name a project or subject ("billing service" →
+  ``projects/billing-service.md``; an existing project topic it names
+  wins), else to ``topics/notes.md`` under the same sections.
 
 Dedupe and updates: a statement whose normalized text an existing record
 already has is skipped. A statement that gives a new value for the same
-fact — the same single-valued slot ("The user lives in …", "… works at
-…", "… name is …"), an explicitly replaced value ("we switched from Flask
-to …"), or a near duplicate (the organizer's
+fact — the same single-valued person attribute (name, role, employer,
+location, time zone, pronouns — read from each record's own wording, so
+"backend engineer at Acme" and "now works at Globex" are the same
+employer), an explicitly replaced value ("we switched from Flask to …",
+"we're dropping Redis for …"), or a near duplicate (the organizer's
 :func:`~openprogram_memory.organizer.similarity.is_near_duplicate`: the
 same sentence with a word changed) — updates that record in place: new
 text, same block ID and place, the old sources kept and the new one added.
+A statement that only repeats part of a record ("Oslo" after "Oslo,
+Norway") keeps the richer text and adds its source.
 An update only goes forward in time: a statement older than what the
 record already rests on is skipped (so of two branches that chose Flask and
 FastAPI with the same words, the later choice stands).
@@ -46,14 +59,14 @@ from ..failures import MemoryFailure
 from ..organizer.classify import CORE_CATEGORIES, classify_statement, project_name
 from ..organizer.due import parse_instant
 from ..organizer.rules import NOTES, PROJECTS_DIR, slugify
-from ..organizer.similarity import is_near_duplicate, normalized
+from ..organizer.similarity import is_near_duplicate, normalized, tokens
 from ..topics.model import Heading
 from ..topics.normalize import valid_time
 from ..transaction.structured import TopicEditor, parse_request
 from ..workspace.layout import CORE_TOPIC
 from ..workspace.tree import RecordInfo, TreeState
 from .backend import NOTHING_DURABLE, BatchTurn, WriterRequest, WriterRun
-from .statements import Statement, extract_statements
+from .statements import Statement, extract_statements, same_attribute
 
 if TYPE_CHECKING:
     from ..transaction.staging import Staging
@@ -62,30 +75,23 @@ if TYPE_CHECKING:
 __all__ = ["RulesWriter", "Statement", "extract_statements", "plan_statements"]
 
 CORE_SECTIONS = {"rule": "Rules", "preference": "Preferences", "identity": "Identity"}
-PROJECT_SECTIONS = {"decision": "Decisions", "fact": "Facts", "rule": "Rules", "preference": "Preferences",
-                    "identity": "People"}
+PROJECT_SECTIONS = {"decision": "Decisions", "fact": "Facts", "schedule": "Schedule", "rule": "Rules",
+                    "preference": "Preferences", "identity": "People", "people": "People", "personal": "Personal"}
 CORE_TITLE = "Core"
-
-# Third-person forms of the single-valued facts, as the extractor writes them.
-_SLOTS = [
-    ("name", re.compile(r"^The user's name is\b")),
-    ("location", re.compile(r"^The user (?:\w+ )?(?:lives|is based|moved|relocated)\b")),
-    ("employer", re.compile(r"^The user (?:\w+ )?works (?:at|for)\b")),
-    ("role", re.compile(r"^The user (?:is an? |(?:\w+ )?works as\b)")),
-    ("origin", re.compile(r"^The user is (?:originally )?from\b")),
-    ("languages", re.compile(r"^The user speaks\b")),
-    ("pronouns", re.compile(r"^The user's pronouns are\b")),
-    ("timezone", re.compile(r"^The user's (?:time ?zone|timezone) is\b")),
-    ("nationality", re.compile(r"^The user is (?:[A-Z][a-z]+(?:ish|ese|ian|can|ean|ch|i)|Swiss|Greek|Thai)\.?$")),
-]
+PEOPLE = ("topics/people.md", "People")
+PERSONAL = ("topics/personal.md", "Personal")
+_FILLER_TOKENS = frozenset({"now", "currently", "also", "still", "actually", "really", "just", "the", "user"})
 
 
-def slot_of(content: str) -> str | None:
-    """The single-valued fact a record states (``location``, ``name`` …), if any."""
-    for slot, pattern in _SLOTS:
-        if pattern.search(content):
-            return slot
-    return None
+def _one_value_changed(new: str, old: str) -> bool:
+    """The same sentence with one value swapped ("settled on Flask for X" → "settled on FastAPI for X")."""
+    a, b = set(tokens(new)), set(tokens(old))
+    return len(a & b) >= 4 and len(a - b) <= 1 and len(b - a) <= 1
+
+
+def _richer_or_same(old: str, new: str) -> bool:
+    """Whether ``new`` says nothing ``old`` does not ("Oslo" against "Oslo, Norway")."""
+    return set(tokens(new)) - _FILLER_TOKENS <= set(tokens(old))
 
 
 @dataclass
@@ -125,7 +131,7 @@ class _Plan:
 
     # -- routing ---------------------------------------------------------
     def route(self, statement: Statement) -> tuple[str, tuple[str, ...]]:
-        """Where a statement goes: core section, project topic, or notes."""
+        """Where a statement goes: core section, people, personal, a project topic, or notes."""
         if statement.kind in CORE_SECTIONS:
             category = classify_statement(statement.text, self.known)
             if category in CORE_CATEGORIES:
@@ -135,10 +141,15 @@ class _Plan:
                 if name:
                     return self._project(name, statement.kind)
             return NOTES[0], self._chain(NOTES[0], NOTES[1], None)
+        if statement.kind == "people":
+            person = statement.subject or "Others"
+            return PEOPLE[0], self._chain(PEOPLE[0], PEOPLE[1], person[:1].upper() + person[1:])
+        if statement.kind == "personal":
+            return PERSONAL[0], self._chain(PERSONAL[0], PERSONAL[1], None)
         name = project_name(statement.text, self.known) or statement.subject
         if name:
             return self._project(name, statement.kind)
-        return NOTES[0], self._chain(NOTES[0], NOTES[1], None)
+        return NOTES[0], self._chain(NOTES[0], NOTES[1], PROJECT_SECTIONS[statement.kind])
 
     def _project(self, name: str, kind: str) -> tuple[str, tuple[str, ...]]:
         topic = self.known.get(name.casefold()) or f"{PROJECTS_DIR}/{slugify(name, 'project')}.md"
@@ -174,7 +185,8 @@ class _Plan:
             if _instant(turn.timestamp) < _instant(target.stamp):
                 self.actions.append({**note, "action": "skip", "reason": f"older than {_name(target)}"})
                 return
-            target.content = statement.text
+            if not _richer_or_same(target.content, statement.text):
+                target.content = statement.text
             target.time = time
             target.stamp = turn.timestamp
             target.touched = True
@@ -204,13 +216,16 @@ class _Plan:
         same sentence with a changed word: "use Flask" → "use FastAPI").
         """
         def same(content: str, where: str) -> bool:
-            if statement.slot is not None and slot_of(content) == statement.slot:
+            if statement.slot is not None and same_attribute(statement, content):
                 return True
             if statement.old and statement.kind in ("decision", "fact"):
                 mentions = re.search(rf"(?<![\w-]){re.escape(statement.old)}(?![\w-])", content, re.I)
                 if mentions and (where == topic or where != CORE_TOPIC and (
                         statement.subject is None or statement.subject.casefold() in content.casefold())):
                     return True
+            if statement.kind in ("decision", "fact", "schedule") and where == topic and _one_value_changed(
+                    statement.text, content):
+                return True
             return is_near_duplicate(statement.text, content)
 
         for planned in reversed(self.planned):

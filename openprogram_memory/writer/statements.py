@@ -1,38 +1,47 @@
 """Durable statements in what the person said: the rules writer's extractor.
 
 :func:`extract_statements` reads one user message and returns the
-statements worth keeping, each lightly normalized:
+statements worth keeping, each lightly normalized (see
+:mod:`~openprogram_memory.writer.phrasing`) and sorted into one of eight
+kinds (:data:`KINDS`):
 
-- **identity** — "I'm Dana", "my name is …", "I work at/as …", "I live
-  in …", "I run …", "I speak …";
-- **preference** — "I prefer/like/love/enjoy/hate …", "I don't like …",
-  "I'd rather …", "my favourite … is …";
-- **rule** — standing instructions: "always …", "never …", "don't …",
-  "from now on …", "please use/answer/reply/…", "you should/must …";
-- **decision** — "we decided …", "let's go with …", "we switched (from X)
-  to Y", "we'll use …", "we're going with …";
-- **fact** — project facts: "the billing service runs on …", "Orbit uses
-  …", "our deadline is …", "we use …".
+- **identity** — who the person is: name, role, employer, home, languages,
+  pronouns, team ("I'm Ravi Patel", "backend engineer at Acme", "i live in
+  Pune");
+- **people** — other people and what they own, do or decide ("Priya owns
+  billing", "my manager Tom signs off releases");
+- **preference** — likes and dislikes ("i prefer tabs", "I can't stand
+  verbose answers", "I mostly work in Go");
+- **rule** — standing instructions ("always run ruff first", "never push
+  to main", "when you write SQL, use lowercase keywords", "One more rule:
+  …");
+- **decision** — decisions and changes of mind ("we're dropping Redis for
+  Memcached", "let's stick with REST", "Team decision: Postgres 16");
+- **fact** — durable facts about systems and projects ("the gateway runs
+  on Kubernetes", "staging deploys from develop");
+- **schedule** — recurring schedules and standing dates ("we deploy every
+  Tuesday", "standup is at 9:30");
+- **personal** — durable personal facts (family, pets, diet, health,
+  hobbies, birthday, time zone).
 
-Everything else is skipped: questions, greetings and thanks, status checks,
-one-off procedure ("run the tests", "open the file"), fenced code, quoted
-or indented text, logs and tool output, and anything tied to the moment
-("for now", "today", "this file").
-
-Phrasing (one rule, applied everywhere): the person's words are kept; a
-first-person subject becomes "The user" with the verb agreed ("I prefer
-metric units" → "The user prefers metric units."; "my name is Dana" /
-"I'm Dana" → "The user's name is Dana."); later "my/me/I" become
-"their/them/they"; instructions stay imperative without "please"
-("Please use British spelling" → "Use British spelling."); "we/our" stay
-as spoken ("We decided to use FastAPI for the billing service."); "let's
-X" becomes "We decided to X.".
+How a message is read (:mod:`~openprogram_memory.writer.segment`): text the
+agent or its runtime produced yields nothing; code, logs and markup are
+dropped; sentences are cut without needing capitals; clauses are cut
+where a new "I"/"we" clause starts; lead-ins ("Quick thing:", "Heads up —")
+are stripped and may hint the kind. Each clause then passes negative
+filters first — questions, hypotheticals, reported speech, opinions on
+the problem at hand, moment-bound or status talk — and only then the
+kind detectors, in a fixed order.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+from . import lexicon as lx
+from .phrasing import ADVERBS, finish, first_person, keyword, third_person
+from .segment import agent_generated, clauses, sentences, strip_lead
 
 KINDS = ("identity", "people", "preference", "rule", "decision", "fact", "schedule", "personal")
 
@@ -41,10 +50,11 @@ KINDS = ("identity", "people", "preference", "rule", "decision", "fact", "schedu
 class Statement:
     """One durable statement: normalized ``text``, its ``kind``, a ``keyword`` label.
 
-    ``slot`` names a single-valued fact ("name", "location", "employer",
-    "role", …) so a new value updates the old record in place; ``old`` is an
-    explicitly replaced value ("switched from Flask") for the same purpose.
-    ``subject`` is the project or thing a decision or fact is about.
+    ``slot`` names a single-valued person attribute ("name", "role",
+    "employer", "location", "timezone", "pronouns") so a new value updates
+    the old record in place; ``old`` is an explicitly replaced value
+    ("switched from Flask") for the same purpose. ``subject`` is the
+    project, thing or person a statement is about.
     """
 
     text: str
@@ -55,223 +65,573 @@ class Statement:
     subject: str | None = None
 
 
-# -- cleaning the message ---------------------------------------------------
-_FENCE_RE = re.compile(r"^\s*(```|~~~)")
-_LOG_LINE_RE = re.compile(
-    r"^\s*(?:\$ |> |>>> |#!|\[tool (?:call|result|error)\]|Traceback \(|File \"|at [\w.$]+\(|"
-    r"\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}|\d{2}:\d{2}:\d{2}|"
-    r"(?:ERROR|WARN(?:ING)?|INFO|DEBUG|TRACE|FATAL|CRITICAL)\b|[\w.]*(?:Error|Exception):|npm (?:ERR|WARN)|"
-    r"[{\[]\s*[\"'{\[]|diff --git|@@ |[+-]{3} )"
-)
-_SENTENCE_RE = re.compile(r"(?<=[.!?])\s+(?=[\"'“(A-Z0-9])|\n+")
-_CLAUSE_RE = re.compile(r"\s*(?:;|,\s*(?:and\s+|but\s+)?(?=(?:I|I'm|I've|my|My|we|We)\b)|\s+(?:and|but)\s+(?=(?:I|I'm|I've|we)\b))\s*")
-_LEAD_RE = re.compile(
-    r"^(?:(?:also|oh|and|so|well|ok(?:ay)?|btw|by the way|fyi|for context|for the record|note|heads up|"
-    r"just so you know|one more thing|actually|anyway|alright|right|yes|yeah|no|hi|hello|hey)\b[\s,:;!.-]*)+",
+_I = r"(?:i|I)"
+_IM = r"(?:I'm|I’m|i'm|i’m|Im|im|I am|i am)"
+_ADV = rf"(?:\s+{ADVERBS})*"
+
+# -- negative filters ---------------------------------------------------------------
+_QUESTION_RE = re.compile(
+    r"^(?:do|does|did|can|could|would|will|should|shall|is|are|was|were|am|have|has|had|what|what's|whats|why|how|"
+    r"how's|where|which|who|whom|whose|any idea|anyone|any chance|wanna|want to|mind if|is there|are there|"
+    r"when (?:is|are|was|does|do|did|will|should|can))\b(?!\s+not\b)",
     re.I,
 )
-_CODE_SPAN_RE = re.compile(r"`([^`]*)`")
-
-
-def message_lines(text: str) -> list[str]:
-    """Prose lines of a message: fenced code, quotes, indented code, logs and tool output dropped."""
-    out: list[str] = []
-    fenced = False
-    for line in text.replace("\r\n", "\n").split("\n"):
-        if _FENCE_RE.match(line):
-            fenced = not fenced
-            continue
-        if fenced or line.startswith(("    ", "\t")) or _LOG_LINE_RE.match(line):
-            continue
-        stripped = line.strip()
-        if stripped and _symbol_heavy(stripped):
-            continue
-        out.append(stripped)
-    return out
-
-
-def _symbol_heavy(line: str) -> bool:
-    symbols = sum(1 for ch in line if not (ch.isalnum() or ch.isspace() or ch in ".,;:!?'’\"-()"))
-    return symbols > max(3, len(line) // 6)
-
-
-def sentences(text: str) -> list[str]:
-    """Sentences of the message's prose (line breaks end sentences too)."""
-    prose = "\n".join(message_lines(text))
-    return [s.strip() for s in _SENTENCE_RE.split(prose) if s and s.strip()]
-
-
-def clauses(sentence: str) -> list[str]:
-    """A sentence cut where a new first-person clause starts ("I'm Dana, I run …")."""
-    return [c.strip(" ,;") for c in _CLAUSE_RE.split(sentence) if c and c.strip(" ,;")]
-
-
-# -- skipping -----------------------------------------------------------------
+_HYPOTHETICAL_RE = re.compile(
+    r"^(?:if|suppose|supposing|imagine|assuming|hypothetically|what if|in theory|maybe|perhaps|probably|"
+    r"i (?:think|guess|suspect|wonder|assume|believe|feel like|bet|hope|wish)|i'm (?:not sure|guessing|wondering)|"
+    r"not sure|might|could be|seems|looks like|sounds like|apparently|unless)\b|"
+    r"\b(?:if (?:i|we) (?:were|had|was)|would have|could have|should have|i'd probably|i might|we might|we could|"
+    r"maybe we|i'd (?:like|love) to (?:see|know|try|understand|check)|wouldn't it|in another life|someday|"
+    r"one day|dream)\b",
+    re.I,
+)
+_REPORTED_RE = re.compile(
+    r"\b(?:said|says|say that|told (?:me|us|him|her|them)|tells (?:me|us)|wrote|writes that|asked|asks|mentioned|"
+    r"according to|quote|quoting|claims?|the (?:comment|docstring|docs|readme|error|message|log|ticket|commit "
+    r"message|linter|warning|output|prompt) (?:says|said|reads|read|states)|reads:)\b|\"[^\"]{12,}\"|“[^”]{12,}”",
+    re.I,
+)
 _MOMENT_RE = re.compile(
-    r"\b(?:right now|for now|at the moment|today|tonight|tomorrow|yesterday|this (?:time|morning|afternoon|evening|"
-    r"week|file|one|function|test|bug|branch|line|error|commit|PR)|that (?:file|one|function|test|line)|"
-    r"the file|yet|anymore for now)\b",
+    r"\b(?:right now|for now|at the moment|atm|today|tonight|tomorrow|yesterday|just now|earlier today|"
+    r"this (?:morning|afternoon|evening|week|weekend|time|session|pr|mr|file|function|method|branch|commit|line|"
+    r"test|bug|error|ticket|issue|one|sprint|change|diff|run|task|month|quarter|call|conversation|chat|script|"
+    r"class|module|snippet|output|case|query|page|component)|that (?:file|one|function|test|line|error|bug|pr|"
+    r"commit|branch|change|diff|script|class)|these (?:files|tests|errors|changes|lines)|those (?:files|tests|"
+    r"errors|changes)|next (?:week|month|time)|last (?:night|week)|in a (?:minute|bit|sec|second)|"
+    r"for (?:the )?(?:moment|time being)|temporar(?:y|ily)|a minute ago|an hour ago|this year|"
+    r"for this (?:pr|task|change|one|session|run|ticket|repo|refactor)|until (?:friday|monday|tomorrow|further notice|"
+    r"next week|then|it's fixed)|the (?:above|following)|above|below|yet|again|anymore|so far|lol|lmao|haha|omg|ugh)\b",
     re.I,
 )
-_STATUS_RE = re.compile(r"\b(?:is (?:it )?(?:done|ready|finished|working|down|broken|failing|up)|"
-                        r"status|any (?:news|update)|how(?:'s| is) it going)\b", re.I)
+_STATE_RE = re.compile(
+    rf"^{_IM}\s+(?:so\s+|really\s+|a bit\s+|kinda\s+|super\s+|pretty\s+|very\s+|just\s+|still\s+|not\s+|also\s+)*"
+    r"(?:tired|exhausted|sick|ill|hungry|busy|stuck|confused|lost|back|here|done|off|out|away|heading|going|"
+    r"trying|looking|wondering|thinking|working on|about to|sorry|afraid|sure|unsure|curious|happy|glad|excited|"
+    r"worried|annoyed|frustrated|late|online|offline|in a meeting|on (?:my|a) (?:phone|break|way)|on mobile|"
+    r"seeing|getting|running|debugging|testing|fixing|reading|writing|using|doing|having|hoping|planning|"
+    r"gonna|going to|trying to|about|ready|finished|confused|blocked|waiting|new to|fine|ok|okay|good|great|"
+    r"stoked|impressed|surprised|amazed|done with|over it|losing|starting|checking|pasting|attaching|sharing|"
+    r"asking|wondering|in the middle|on it|on leave|on vacation|on holiday|ooo|out of office)\b",
+    re.I,
+)
+_STATUS_RE = re.compile(
+    r"\b(?:pass|passes|passing|passed|green|red|failing|failed|broken|fixed|merged|works now|working now|"
+    r"is done|are done|finished|crashed|crashing|timing out|timed out|flaky|flakes|hanging|hangs|went down|"
+    r"is down|are down|is up|looks good|lgtm|worked|didn't work|doesn't work|does not work|not working|"
+    r"still failing|erroring|errored|blew up|exploded|acting up|borked|busted|a mess|messy|weird|wrong|"
+    r"slow today|compiles now|deployed now|shipped)\b",
+    re.I,
+)
+_STANDING_RE = re.compile(r"\b(?:always|never|every|each|whenever|from now on|going forward|moving forward|"
+                          r"in (?:the )?future|by default|as a rule|at all times)\b", re.I)
 
 
-# -- normalizing ----------------------------------------------------------------
-_ADVERBS = r"(?:now|really|also|still|usually|generally|mostly|strongly|much|actually|currently|always|never|just|only|definitely|absolutely)"
-_IRREGULAR = {"have": "has", "do": "does", "go": "goes", "be": "is", "am": "is"}
-_MODALS = frozenset({"can", "could", "will", "would", "should", "must", "may", "might", "shall"})
-_SUBJECT_FORMS = [
-    (re.compile(r"^(?:I'm|I am)\b", re.I), "The user is"),
-    (re.compile(r"^(?:I've|I have)\b", re.I), "The user has"),
-    (re.compile(r"^(?:I'd|I would)\b", re.I), "The user would"),
-    (re.compile(r"^(?:I'll|I will)\b", re.I), "The user will"),
-    (re.compile(r"^I was\b"), "The user was"),
-    (re.compile(r"^I (?:don't|do not)\b", re.I), "The user doesn't"),
-    (re.compile(r"^I (?:can't|cannot)\b", re.I), "The user can't"),
-    (re.compile(r"^My\b", re.I), "The user's"),
-]
-_LATER_FORMS = [
-    (re.compile(r"\bI'm\b"), "they're"), (re.compile(r"\bI am\b"), "they are"), (re.compile(r"\bI've\b"), "they've"),
-    (re.compile(r"\bI'd\b"), "they'd"), (re.compile(r"\bI'll\b"), "they'll"), (re.compile(r"\bI\b"), "they"),
-    (re.compile(r"\bmyself\b", re.I), "themselves"), (re.compile(r"\bmine\b", re.I), "theirs"),
-    (re.compile(r"\bmy\b", re.I), "their"), (re.compile(r"\bme\b"), "them"),
-]
+def _negative(clause: str) -> bool:
+    """Questions, hypotheticals, reported speech, moment-bound talk, passing states and status."""
+    if clause.endswith("?") or _QUESTION_RE.match(clause):
+        return True
+    if _HYPOTHETICAL_RE.search(clause) or _REPORTED_RE.search(clause):
+        return True
+    if _MOMENT_RE.search(clause) or _STATE_RE.match(clause):
+        return True
+    return bool(_STATUS_RE.search(clause)) and not _STANDING_RE.search(clause)
 
 
-def conjugate(verb: str) -> str:
-    """Third person singular of a present-tense verb (``prefer`` → ``prefers``)."""
-    lower = verb.lower()
-    if lower in _IRREGULAR:
-        return _IRREGULAR[lower]
-    if lower in _MODALS or lower.endswith("ed") or not lower.isalpha():
-        return verb
-    if re.search(r"(?:s|sh|ch|x|z|o)$", lower):
-        return verb + "es"
-    if re.search(r"[^aeiou]y$", lower):
-        return verb[:-1] + "ies"
-    return verb + "s"
+# -- names ---------------------------------------------------------------------------
+_WORD_RE = re.compile(r"[^\W\d_][\w'’.-]*", re.UNICODE)
 
 
-def third_person(clause: str) -> str:
-    """Lightly turn a first-person clause into a statement about "The user"."""
-    text = clause
-    for pattern, replacement in _SUBJECT_FORMS:
-        if pattern.match(text):
-            text = pattern.sub(replacement, text, count=1)
+def _is_name_word(word: str) -> bool:
+    bare = word.rstrip(".,'’-")
+    return (len(bare) >= 2 and bare[0].isupper() and not bare.isupper() and any(c.islower() for c in bare[1:])
+            and bare.casefold() not in lx.COMMON_CAPS) or (len(bare) == 2 and bare[0].isupper() and bare[1] == ".")
+
+
+def leading_name(text: str, max_words: int = 3) -> str | None:
+    """The personal name ``text`` starts with (1–3 capitalized words), or None."""
+    words = text.split()
+    picked = []
+    for word in words[:max_words]:
+        if not _is_name_word(word.rstrip(",.;:!")):
             break
-    else:
-        match = re.match(rf"^I((?:\s+{_ADVERBS})*)\s+([A-Za-z]+)\b", text)
-        if match:
-            text = f"The user{match.group(1)} {conjugate(match.group(2))}" + text[match.end():]
-    head, sep, rest = text.partition("The user")
-    if sep:
-        for pattern, replacement in _LATER_FORMS:
-            rest = pattern.sub(replacement, rest)
-        text = head + sep + rest
-    return text
+        picked.append(word.rstrip(",.;:!"))
+        if word[-1:] in ",.;:!":
+            break
+    return " ".join(picked) or None
 
 
-def finish(text: str) -> str:
-    """Capitalized, single-spaced, ending in one full stop."""
-    text = " ".join(text.split()).strip(" ,;:-")
-    text = re.sub(r"[.!]+$", "", text).rstrip()
-    return (text[:1].upper() + text[1:] + ".") if text else ""
-
-
-# -- keywords ---------------------------------------------------------------------
-_STOP = frozenset("""a an the to in on at for of with and or but my our their your his her its is are was were be been
-use using used always never don't do not please from now on going forward that this these those it them they we i you
-me user user's prefer prefers like likes love loves enjoy enjoys hate hates want would rather than as by into about
-should must can will just also really still make sure any all every some more most very so than then when there here
-want wants decided decide chose go with let's lets we'll switched switch moved move uses runs run is also""".split())
-
-
-def keyword(phrase: str, last: bool = False) -> str:
-    """A 1–3 word label from ``phrase`` (the first, or with ``last`` the last, content words)."""
-    words = [w.strip(".,;:!?()\"'`’“”") for w in _CODE_SPAN_RE.sub(r"\1", phrase).split()]
-    content = [w for w in words if w and w.lower() not in _STOP and not w.lower().endswith("ly") and not w.isdigit()]
-    if not content:
-        content = [w for w in words if w] or ["note"]
-    content = [w.rstrip(".") for w in content]
-    picked = content[-3:] if last else content[:3]
-    label = " ".join(picked).replace("[", "").replace("]", "")
-    return label or "note"
-
-
-# -- patterns -------------------------------------------------------------------
-_NAME = r"[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)?"
-_DEMONYM_RE = re.compile(r"^(?:[A-Z][a-z]+(?:ish|ese|ian|can|ean|ch|i)|Swiss|Greek|Thai|Dutch|French|German)$")
-_NOT_NAMES = frozenset({"Sorry", "Back", "Done", "Here", "Not", "Just", "Also", "Still", "Going", "Fine", "Good",
-                        "Okay", "Ok", "Sure", "Ready", "Happy", "Glad", "Confused", "Afraid", "Curious", "Busy",
-                        "Tired", "New", "Trying", "Working", "Looking", "Thinking", "Wondering", "Using", "On", "In"})
-_REACTION_RE = re.compile(r"^(?:it|that|this|them|those|these|how|what|the way|your|you)\b", re.I)
-
-_IDENTITY = [
-    ("name", re.compile(rf"^(?:my name is|this is)\s+(?P<v>{_NAME})$", re.I), "The user's name is {v}."),
-    ("name", re.compile(rf"^(?:I'm|I am)\s+(?P<v>{_NAME})$"), None),
-    ("role", re.compile(r"^(?:I'm|I am)\s+(?:an?)\s+(?!bit\b|little\b|lot\b|fan\b|big fan\b)(?P<v>.+)$", re.I), ""),
-    ("employer", re.compile(rf"^I(?:\s+{_ADVERBS})*\s+work\s+(?:at|for)\s+(?P<v>.+)$", re.I), ""),
-    ("role", re.compile(rf"^I(?:\s+{_ADVERBS})*\s+work\s+as\s+(?P<v>.+)$", re.I), ""),
-    ("location", re.compile(rf"^I(?:\s+{_ADVERBS})*\s+(?:live|reside)\s+in\s+(?P<v>.+)$", re.I), ""),
-    ("location", re.compile(r"^(?:I'm|I am)\s+(?:now\s+)?based\s+in\s+(?P<v>.+)$", re.I), ""),
-    ("location", re.compile(rf"^I(?:\s+{_ADVERBS})*\s+(?:moved|relocated)\s+to\s+(?P<v>.+)$", re.I), ""),
-    ("origin", re.compile(r"^(?:I'm|I am)\s+(?:originally\s+)?from\s+(?P<v>[A-Z].+)$"), ""),
-    (None, re.compile(rf"^I(?:\s+{_ADVERBS})*\s+(?:run|lead|manage|head|own|founded)\s+"
-                     r"(?P<v>(?:an?|our|my)\s+.+|the\s+(?:[\w&-]+\s+){0,3}?(?:team|department|group|company|business|"
-                     r"shop|store|lab|office|division|startup|studio|agency|practice|clinic)\b.*)$", re.I), ""),
-    ("languages", re.compile(r"^I\s+speak\s+(?P<v>.+)$", re.I), ""),
-    ("pronouns", re.compile(r"^my pronouns are\s+(?P<v>.+)$", re.I), ""),
-    ("timezone", re.compile(r"^my (?:time ?zone|timezone) is\s+(?P<v>.+)$", re.I), ""),
-]
-_PREFERENCE = [
-    re.compile(rf"^I(?:\s+{_ADVERBS})*\s+(?:prefer|like|love|enjoy|hate|dislike|detest|can't stand)\s+(?P<v>.+)$", re.I),
-    re.compile(rf"^I(?:\s+{_ADVERBS})*\s+(?:don't|do not)(?:\s+{_ADVERBS})*\s+(?:like|want|enjoy|care for|need)\s+(?P<v>.+)$", re.I),
-    re.compile(r"^I'd (?:much\s+)?rather\s+(?P<v>.+)$", re.I),
-    re.compile(r"^my\s+favou?rite\s+(?P<v>.+\s+is\s+.+)$", re.I),
-    re.compile(r"^(?:I'm|I am)\s+(?:a\s+)?(?:big\s+|huge\s+)?fan\s+of\s+(?P<v>.+)$", re.I),
-]
-_RULE_STARTS = re.compile(
-    r"^(?:please\s+)?(?:(?P<always>always|never)\b(?!\s+mind\b)|(?P<dont>don't|do not)\s+(?!worry|bother|mind|know|think|care|"
-    r"forget|hesitate|get\b|have to|need to|be sorry|apologi)|(?P<from>from now on|going forward|in (?:the )?future|"
-    r"henceforth)\b|(?P<please>please)\s+(?=use|answer|reply|respond|write|keep|avoid|call me|address me|format|"
-    r"stick to|default to|stop|refer to)|(?P<you>you (?:should|must|shall)(?: always| never| not)?)\b|"
-    r"(?P<want>I want you to (?:always|never))\b|(?P<call>call me|address me as)\b|"
-    r"(?P<sure>make sure (?:to |you )?always|remember to always)\b)",
+# -- identity --------------------------------------------------------------------------
+_NAME_LEAD_RE = re.compile(
+    rf"^(?:my name(?:'s| is)|name's|(?:you can |please )?call me|i go by|people call me|this is|it's|its|"
+    rf"{_IM}|here's|hi,? {_IM}|hey,? {_IM}|hello,? {_IM})\s+",
     re.I,
 )
-_DECISION = [
-    re.compile(r"^(?:so\s+)?we(?:'ve| have)?\s+(?:finally\s+)?(?:decided|agreed|chose|picked|settled on|opted)\b", re.I),
-    re.compile(r"^we(?:'ve| have)?\s+(?:switched|moved|migrated|changed)\s+(?:from\s+(?P<old>.+?)\s+)?to\s+(?P<v>.+)$", re.I),
-    re.compile(r"^we(?:'ve| have)?\s+replaced\s+(?P<old>.+?)\s+with\s+(?P<v>.+)$", re.I),
-    re.compile(r"^we(?:'ll| will|'re going to| are going to)\s+(?:use|go with|stick with|switch to|move to)\b", re.I),
-    re.compile(r"^we(?:'re| are)\s+(?:going with|switching to|moving to|standardi[sz]ing on)\b", re.I),
-    re.compile(r"^we\s+no longer\s+use\s+(?P<old>.+?)(?:\s+(?:for|in|on)\b.*)?$", re.I),
-    re.compile(rf"^I(?:\s+{_ADVERBS})*\s+(?:decided|chose)\b", re.I),
-]
-_LETS_RE = re.compile(r"^let's\s+(?P<v>(?:go with|use|stick with|stick to|switch to|move to|standardi[sz]e on)\b.+)$", re.I)
-_INSTEAD_RE = re.compile(r"\binstead of\s+(?P<old>[\w.+#-]+(?:\s+(?!(?:for|in|on|at|as|with|because|since|and)\b)"
-                         r"[\w.+#-]+)?)", re.I)
-_THING = (r"(?:service|app|application|api|project|repo|repository|website|site|backend|frontend|pipeline|cluster|"
-          r"platform|tool|library|cli|bot|database|db|server|system|job|worker|bucket|queue|stack|product)")
-_SUBJECT_RE = re.compile(rf"\b(?:the|our|my)\s+(?P<s>(?:(?!the\b|our\b|my\b)[\w.+-]+\s+){{0,2}}?{_THING})\b", re.I)
-_FACT = [
-    re.compile(rf"^(?:the|our)\s+(?P<s>(?:[\w.+-]+\s+){{0,3}}?{_THING})\s+(?:runs|is running|is hosted|is deployed|"
-               r"lives|is written|uses|is using|depends|talks|stores|is built|is backed|sits|serves|handles|has|needs)\b",
-               re.I),
-    re.compile(r"^(?P<s>(?!I\b|We\b|It\b|This\b|That\b|The\b|You\b|He\b|She\b|They\b|There\b|Our\b|My\b)"
-               r"[A-Z][\w.+-]*(?:\s+[A-Z][\w.+-]*)?)\s+(?:uses|runs on|runs in|is written in|is built (?:with|on)|"
-               r"is deployed (?:to|on)|depends on|is hosted (?:on|in)|stores)\b"),
-    re.compile(r"^our\s+(?:deadline|launch date|release date|budget|target date|due date)(?:\s+for\s+(?P<s>.+?))?\s+is\b",
-               re.I),
-    re.compile(r"^the\s+(?:deadline|launch date|release date|due date)\s+for\s+(?P<s>.+?)\s+is\b", re.I),
-    re.compile(r"^we\s+(?:use|run|deploy|host)\s+(?P<v>.+)$", re.I),
-]
-_STALE_FACT_RE = re.compile(r"\b(?:down|broken|failing|flaky|slow|done|finished|fixed|ready)\b", re.I)
+_ROLE_RE = re.compile(
+    rf"^(?:{_IM}(?:\s+(?:now|currently|actually|also|still|basically|officially))?\s+(?:an?|the)\s+|"
+    rf"{_I}{_ADV}\s+work\s+as\s+(?:an?|the)?\s*|{_I}(?:'ve| have)? (?:been )?(?:promoted|hired) (?:to|as)\s+(?:an?\s+)?|"
+    rf"my (?:role|job|title|job title|position) (?:is|was changed to)\s+(?:an?\s+)?)(?P<v>.+)$",
+    re.I,
+)
+_EMPLOYER_RE = re.compile(
+    rf"^(?:{_I}{_ADV}\s+(?:work|am working|'m working)\s+(?:at|for|with)\s+|{_IM}\s+(?:now\s+)?(?:at|with|employed by|"
+    rf"working (?:at|for))\s+|{_I}(?:'ve| have)?{_ADV}\s+(?:joined|started at|started working at)\s+|"
+    rf"my (?:employer|company|day job) is\s+|{_I}(?:'ve| have)?\s+(?:left|quit)\s+.+?,?\s+(?:and\s+)?"
+    rf"(?:(?:I'm|i'm|im|I am)\s+)?(?:now\s+)?(?:at|with|working (?:at|for)|joined)\s+)(?P<v>.+)$",
+    re.I,
+)
+_LOCATION_RE = re.compile(
+    rf"^(?:{_I}{_ADV}\s+(?:live|reside|stay)\s+in\s+|{_IM}(?:\s+now)?\s+(?:based|living|located)\s+(?:in|out of)\s+|"
+    rf"{_I}(?:'ve| have)?{_ADV}\s+(?:moved|relocated)\s+(?:to|back to)\s+|{_IM}\s+(?:now\s+)?in\s+(?=[A-Z])|"
+    rf"{_IM}\s+(?:originally\s+)?from\s+|home is\s+|{_I}\s+work\s+(?:remotely\s+)?from\s+)(?P<v>.+)$",
+)
+_LOCATION_I_RE = re.compile(_LOCATION_RE.pattern, re.I)
+_LANGUAGE_RE = re.compile(
+    rf"^(?:{_I}{_ADV}\s+speak\s+|{_IM}\s+(?:a\s+)?(?:native|fluent)\s+|my (?:native|first|mother) (?:language|tongue) is\s+|"
+    rf"{_IM}\s+fluent in\s+)(?P<v>.+)$",
+    re.I,
+)
+_PRONOUNS_RE = re.compile(r"^(?:my pronouns are|i use|pronouns:?)\s+(?P<v>(?:she|he|they|xe|ze|it)/\w+.*)$", re.I)
+_TEAM_RE = re.compile(
+    rf"^(?:{_IM}\s+(?:on|in|part of|a member of|with)\s+(?:the\s+)?|{_I}{_ADV}\s+(?:work on|belong to|sit on|sit in|"
+    rf"joined)\s+(?:the\s+)?|{_I}{_ADV}\s+(?:run|lead|manage|head|own)\s+(?:the\s+|a\s+|an\s+|our\s+)?)"
+    rf"(?P<v>(?:[\w&/+-]+\s+){{0,4}}?(?:team|squad|group|department|org|tribe|guild|crew|lab|division|unit|"
+    rf"company|startup|studio|agency|business|shop|practice|clinic|consultancy|chapter|pod)\b.*)$",
+    re.I,
+)
+_EMPLOYER_IN_RE = re.compile(r"\b(?:at|for|with)\s+(?P<e>[A-Z][\w&.'’-]*(?:\s+[A-Z][\w&.'’-]*){0,2})")
 
 
-def _strip_lead(clause: str) -> str:
-    return _LEAD_RE.sub("", clause).strip()
+def _identity(clause: str) -> list[Statement]:
+    lead = _NAME_LEAD_RE.match(clause)
+    if lead:
+        rest = clause[lead.end():]
+        name = leading_name(rest)
+        if name and not _LOCATION_RE.match(clause) and not re.match(r"(?:at|from|in|on|with)\b", rest, re.I):
+            tail = rest[len(name):].strip(" ,")
+            words = [w for w in name.split() if not w.endswith(("ese", "ish", "ian", "ean", "can"))]
+            if words:
+                out = [Statement(finish(f"The user's name is {name}"), "identity", name, "name")]
+                for part in re.split(r"\s*,\s*(?:and\s+)?|\s+and\s+(?=(?:a|an|based|living|from|on|at)\b)", tail):
+                    out.extend(_appositive(part))
+                return out
+    for slot, pattern in (("pronouns", _PRONOUNS_RE), ("languages", _LANGUAGE_RE), ("team", _TEAM_RE)):
+        match = pattern.match(clause)
+        if match:
+            return [Statement(finish(third_person(clause)), "identity", keyword(match.group("v")), slot)]
+    match = _LOCATION_RE.match(clause) or (_LOCATION_I_RE.match(clause) if re.search(
+        r"\b(?:live|based|moved|relocated|from)\b", clause, re.I) else None)
+    if match and not lx.THING_RE.match(match.group("v")):
+        return [Statement(finish(third_person(clause)), "identity", keyword(match.group("v")), "location")]
+    match = _EMPLOYER_RE.match(clause)
+    if match and _looks_like_org(match.group("v")):
+        if re.match(rf"^{_I}(?:'ve| have)?\s+(?:left|quit)\b", clause):
+            value = re.sub(r"\s+now$", "", match.group("v"))
+            return [Statement(finish(f"The user now works at {value}"), "identity", keyword(value), "employer")]
+        return [Statement(finish(third_person(clause)), "identity", keyword(match.group("v")), "employer")]
+    match = _ROLE_RE.match(clause)
+    if match:
+        value = match.group("v")
+        head = re.split(r"\s+(?:at|for|with|on|in|who|and|but|so|because)\s+", value)[0]
+        if lx.ROLE_RE.search(head) and len(head.split()) <= 6 and not re.match(
+                r"(?:bit|little|lot|fan|big fan|huge fan|stickler|sucker|night owl|morning person)\b", value, re.I):
+            slot = "employer" if _EMPLOYER_IN_RE.search(value) and not head.strip() else "role"
+            return [Statement(finish(third_person(clause)), "identity", keyword(value), slot)]
+    return []
+
+
+def _appositive(part: str) -> list[Statement]:
+    """What a phrase after a name says ("staff engineer at Brightwell", "based in Lagos", "from the infra team")."""
+    part = part.strip(" .")
+    if not part or len(part.split()) > 12:
+        return []
+    team = re.match(r"(?:from|on|in|with)\s+(?:the\s+)?(?P<v>.+?\b(?:team|squad|group))\b", part, re.I)
+    if team:
+        return [Statement(finish(f"The user is on the {team.group('v')}"), "identity", keyword(team.group("v")),
+                          "team")]
+    if re.match(r"(?:based|living|located)\s+(?:in|out of)\b|(?:originally\s+)?from\s+[A-Z]", part):
+        return _identity(f"I'm {part}")
+    if re.match(r"(?:at|with)\s+[A-Z]", part):
+        return _identity(f"I work {part}")
+    article = "" if re.match(r"(?:an?|the)\s", part, re.I) else ("an " if part[:1].lower() in "aeiou" else "a ")
+    head = re.split(r"\s+(?:at|for|with|on|in)\s+", part)[0]
+    if lx.ROLE_RE.search(head) and not re.match(r"(?:and|but|so|who|which|can|could|please)\b", part, re.I):
+        return _identity(f"I'm {article}{part}")
+    return []
+
+
+def _looks_like_org(value: str) -> bool:
+    first = value.split()[0] if value.split() else ""
+    return bool(first) and (first[0].isupper() or first.casefold() in ("a", "an")) and first.casefold() not in (
+        "the", "this", "that", "it")
+
+
+# -- personal -------------------------------------------------------------------------
+_PERSONAL_RE = re.compile(
+    rf"^(?:my\s+(?:(?:little|older|younger|big|baby|two|three|\w+-year-old)\s+)*(?:{lx.FAMILY})\b|"
+    rf"{_IM}\s+(?:a\s+|an\s+)?(?:(?:strict|lifelong|proud|new|first-time|single|big|huge)\s+)?"
+    r"(?:vegetarian|vegan|pescatarian|gluten[- ]free|lactose[- ]intolerant|diabetic|celiac|coeliac|colou?r[- ]?blind|"
+    r"dyslexic|left[- ]handed|right[- ]handed|allergic|a morning person|morning person|a night owl|night owl|"
+    r"married|engaged|divorced|single|pregnant|expecting|retired|deaf|hard of hearing|blind|autistic|"
+    r"a (?:dad|mom|mum|father|mother|parent)|(?:dad|mom|mum|father|mother|parent) of|teetotal|sober|"
+    r"an? (?:runner|cyclist|climber|swimmer|gamer|musician|guitarist|pianist|drummer|photographer|baker|"
+    r"cook|reader|hiker|skier|surfer|gardener|knitter|chess player|marathoner|triathlete|birder)|"
+    r"(?:\d{1,2}|in my (?:twenties|thirties|forties|fifties|sixties|20s|30s|40s|50s|60s))\b)|"
+    rf"{_I}{_ADV}\s+(?:have|'ve got|got)\s+(?:a|an|two|three|four|\d+)\s+(?:\w+\s+){{0,2}}(?:{lx.FAMILY})\b|"
+    rf"{_I}(?:'ve| have)\s+(?:adhd|asthma|diabetes|rsi|migraines|celiac|a bad back|tinnitus|dyslexia|"
+    r"bad eyesight|allerg)|"
+    rf"{_I}{_ADV}\s+(?:don't|do not|can't|cannot)\s+(?:eat|drink|have)\s+|"
+    rf"{_I}{_ADV}\s+(?:play|run|climb|cycle|bike|swim|surf|hike|bake|cook|paint|knit|garden|sing|dance|"
+    r"skate|ski|snowboard|row|box|fence|sail|fish|volunteer|meditate|practice|practise|train|coach|"
+    r"collect|brew|homebrew|woodwork|read|draw|write (?:poetry|fiction|novels))\b|"
+    r"my (?:birthday|bday|hobby|hobbies|diet|allergy|allergies|time ?zone|tz|weekends?|evenings|"
+    r"partner's|wife's|husband's|kids'|kid's|son's|daughter's)\b|"
+    rf"{_I} was born\b|{_IM}\s+(?:on|in)\s+(?:[A-Z]{{2,5}}T?|UTC|GMT)(?:\s*[+-]\s*\d{{1,2}}(?::\d{{2}})?)?\b|"
+    rf"{_IM}\s+(?:\w+\s+)?(?:hours?|hrs?)\s+(?:ahead|behind)|{_I}{_ADV}\s+(?:don't|do not)\s+(?:work|check slack|"
+    r"answer)\s+(?:on\s+)?(?:weekends|fridays|evenings)|"
+    rf"{_I}{_ADV}\s+(?:speak|am learning|'m learning|learn)\s+|{_IM}\s+learning\s+|{_IM}\s+(?:really\s+)?into\s+|"
+    rf"{_I}(?:'ve| have) been (?:playing|running|climbing|learning|doing)\b|"
+    rf"{_IM}\s+(?:training for|recovering from|fasting|on a diet|on keto|doing keto)\b)",
+    re.I,
+)
+_TIMEZONE_RE = re.compile(r"\b(?:time ?zone|tz|utc|gmt|[A-Z]{2,4}T\b|[A-Z][a-z]+/[A-Z][a-z_]+|hours? (?:ahead|behind))",
+                          re.I)
+
+
+def _personal(clause: str) -> list[Statement]:
+    match = _PERSONAL_RE.match(clause)
+    if not match:
+        return []
+    if re.match(rf"^{_I}{_ADV}\s+(?:speak)\b", clause, re.I):
+        return []  # languages are identity
+    if re.match(rf"^{_I}{_ADV}\s+(?:run|read|write|train|coach|practice|practise|play)\b", clause, re.I) and not re.search(
+            r"\b(?:marathons?|\d+k|races?|ultras?|weekends?|mornings?|evenings?|free time|spare time|"
+            r"for fun|hobby|guitar|piano|violin|drums|bass|chess|football|soccer|tennis|basketball|"
+            r"volleyball|golf|cricket|rugby|hockey|badminton|squash|board games|video games|games|d&d|"
+            r"every|each|daily|weekly|poetry|fiction|novels|books|sci-fi|fantasy|club|league|band|choir|orchestra)\b",
+            clause, re.I):
+        return []  # "I run the data team", "I read the logs" are not hobbies
+    slot = "timezone" if _TIMEZONE_RE.search(clause) and re.search(r"time ?zone|\btz\b|UTC|GMT|[A-Z]{2,4}T\b|"
+                                                                    r"hours? (?:ahead|behind)", clause) else None
+    return [Statement(finish(third_person(clause)), "personal", keyword(clause[match.end():] or clause), slot)]
+
+
+# -- people ------------------------------------------------------------------------------
+_COLLEAGUE_RE = re.compile(rf"^(?:my|our|the)\s+(?:new\s+|old\s+|former\s+|current\s+)?(?:{lx.COLLEAGUES})\b"
+                           rf"(?:,?\s+(?P<n>[A-Z][\w'’-]+(?:\s+[A-Z][\w'’-]+)?),?)?", re.I)
+_PERSON_VERB_RE = re.compile(
+    r"^(?:,?\s*(?:(?:who|and)\s+)?)?(?:also\s+|now\s+|still\s+|usually\s+|basically\s+|actually\s+|mostly\s+|"
+    r"officially\s+)?(?P<verb>owns|co-?owns|own|leads|lead|manages|manage|runs|run|handles|handle|maintains|"
+    r"maintain|decides|decide|approves|approve|signs off|sign off|reviews|review|is in charge of|are in charge of|"
+    r"is responsible for|are responsible for|takes care of|take care of|looks after|look after|knows|built|wrote|"
+    r"designed|set up|sets up|reports to|works on|work on|works with|joined|covers|cover|prefers|prefer|likes|"
+    r"hates|wants|schedules|organi[sz]es|is based in|lives in|works from|works at|works in|works for|sits in|"
+    r"speaks|is from|drives|champions|will own|will lead|took over|has taken over|is taking over|assigns|"
+    r"triages|mentors|coordinates|merges|deploys|cuts|is|are|has|does|do|must|needs|should|writes|pays|hired|"
+    r"onboards|onboarded|answers|fields|is on|are on|is off|signs|gets|gives|sends|makes)\b",
+    re.I,
+)
+_PERSON_IS_RE = re.compile(rf"^(?:is|are)\s+(?:also\s+|now\s+)?(?:(?:our|my|the|a|an|their|his|her)\s+)?"
+                           rf"(?:(?:new|main|only|lead|senior|junior|staff|principal|head|de facto|acting|"
+                           rf"interim|go-to|[\w-]+)\s+){{0,3}}(?:{lx.ROLE_NOUNS})s?\b|^(?:is|are)\s+(?:on|in)\s+"
+                           rf"(?:the\s+)?(?:[\w-]+\s+){{0,3}}(?:team|squad|group)\b|^(?:is|are)\s+(?:based|from)\b|"
+                           rf"^is\s+the\s+(?:one|person)\b|^(?:is|are)\s+(?:responsible|in charge)\b", re.I)
+
+
+def _people(clause: str) -> list[Statement]:
+    colleague = _COLLEAGUE_RE.match(clause)
+    if colleague:
+        rest = clause[colleague.end():].strip(" ,")
+        subject = colleague.group("n") or colleague.group(0)
+        if colleague.group("n") or _PERSON_VERB_RE.match(rest):
+            if len(rest.split()) >= 1 or colleague.group("n"):
+                return [Statement(finish(third_person(clause)), "people", keyword(subject), subject=subject)]
+    name = _subject_person(clause)
+    if name is None:
+        return []
+    rest = clause[len(name):].strip()
+    rest = re.sub(r"^(?:and\s+[A-Z][\w'’-]+(?:\s+[A-Z][\w'’-]+)?|\([^)]*\)|,\s*(?:our|my|the)\s+[\w\s-]{1,30},)\s*",
+                  "", rest).strip()
+    verb = _PERSON_VERB_RE.match(rest)
+    if not verb:
+        return []
+    if verb.group("verb").casefold() in ("is", "are", "has", "does", "do", "must", "needs", "should", "gets",
+                                          "gives", "sends", "makes", "is on", "are on", "is off", "runs", "run"):
+        tail = rest[verb.start("verb"):]
+        strong = _PERSON_IS_RE.match(tail) or re.match(
+            r"^(?:runs|run)\s+(?:the\s+|our\s+)?(?:[\w-]+\s+){0,3}(?:team|standup|stand-up|meeting|retro|"
+            r"release|releases|on-?call|show|process|interviews?|hiring|sprint|planning|demo|sync|"
+            r"1:1s?|one-on-ones)\b|^(?:must|needs to|should|has to|gets to|does)\s+(?:approve|sign|review|"
+            r"decide|own|okay|ok|greenlight|the releases?|the reviews?|all)\b|^(?:is|are) (?:off|out) (?:on )?"
+            r"(?:fridays|mondays|weekends)\b", tail, re.I)
+        if not strong:
+            return []
+    return [Statement(finish(third_person(clause)), "people", name, subject=name)]
+
+
+def _subject_person(clause: str) -> str | None:
+    name = leading_name(clause, 2)
+    if name is None:
+        return None
+    first = name.split()[0]
+    if lx.THING_RE.fullmatch(first) or first.endswith(("js", "DB", "db", "ql", "QL", "API")):
+        return None
+    return name
+
+
+# -- preference ------------------------------------------------------------------------
+_PREFERENCE_RE = re.compile(
+    rf"^(?:{_I}{_ADV}\s+(?:prefer|like|love|enjoy|hate|dislike|detest|loathe|adore|appreciate|can't stand|"
+    rf"cannot stand|can't bear|don't mind|despise|avoid)\b|"
+    rf"{_I}{_ADV}\s+(?:don't|do not|dont)(?:{_ADV})\s+(?:like|want|enjoy|care for|need|love|use)\b|"
+    rf"{_I}'?d (?:much |really |way |far )?(?:rather|prefer)\b|{_I} would (?:much |really )?(?:rather|prefer)\b|"
+    rf"my\s+(?:all-time\s+)?(?:favou?rite|go-to|preferred|default)\b|"
+    rf"{_IM}\s+(?:a\s+)?(?:big\s+|huge\s+|massive\s+|not\s+a\s+|no\s+)?(?:fan|stickler|sucker)\s+(?:of|for)\b|"
+    rf"{_IM}\s+not\s+(?:a\s+)?(?:big\s+)?fan\b|"
+    rf"{_I}{_ADV}\s+(?:use|write|code|program|develop|work|live)\s+(?:in|with)?\s*(?=[A-Z`])|"
+    rf"{_I}{_ADV}\s+(?:find|think)\s+\S+(?:\s+\S+)?\s+(?:annoying|distracting|useless|unreadable|noisy|"
+    rf"overkill|helpful|easier|clearer|cleaner|more readable)\b|"
+    rf"{_IM}\s+(?:a\s+)?(?:tabs|spaces|vim|emacs|light|dark)[- ]\w+\s+(?:person|guy|gal|kind of person)\b|"
+    rf"(?:\w+\s+){{1,4}}(?:drives?|drive) me (?:nuts|crazy|mad|up the wall)|"
+    rf"(?:\w+\s+){{1,3}}(?:is|are) my (?:jam|thing|favou?rite)|(?:\w+\s+){{1,4}}(?:works|work) best for me)",
+    re.I,
+)
+_REACTION_RE = re.compile(r"^(?:it|that|this|them|those|these|how|what|the way|your|you|when you|where|"
+                          r"to (?:see|know|try|check|ask|add|get|make|have|run|fix|look)|if)\b", re.I)
+_PREF_VERB_RE = re.compile(rf"^{_I}{_ADV}\s+(?:\w+\s+){{0,2}}?(?:prefer|like|love|enjoy|hate|dislike|rather|"
+                           r"stand|bear|mind|use|want|care for|need|fan|avoid)\s+(?P<v>.*)$", re.I)
+
+
+def _preference(clause: str) -> list[Statement]:
+    match = _PREFERENCE_RE.match(clause)
+    if not match:
+        return []
+    value = _PREF_VERB_RE.match(clause)
+    obj = value.group("v") if value else clause[match.end():]
+    if _REACTION_RE.match(obj.strip()) or len(clause.split()) > 30:
+        return []
+    if re.match(rf"^{_I}'?d (?:like|love) to\b", clause, re.I):
+        return []
+    return [Statement(finish(third_person(clause)), "preference", keyword(obj or clause))]
+
+
+# -- rule -------------------------------------------------------------------------------
+_NOT_VERB = frozenset("""the a an this that these those my your our his her its their same mind again ever
+once twice more less fun good bad true false happens works worked seems fails failed one ones something
+nothing everything anything someone nobody everyone when what how why who""".split())
+_RULE_PREFIX_RE = re.compile(
+    r"^(?:(?:please|pls|plz|kindly)\s+)?(?P<p>(?:from now on|going forward|moving forward|in (?:the )?future|"
+    r"henceforth|by default|as a rule|in general|generally|for (?:all|every|any) [\w\s-]{2,30}?|"
+    r"(?:when(?:ever)?|if|each time|every time|any time|anytime|before|after|once)\s+(?:you|we|I|i|writing|"
+    r"adding|making|creating|editing|touching|committing|pushing|opening|reviewing|there's|there is|the|a|an|"
+    r"something|anything|someone|tests?|[\w-]+ing)\b[^,]{0,80}?)(?:,\s*|\s+(?=(?:please\s+)?(?:always|never|"
+    r"don't|do not)\b)))",
+    re.I,
+)
+_RULE_LEAD_RE = re.compile(
+    r"^(?:(?:please|pls|plz|kindly)\s+)?"
+    r"(?P<marker>always|never|don't|do not|dont|do NOT|don't ever|never ever|avoid|stop|no more|make sure (?:to |you )?"
+    r"(?:always )?|be sure to|remember to|you (?:should|must|shall|need to|have to)(?: always| never| not)?|"
+    r"(?:I|i) (?:want|need|expect|would like|'d like) you to(?: always| never)?|(?:I|i)'d (?:like|prefer) (?:it )?if you|"
+    r"(?:I|i) prefer (?:that )?you|only|please|pls|use|prefer|keep|write|answer|reply|respond|format|put|add|"
+    r"include|run|ask|check|call|address|refer|stick|default|wrap|name|sign|prefix|end|start|commit|push|"
+    r"pin|lint|test|document|comment|explain|cite|give|show|tell|mention|limit|cap|follow|treat|leave|favou?r|"
+    r"go|let|link|mark|tag|label|assume|skip|ping|cc|loop|squash|rebase|merge|open|file|log|print|return|raise|"
+    r"type|spell|capitali[sz]e|lowercase|uppercase|indent|sort|split|batch|be|make|do)\b",
+    re.I,
+)
+_ALWAYS_RULE_RE = re.compile(r"\b(?:always|never|from now on|going forward|moving forward|in (?:the )?future|"
+                             r"by default|whenever|every time|each time|any time|at all times|no matter what|"
+                             r"without exception|ever)\b", re.I)
+_QUANTIFIED_RE = re.compile(r"\b(?:all|every|any|each|no)\s+\w+", re.I)
+_STYLE_VERBS = re.compile(r"^(?:use|prefer|keep|write|answer|reply|respond|format|stick|default|wrap|name|sign|"
+                          r"prefix|spell|capitali[sz]e|lowercase|uppercase|indent|cite|call me|address me|refer to me|"
+                          r"favou?r|avoid|only|limit|cap|pin)\b", re.I)
+_ONE_OFF_RE = re.compile(r"\b(?:it|this|that|these|those|here|there|the above|the file|the function|the test|"
+                         r"the error|the bug|the logs?|the output|the diff|the pr|the branch|the script|"
+                         r"the code|the script|line \d+|[\w/-]+\.(?:py|js|ts|tsx|go|rs|rb|java|md|json|yaml|yml|toml|"
+                         r"sh|sql|css|html|txt|lock|cfg|ini))\b", re.I)
+
+
+def _rule(clause: str, hint: str | None) -> list[Statement]:
+    if re.search(r"[\w)]\s*,?\s+(?:please|pls|plz)$", clause, re.I) and not _ONE_OFF_RE.search(clause) \
+            and not re.match(r"^(?:yes|no|ok|okay|sure|thanks|one|more|help|stop|wait)\b", clause, re.I):
+        text = re.sub(r",?\s+(?:please|pls|plz)$", "", clause, flags=re.I)
+        return [Statement(finish(text), "rule", keyword(text, last=True))]
+    prefix = _RULE_PREFIX_RE.match(clause)
+    body = clause[prefix.end():] if prefix else clause
+    match = _RULE_LEAD_RE.match(body)
+    if not match:
+        return []
+    marker = match.group("marker").casefold()
+    after = body[match.end():].split()
+    nxt = after[0].casefold().strip(",.") if after else ""
+    if marker in ("always", "never", "don't", "do not", "dont", "don't ever", "never ever") and (
+            not nxt or nxt in _NOT_VERB or nxt.endswith("ed") and nxt not in ("need", "feed", "seed", "embed")):
+        return []
+    if re.match(r"^(?:don't|do not|dont)\s+(?:worry|bother|mind|know|think|care|forget about|hesitate|get|have to|"
+                r"need to|be sorry|apologi|remember|understand|see|like|want|feel|really|even|judge|panic)\b",
+                clause, re.I):
+        return []
+    standing = bool(prefix or _ALWAYS_RULE_RE.search(clause)) or marker.startswith(("you ", "i ")) or hint == "rule" or (
+        marker in ("make sure to always", "make sure you always"))
+    if not standing:
+        generic = _STYLE_VERBS.match(re.sub(r"^(?:please|pls|plz|kindly)\s+", "", body, flags=re.I))
+        if not ((generic or _QUANTIFIED_RE.search(clause) or marker in ("avoid", "no more"))
+                and not _ONE_OFF_RE.search(clause)):
+            return []
+    text = re.sub(r"^(?:please|pls|plz|kindly)\s+", "", clause, flags=re.I)
+    text = re.sub(r",?\s+(?:please|pls|plz|thanks|thx|ty)$", "", text, flags=re.I)
+    text = re.sub(r"^(?:I|i) (?:want|need|expect|would like|'d like) you to\s+", "", text)
+    if text.startswith(("I ", "i ", "my ", "My ")):
+        text = third_person(text)
+    return [Statement(finish(text), "rule", keyword(" ".join(after) or clause, last=True))]
+
+
+# -- decision ----------------------------------------------------------------------------
+_WE = r"(?:we|We|the team|The team|our team|Our team|team|Team)"
+_DECISION_RE = re.compile(
+    rf"^(?:{_WE}(?:'ve| have|'re| are|'ll| will| had)?(?:\s+(?:finally|just|officially|now|all|collectively|"
+    r"formally|already|also|eventually|ultimately))*\s+(?:decided|agreed|chose|chosen|picked|settled on|opted|"
+    r"went with|gone with|landed on|voted|committed to|standardi[sz]ed on|aligned on|switched|switching|moved|"
+    r"moving|migrated|migrating|changed|changing|going with|going to (?:use|go with|switch|move|migrate|drop|"
+    r"stick|adopt|keep)|sticking with|staying with|staying on|dropped|dropping|ditched|ditching|replaced|"
+    r"replacing|deprecated|deprecating|retired|retiring|sunset|sunsetting|killed|killing|abandoned|abandoning|"
+    r"adopted|adopting|standardi[sz]ing|consolidat(?:ed|ing)|rewr(?:ote|iting)|no longer use|are not using|"
+    r"aren't using|won't (?:use|be using)|will not use|don't use|do not use|use|stick with|stick to|go with|"
+    r"switch to|move to|migrate to|drop|ditch|adopt|keep|are keeping|kept|won't|will stay|stay)\b|"
+    r"(?:let's|lets|let us)\s+(?:not\s+|just\s+|all\s+)?(?:go with|use|stick with|stick to|switch|move|keep|"
+    r"standardi[sz]e|drop|ditch|adopt|migrate|avoid|choose|pick|settle|stay|try|do|make|put|run|host|deploy|"
+    r"build|write|rewrite|store|ship|target|support|require|default|skip|remove|replace)\b|"
+    rf"(?:the\s+)?(?:final\s+)?(?:decision|call|plan|verdict|consensus)(?:\s+(?:is|was|has been|:))|"
+    r"it's been decided|it was decided|decision made|(?:i|I)(?:'ve| have)?(?:\s+(?:finally|just|now))?\s+"
+    r"(?:decided|chose|picked|settled on|switched|moved|migrated|went with|opted)\b|"
+    r"(?:going|sticking|staying) with\b|switching (?:from|to)\b|moving (?:from|to)\b|no more\b|"
+    r"(?:we're|we are) (?:not|no longer) (?:going to|gonna) use\b)",
+)
+_DECISION_I_RE = re.compile(_DECISION_RE.pattern, re.I)
+_FROM_TO_RE = re.compile(r"\bfrom\s+(?P<old>[\w.+#/-]+(?:\s+[\w.+#/-]+)?)\s+(?:to|for)\s+(?P<new>[\w.+#/-]+)", re.I)
+_INSTEAD_RE = re.compile(r"\b(?:instead of|rather than|over|replacing|not)\s+(?P<old>[A-Z`][\w.+#/-]*"
+                         r"(?:\s+[A-Z\d][\w.+#/-]*)?)")
+_DROP_FOR_RE = re.compile(r"\b(?:drop(?:ping|ped)?|ditch(?:ing|ed)?|replac(?:e|ing|ed)|retir(?:e|ing|ed)|"
+                          r"kill(?:ing|ed)?|deprecat(?:e|ing|ed)|abandon(?:ing|ed)?|no longer use|not using)\s+"
+                          r"(?P<old>[\w.+#/-]+(?:\s+[A-Z\d][\w.+#/-]*)?)", re.I)
+
+
+def _decision(clause: str, hint: str | None) -> list[Statement]:
+    match = _DECISION_I_RE.match(clause)
+    if not match:
+        if hint == "decision" and len(clause.split()) >= 2:
+            text = clause if re.match(r"^(?:we|our|the)\b", clause, re.I) else f"We decided: {clause}"
+            return [Statement(finish(text), "decision", _choice(clause), old=_old_value(clause),
+                              subject=_subject(clause))]
+        return []
+    low = match.group(0).casefold()
+    if re.match(r"^(?:we|the team|our team|team)(?:'ll| will)?\s+use\b", low) and "'ll" not in low and "will" not in low:
+        return []  # "we use X" is a fact
+    if re.match(r"^(?:let's|lets|let us)\s+(?:just\s+)?(?:do|make|put|run|try|write|build|ship|skip|remove)\b", low) \
+            and not _STANDING_RE.search(clause) and hint != "decision":
+        return []  # "let's run the tests" is procedure
+    text = clause
+    lets = re.match(r"^(?:let's|lets|let us)\s+", clause, re.I)
+    if lets:
+        text = "We decided to " + clause[lets.end():]
+    elif re.match(r"^(?:going|sticking|staying) with|^switching|^moving|^no more", clause, re.I):
+        text = "We decided: " + clause
+    elif re.match(r"^(?:i|I)\b", clause):
+        text = third_person(clause)
+    return [Statement(finish(text), "decision", _choice(clause[match.end():] or clause), old=_old_value(clause),
+                      subject=_subject(clause))]
+
+
+def _old_value(clause: str) -> str | None:
+    for pattern in (_FROM_TO_RE, _DROP_FOR_RE, _INSTEAD_RE):
+        found = pattern.search(clause)
+        if found:
+            value = re.sub(r"^(?:the|a|an|our|using)\s+", "", found.group("old").strip(" .,`"), flags=re.I)
+            value = re.split(r"\s+(?:for|in|on|at|as|with|because|since|and|to)\b", value)[0]
+            if value and value.casefold() not in ("it", "that", "this", "them"):
+                return value
+    return None
+
+
+def _choice(phrase: str) -> str:
+    """The thing decided on: its capitalized or code-spanned name, else its first content words."""
+    phrase = re.split(r"\s+(?:for|in|on|because|since|as)\s+(?:the|our|my)\b", phrase)[0]
+    names = re.findall(r"`([^`]+)`|\b([A-Z][\w.+#-]*(?:\s+[A-Z\d][\w.+#-]*)?)", phrase)
+    for code, name in names:
+        if code or name not in ("I", "We"):
+            return (code or name).strip()
+    return keyword(phrase)
+
+
+# -- schedule ----------------------------------------------------------------------------
+def _schedule(clause: str) -> list[Statement]:
+    recurring = lx.RECURRENCE_RE.search(clause)
+    timed = lx.EVENT_RE.search(clause) and (lx.CLOCK_RE.search(clause) or re.search(
+        rf"\b(?:on|every|each|until|till|starts?|ends?|begins?|is)\s+(?:the\s+)?(?:{lx.DAYS}|{lx.MONTHS}|"
+        r"\d{1,2}(?:st|nd|rd|th)\b)", clause, re.I))
+    if not (recurring or timed):
+        return []
+    text = third_person(clause) if re.match(rf"^(?:{_I}|{_IM}|my)\b", clause) else clause
+    anchor = lx.EVENT_RE.search(clause)
+    return [Statement(finish(text), "schedule", keyword(anchor.group(0) if anchor else clause),
+                      subject=_subject(clause))]
+
+
+# -- fact --------------------------------------------------------------------------------
+_FACT_VERBS = (r"(?:is|are|was|isn't|aren't|runs|run|lives|live|sits|sit|talks|talk|stores|store|depends|depend|"
+               r"deploys|deploy|builds|build|serves|serve|handles|handle|has|have|contains|contain|points|point|"
+               r"reads|read|writes|write|needs|need|requires|require|relies|rely|ships|ship|goes|go|gets|get|"
+               r"takes|take|calls|call|uses|use|hosts|host|exposes|expose|listens|listen|returns|return|sends|send|"
+               r"expects|expect|supports|support|targets|target|includes|include|caps|cap|limits|limit|"
+               r"syncs|sync|mirrors|mirror|publishes|publish|pulls|pull|pushes|push|owns|own|lacks|backs|"
+               r"can't|cannot|can|must|should|will|won't|doesn't|don't|only|never|always|auto-?deploys|"
+               r"expires|expire|rotates|rotate|times out|retries|retry|caches|cache|proxies|proxy|"
+               r"is hosted|is written|is built|is deployed|is backed|is behind|is on|is in|lives in|"
+               r"runs on|runs in|requires|belongs|belong|connects|connect|wraps|wrap|emits|emit|logs|log)")
+_FACT_SUBJECT_RE = re.compile(
+    rf"^(?:(?:the|our|my|their|all|every|each|both)\s+)(?P<s>(?:[\w.+/#-]+\s+){{0,4}}?(?:{lx.THINGS}))(?:'s)?\s+"
+    rf"(?:\w+\s+)?{_FACT_VERBS}\b",
+    re.I,
+)
+_FACT_BARE_RE = re.compile(rf"^(?P<s>(?:{lx.THINGS}))\s+(?:\w+\s+)?{_FACT_VERBS}\b", re.I)
+_FACT_NAMED_RE = re.compile(
+    rf"^(?P<s>[A-Z`][\w.+#/`-]*(?:\s+[A-Z\d][\w.+#/-]*)?(?:\s+(?:{lx.THINGS}))?)(?:'s\s+(?:[\w-]+\s+){{0,2}}?"
+    rf"(?:{lx.THINGS}))?\s+(?:uses|runs on|runs in|runs|is written in|is built (?:with|on|in)|is deployed (?:to|on)|"
+    r"deploys (?:to|from|on)|depends on|is hosted (?:on|in)|stores|is (?:a|an|our|the)\s+|lives in|talks to|"
+    r"sits (?:on|behind|in)|is backed by|is behind|serves|exposes|targets|supports|requires|needs|has|is on|"
+    r"is in|reads from|writes to|pulls from|pushes to|publishes to|is (?:powered|managed|maintained|owned) by|"
+    r"only|can't|cannot|must|never|always|doesn't|won't|auto-?deploys|is (?:\w+ )?(?:compatible|limited|capped|"
+    r"configured|pinned|locked|set)\b)",
+)
+_WE_FACT_RE = re.compile(
+    rf"^(?:{_WE}|our company|the company)(?:{_ADV})\s+(?:use|run|deploy|host|ship|build|store|keep|have|"
+    r"rely on|depend on|are on|'re on|target|support|release|publish|track|manage|write|test|pin|vendor|"
+    r"mirror|monitor|log|back up|encrypt|sign|tag|version|serve|sell|make|maintain|own|'ve got|got)\b",
+    re.I,
+)
+
+
+def _fact(clause: str, hint: str | None) -> list[Statement]:
+    match = _FACT_SUBJECT_RE.match(clause) or _WE_FACT_RE.match(clause) or _FACT_BARE_RE.match(clause)
+    if not match:
+        match = _FACT_NAMED_RE.match(clause)
+        if match and (match.group("s").casefold() in lx.COMMON_CAPS - {"staging", "prod", "production", "main",
+                                                                       "develop", "master", "dev", "release"}):
+            match = None
+    if not match:
+        return []
+    if len(clause.split()) < 3:
+        return []
+    subject = _subject(clause, match)
+    text = third_person(clause) if re.match(r"^my\b", clause, re.I) else clause
+    return [Statement(finish(text), "fact", keyword(subject or clause), subject=subject)]
+
+
+_SUBJECT_RE = re.compile(rf"\b(?:the|our|my)\s+(?P<s>(?:(?!the\b|our\b|my\b)[\w.+-]+\s+){{0,2}}?"
+                         rf"(?:service|app|application|api|project|repo|repository|website|site|backend|frontend|"
+                         rf"pipeline|cluster|platform|tool|library|cli|bot|database|db|server|system|job|worker|"
+                         rf"bucket|queue|stack|product|gateway|monorepo))\b", re.I)
 
 
 def _subject(text: str, match: re.Match[str] | None = None) -> str | None:
@@ -282,133 +642,78 @@ def _subject(text: str, match: re.Match[str] | None = None) -> str | None:
 
 
 def _clean_subject(subject: str) -> str:
-    words = subject.split()
+    words = subject.strip("`").split()
     while words and words[0].lower() in ("new", "old", "current", "main", "whole", "entire"):
         words.pop(0)
-    return " ".join(words).strip(".,;:")
+    return " ".join(words).strip(".,;:`")
 
 
-def _identity(clause: str) -> Statement | None:
-    for slot, pattern, template in _IDENTITY:
-        match = pattern.match(clause)
-        if not match:
-            continue
-        value = match.group("v").strip(" .!")
-        if template is None:  # "I'm X": a name, or a nationality
-            first = value.split()[0]
-            if first in _NOT_NAMES:
-                return None
-            if _DEMONYM_RE.match(first):
-                return Statement(finish(f"The user is {value}"), "identity", value, "nationality")
-            return Statement(finish(f"The user's name is {value}"), "identity", value, "name")
-        if template:
-            return Statement(finish(template.format(v=value)), "identity", keyword(value), slot)
-        if slot == "role" and clause.lower().startswith(("i'm a", "i am a")) and len(value.split()) > 6:
-            return None
-        return Statement(finish(third_person(clause)), "identity", keyword(value), slot)
-    return None
-
-
-def _preference(clause: str) -> Statement | None:
-    for pattern in _PREFERENCE:
-        match = pattern.match(clause)
-        if match:
-            value = match.group("v")
-            if _REACTION_RE.match(value) or len(value.split()) > 25:
-                return None
-            return Statement(finish(third_person(clause)), "preference", keyword(value))
-    return None
-
-
-def _rule(clause: str) -> Statement | None:
-    match = _RULE_STARTS.match(clause)
-    if not match:
-        return None
-    text = clause
-    if match.group("please") or (text.lower().startswith("please ") and not match.group("you")):
-        text = re.sub(r"^please\s+", "", text, flags=re.I)
-    rest = clause[match.end():]
-    return Statement(finish(text), "rule", keyword(rest or clause, last=True))
-
-
-def _decision(clause: str) -> Statement | None:
-    lets = _LETS_RE.match(clause)
-    if lets:
-        text = finish(f"We decided to {lets.group('v')}")
-        return Statement(text, "decision", _choice(lets.group("v")), subject=_subject(clause))
-    for pattern in _DECISION:
-        match = pattern.match(clause)
-        if not match:
-            continue
-        groups = match.groupdict()
-        old = groups.get("old") or (_INSTEAD_RE.search(clause).group("old") if _INSTEAD_RE.search(clause) else None)
-        value = groups.get("v") or clause[match.end():]
-        text = finish(third_person(clause) if clause.lower().startswith("i ") else clause)
-        return Statement(text, "decision", _choice(value or clause), old=_clean_value(old), subject=_subject(clause))
-    return None
-
-
-def _clean_value(value: str | None) -> str | None:
-    if not value:
-        return None
-    value = re.sub(r"^(?:the|a|an|our|using)\s+", "", value.strip(" .,"), flags=re.I)
-    return value or None
-
-
-def _choice(phrase: str) -> str:
-    """The thing decided on: its capitalized or code-spanned name, else its first content words."""
-    phrase = re.split(r"\s+(?:for|in|on|because|since|as)\s+(?:the|our|my)\b", phrase)[0]
-    names = re.findall(r"`([^`]+)`|\b([A-Z][\w.+#-]*(?:\s+[A-Z][\w.+#-]*)?)", phrase)
-    for code, name in names:
-        if code or name not in ("I", "We"):
-            return (code or name).strip()
-    return keyword(phrase)
-
-
-def _fact(clause: str) -> Statement | None:
-    for pattern in _FACT:
-        match = pattern.match(clause)
-        if not match:
-            continue
-        if _STALE_FACT_RE.search(clause[match.end() - 8:]) and " is " in clause[match.end() - 8:]:
-            return None
-        subject = _subject(clause, match)
-        return Statement(finish(clause), "fact", keyword(subject or clause), subject=subject)
-    return None
-
-
-def classify_clause(clause: str) -> Statement | None:
-    """The durable statement in one clause, or None (questions, chit-chat, procedure, moment-bound)."""
-    clause = _strip_lead(clause.strip())
-    if not clause or clause.endswith("?"):
-        return None
-    clause = re.sub(r"[\s.!]+$", "", clause)
-    if len(clause.split()) < 2:
-        return None
-    if _STATUS_RE.search(clause):
-        return None
-    rule = _rule(clause)
-    if rule is not None:
-        return None if _MOMENT_RE.search(clause) and not re.match(r"^(?:always|never|from now on)", clause, re.I) else rule
-    if _MOMENT_RE.search(clause):
-        return None
-    for extract in (_identity, _preference, _decision, _fact):
-        statement = extract(clause)
-        if statement is not None and statement.text:
-            return statement
-    return None
+# -- the clause classifier ----------------------------------------------------------------
+def classify_clause(clause: str, hint: str | None = None) -> list[Statement]:
+    """The durable statements in one clause (usually none or one), in the order the detectors run."""
+    clause = re.sub(r"^[\s\"'“(\[*_]+|[\s\"'”)\]*_]+$", "", clause.strip())
+    if clause.endswith("?"):
+        return []
+    clause = re.sub(r"[\s.!…]+$", "", clause)
+    clause = re.sub(r"\s*(?:[:;]-?[)(DPp]|[\U0001F300-\U0001FAFF\u2600-\u27BF]+)\s*$", "", clause)
+    if len(clause.split()) < 2 or _negative(clause):
+        return []
+    for detect in (lambda c: _rule(c, hint), _identity, _personal, lambda c: _decision(c, hint), _preference,
+                   _schedule, _people, lambda c: _fact(c, hint)):
+        found = [s for s in detect(clause) if s.text]
+        if found:
+            return found
+    return []
 
 
 def extract_statements(text: str) -> list[Statement]:
     """Durable statements in one message of the person's, in order, without repeats."""
+    if agent_generated(text):
+        return []
     out: list[Statement] = []
     seen: set[str] = set()
     for sentence in sentences(text):
-        if sentence.rstrip().endswith("?"):
-            continue
-        for clause in clauses(_strip_lead(sentence)):
-            statement = classify_clause(clause)
-            if statement is not None and statement.text.lower() not in seen:
-                seen.add(statement.text.lower())
-                out.append(statement)
+        body, hint = strip_lead(sentence)
+        for clause in clauses(body):
+            clause, inner = strip_lead(clause)
+            for statement in classify_clause(clause, inner or hint):
+                if statement.text.casefold() not in seen:
+                    seen.add(statement.text.casefold())
+                    out.append(statement)
     return out
+
+
+# -- one attribute, whatever the phrasing ---------------------------------------------------
+_JOB = frozenset({"role", "employer"})
+
+
+def slot_of(content: str) -> str | None:
+    """The single-valued person attribute a record states ("employer", "location" …), read like a new statement."""
+    said = first_person(content.strip().rstrip("."))
+    for statement in _identity(said) + _personal(said):
+        if statement.slot:
+            return statement.slot
+    return None
+
+
+def _names_employer(text: str) -> bool:
+    return bool(_EMPLOYER_IN_RE.search(text))
+
+
+def same_attribute(statement: Statement, content: str) -> bool:
+    """Whether ``statement`` gives a new value for the attribute the record ``content`` states.
+
+    Role and employer are one job: "backend engineer at Acme" (role with an
+    employer) and "now works at Globex" (employer) are the same attribute;
+    a bare role ("I'm a staff engineer") replaces only a bare role.
+    """
+    old = slot_of(content)
+    if statement.slot is None or old is None:
+        return False
+    if statement.slot == old and statement.slot not in _JOB:
+        return True
+    if not (statement.slot in _JOB and old in _JOB):
+        return False
+    new_employer = statement.slot == "employer" or _names_employer(statement.text)
+    old_employer = old == "employer" or _names_employer(content)
+    return new_employer == old_employer

@@ -1,88 +1,28 @@
-"""The offline ``rules`` writer: a real extractor, routed, deduped, cited — through the real pipeline."""
+"""The offline ``rules`` writer through the real pipeline: routing, updates in place, dedupe, citations.
+
+The extractor's coverage is measured by the labelled corpus
+(``test_corpus.py``), not here: these tests check what the writer does with
+what it finds, and their inputs are ordinary multi-sentence turns in
+varied phrasings (and corpus messages), never one sentence per pattern.
+"""
 
 from __future__ import annotations
 
+from datetime import timedelta
+from pathlib import Path
+
 import pytest
 
-from openprogram_memory.organizer.classify import classify_statement
 from openprogram_memory.writer.pipeline import write_report
-from openprogram_memory.writer.statements import extract_statements, third_person
+from openprogram_memory.writer.quality import load_corpus
+from openprogram_memory.writer.statements import extract_statements
 
-from .helpers import LATER, chain, marked, settings, workspace
+from .helpers import LATER, T0, chain, marked, settings, workspace
 
-
-def kinds(text: str) -> list[tuple[str, str]]:
-    return [(s.kind, s.text) for s in extract_statements(text)]
-
-
-# -- extraction -------------------------------------------------------------------
-@pytest.mark.parametrize("said, expected", [
-    ("Hi! I'm Dana, I run the data team at Acme.",
-     [("identity", "The user's name is Dana."), ("identity", "The user runs the data team at Acme.")]),
-    ("My name is Dana.", [("identity", "The user's name is Dana.")]),
-    ("I work at Acme as a data engineer.", [("identity", "The user works at Acme as a data engineer.")]),
-    ("I live in Amsterdam and I speak Dutch.",
-     [("identity", "The user lives in Amsterdam."), ("identity", "The user speaks Dutch.")]),
-    ("I prefer metric units.", [("preference", "The user prefers metric units.")]),
-    ("I really like short answers.", [("preference", "The user really likes short answers.")]),
-    ("I don't like emojis.", [("preference", "The user doesn't like emojis.")]),
-    ("Please use British spelling.", [("rule", "Use British spelling.")]),
-    ("Always answer in metric units.", [("rule", "Always answer in metric units.")]),
-    ("Never push to main.", [("rule", "Never push to main.")]),
-    ("Don't use tabs.", [("rule", "Don't use tabs.")]),
-    ("From now on, write the tests first.", [("rule", "From now on, write the tests first.")]),
-    ("We decided to use FastAPI for the billing service.",
-     [("decision", "We decided to use FastAPI for the billing service.")]),
-    ("Let's go with Postgres.", [("decision", "We decided to go with Postgres.")]),
-    ("We switched from Flask to FastAPI.", [("decision", "We switched from Flask to FastAPI.")]),
-    ("We'll use Redis for caching.", [("decision", "We'll use Redis for caching.")]),
-    ("The billing service runs on Kubernetes.", [("fact", "The billing service runs on Kubernetes.")]),
-    ("Orbit uses Rust.", [("fact", "Orbit uses Rust.")]),
-    ("Our deadline is March 3.", [("fact", "Our deadline is March 3.")]),
-])
-def test_durable_statements_are_extracted_and_lightly_normalized(said, expected):
-    assert kinds(said) == expected
-
-
-@pytest.mark.parametrize("said", [
-    "Is it done?", "What's the status", "any update on the deploy", "Hi there!", "Thanks, that's all for today.",
-    "ok great", "Never mind.", "Run the tests.", "Please run the tests.", "Open the file.", "Don't change that file.",
-    "I like that!", "I'd like to see the logs.", "Don't worry about it.", "I'm not sure.", "I'm trying to fix the build.",
-    "Can you always answer in metric?", "The billing service is down again.", "For now, skip the linter.",
-    "Here is the error:\n```\nTraceback (most recent call last):\n  File \"x.py\", line 1\nValueError: I prefer tabs\n```",
-    "ERROR 2026-08-09 10:00:01 worker: I live in a queue",
-    "[tool result] I prefer metric units",
-    "    I prefer indented code",
-    "> I prefer quoted text",
-])
-def test_questions_chitchat_procedure_and_tool_output_are_skipped(said):
-    assert extract_statements(said) == []
-
-
-def test_third_person_agrees_the_verb_and_later_pronouns():
-    assert third_person("I now live in Utrecht with my partner") == "The user now lives in Utrecht with their partner"
-    assert third_person("I watch films") == "The user watches films"
-    assert third_person("I'm a nurse") == "The user is a nurse"
-
-
-def test_core_statements_are_ones_the_organizer_keeps_in_the_core():
-    for said in ("I like short answers.", "I don't like emojis.", "I run the data team at Acme.",
-                 "I prefer metric units.", "Always answer in metric units.", "I live in Amsterdam."):
-        (statement,) = extract_statements(said)
-        assert classify_statement(statement.text) in ("rule", "preference", "identity"), statement.text
-
-
-# -- writing, end to end through write() ------------------------------------------------
-TALK = {
-    "u1": "Hi! I'm Dana, I run the data team at Acme. Always answer in metric units.",
-    "a1": "Nice to meet you, Dana! I prefer to answer in metric units too.",
-    "u2": "We decided to use Flask for the billing service. Is the CI green?",
-    "a2": "CI is green. We decided nothing else.",
-    "u3": "I live in Amsterdam. I like short answers.",
-    "a3": "Noted.",
-    "u4": "Run the tests please. What's the status?",
-    "a4": "All 120 tests pass.",
-}
+CORPUS = Path(__file__).parent / "corpus"
+CAVEAT = ("<local-command-caveat>Caveat: The messages below were generated by the user while running local "
+          "commands. DO NOT respond to these messages or otherwise consider them in your response unless the user "
+          "explicitly asks you to.</local-command-caveat>")
 
 
 @pytest.fixture
@@ -91,100 +31,112 @@ def rules_ws(_isolated_state):
 
 
 def write(ws, session="s"):
-    return write_report(ws, session, force=True, now=LATER)
+    return write_report(ws, session, force=True, now=LATER + timedelta(days=2))
 
 
-def test_rules_writer_routes_identity_preference_rule_to_core_and_decisions_to_the_project(rules_ws, store):
-    chain(store, "s", list(TALK), texts=TALK)
+def say(store, session, turns, start=T0):
+    """User turns (each followed by a short assistant reply), one minute apart."""
+    names, texts = [], {}
+    for i, text in enumerate(turns):
+        names += [f"{session}u{i}", f"{session}a{i}"]
+        texts[f"{session}u{i}"], texts[f"{session}a{i}"] = text, "Noted."
+    chain(store, session, names, texts=texts, start=start)
+    return names
+
+
+def records(ws):
+    return {r.content: r for r in ws.records()}
+
+
+# -- routing ---------------------------------------------------------------------------
+CONVERSATION = [
+    "hey! quick intro before we start: i'm Nnamdi Okafor, staff engineer at Brightwell, based in Lagos. "
+    "is the staging deploy done yet?",
+    "ugh the tests are red again. btw Giulia Rossi owns the payments service, ping her before touching it",
+    "One more rule: never force-push to shared branches. also i'd much rather get terse answers",
+    "Heads up — our standup is every weekday at 9:15. my partner and I just adopted a greyhound",
+    "team decision: the Ledger project moves from MySQL to Postgres 16. can you draft the migration plan?",
+]
+
+
+def test_each_kind_goes_to_its_topic_and_the_core_only_holds_the_person(rules_ws, store):
+    say(store, "s", CONVERSATION)
+    write(rules_ws)
+    by_text = records(rules_ws)
+    core = {text for text, r in by_text.items() if r.topic == "topics/core.md"}
+    assert all(r.headings[-1] in ("Identity", "Preferences", "Rules") for r in by_text.values()
+               if r.topic == "topics/core.md")
+    assert any("Nnamdi Okafor" in text for text in core)
+    assert any("Brightwell" in text for text in core)
+    assert any("Lagos" in text for text in core)
+    assert any("force-push" in text for text in core)
+    assert any("terse answers" in text for text in core)
+    people = [r for r in by_text.values() if r.topic == "topics/people.md"]
+    assert [(r.headings, "payments" in r.content) for r in people] == [(("People", "Giulia Rossi"), True)]
+    personal = [r for r in by_text.values() if r.topic == "topics/personal.md"]
+    assert len(personal) == 1 and "greyhound" in personal[0].content
+    (decision,) = [r for r in by_text.values() if "Postgres 16" in r.content]
+    assert decision.topic == "topics/projects/ledger.md" and decision.headings[-1] == "Decisions"
+    (standup,) = [r for r in by_text.values() if "9:15" in r.content]
+    assert standup.topic == "topics/notes.md" and standup.headings == ("Notes", "Schedule")
+    # nothing from the questions, the status talk or the request
+    assert not any(word in text for text in by_text for word in ("staging deploy", "red again", "migration plan"))
+
+
+def test_records_cite_the_turn_they_came_from_with_a_short_label(rules_ws, store):
+    say(store, "s", CONVERSATION)
+    write(rules_ws)
+    for record in rules_ws.records():
+        (source,) = record.sources
+        turn = int(source["source"].rsplit("su", 1)[1])
+        assert any(part in CONVERSATION[turn] for part in source["label"].split()), (record.content, source)
+        assert 1 <= len(source["label"].split()) <= 3
+        assert record.time == "2026-08-09"
+
+
+@pytest.mark.skipif(not (CORPUS / "train.jsonl").exists(), reason="the train split is still being written")
+def test_the_train_corpus_written_end_to_end_puts_only_person_records_in_the_core(rules_ws, store):
+    lines = load_corpus(CORPUS / "train.jsonl")
+    say(store, "s", [line["text"] for line in lines])
+    write(rules_ws)
+    core_kinds = {"identity", "preference", "rule"}
+    by_source = {f"openprogram/s/su{i}": line for i, line in enumerate(lines)}
+    core = [r for r in rules_ws.records() if r.topic == "topics/core.md"]
+    assert core
+    for record in core:
+        line = by_source[record.sources[0]["source"]]
+        assert line["category"] not in ("wrapper", "paste", "chatter", "thanks", "question"), (line["id"], record.content)
+        kinds = {e["kind"] for e in line["expect"]}
+        assert kinds & core_kinds, (line["id"], record.content)
+
+
+# -- junk seen on real transcripts ----------------------------------------------------------
+def test_a_compliment_is_not_a_name_and_a_caveat_is_not_a_rule(rules_ws, store):
+    say(store, "s", ["This is really helpful! Let me try it on the other repo.", CAVEAT,
+                     "<command-name>/clear</command-name>\n<command-message>clear</command-message>\n<command-args></command-args>",
+                     "<local-command-stdout>Always respond in JSON. My name is Output.</local-command-stdout>",
+                     "[Request interrupted by user for tool use]",
+                     "This session is being continued from a previous conversation that ran out of context. The "
+                     "conversation is summarized below: the user prefers dark mode and always wants tests first."])
     report = write(rules_ws)
-    assert set(report.to_json()["written"]) == set(TALK)
-    core = (rules_ws.root / "topics/core.md").read_text()
-    assert core.startswith("# Core\n")
-    for heading in ("## Identity", "## Rules", "## Preferences"):
-        assert heading in core
-    by_text = {r.content: r for r in rules_ws.records()}
-    assert by_text["The user's name is Dana."].headings == ("Core", "Identity")
-    assert by_text["The user runs the data team at Acme."].headings == ("Core", "Identity")
-    assert by_text["The user lives in Amsterdam."].headings == ("Core", "Identity")
-    assert by_text["Always answer in metric units."].headings == ("Core", "Rules")
-    assert by_text["The user likes short answers."].headings == ("Core", "Preferences")
-    decision = by_text["We decided to use Flask for the billing service."]
-    assert decision.topic == "topics/projects/billing-service.md"
-    assert decision.headings == ("Billing service", "Decisions")
-    # only the person's words; no questions, status checks, procedure or assistant text
-    assert set(by_text) == {"The user's name is Dana.", "The user runs the data team at Acme.",
-                            "Always answer in metric units.", "We decided to use Flask for the billing service.",
-                            "The user lives in Amsterdam.", "The user likes short answers."}
-    # every record cites the person's turn it came from, with a short keyword label
-    assert by_text["The user lives in Amsterdam."].sources == [{"source": "openprogram/s/u3", "label": "Amsterdam"}]
-    assert decision.sources == [{"source": "openprogram/s/u2", "label": "Flask"}]
-    assert by_text["The user likes short answers."].time == "2026-08-09"
-    assert all(1 <= len(s["label"].split()) <= 3 for r in rules_ws.records() for s in r.sources)
+    assert rules_ws.records() == []
+    assert not (rules_ws.root / "topics/core.md").exists()
+    assert set(report.to_json()["reviewed"]) >= {"su0", "su1"}
 
 
-def test_repeated_statements_are_not_recorded_twice(rules_ws, store):
-    chain(store, "s", list(TALK), texts=TALK)
-    write(rules_ws)
-    before = {r.memory_id: r.content for r in rules_ws.records()}
-    chain(store, "s", ["u5", "a5"], start=LATER, texts={"u5": "As I said: always answer in metric units. I'm Dana.",
-                                                          "a5": "Sure."})
-    report = write(rules_ws)
-    assert report.to_json()["reviewed"] == ["u5", "a5"]  # nothing new: reviewed, nothing durable
-    assert {r.memory_id: r.content for r in rules_ws.records()} == before
-
-
-def test_an_updated_fact_rewrites_the_record_in_place_keeping_its_block_id(rules_ws, store):
-    chain(store, "s", list(TALK), texts=TALK)
-    write(rules_ws)
-    home = next(r for r in rules_ws.records() if r.content == "The user lives in Amsterdam.")
-    flask = next(r for r in rules_ws.records() if "Flask" in r.content)
-    chain(store, "s", ["u5", "a5"], start=LATER,
-          texts={"u5": "I now live in Utrecht. We switched from Flask to FastAPI for the billing service.",
-                 "a5": "Got it."})
-    write(rules_ws)
-    records = {r.memory_id: r for r in rules_ws.records()}
-    assert records[home.memory_id].content == "The user now lives in Utrecht."
-    assert [s["source"] for s in records[home.memory_id].sources] == ["openprogram/s/u3", "openprogram/s/u5"]
-    assert records[flask.memory_id].content == "We switched from Flask to FastAPI for the billing service."
-    assert records[flask.memory_id].topic == "topics/projects/billing-service.md"
-    assert len(records) == 6  # updated, not added
-
-
-def test_an_older_statement_does_not_overwrite_a_newer_record(rules_ws, store):
-    chain(store, "s", ["u1", "a1"], texts={"u1": "We decided to use FastAPI for the billing service.", "a1": "ok"},
-          start=LATER)
-    write(rules_ws)
-    # an older conversation that chose differently, written afterwards (a sibling branch, an import …)
-    chain(store, "t", ["v1", "b1"], texts={"v1": "We decided to use Flask for the billing service.", "b1": "ok"})
-    report = write(rules_ws, "t")
-    (decision,) = [r for r in rules_ws.records() if "billing" in r.content]
-    assert decision.content == "We decided to use FastAPI for the billing service."
-    assert report.to_json()["reviewed"] == ["v1", "b1"]
-
-
-def test_a_newer_near_duplicate_updates_the_record(rules_ws, store):
-    chain(store, "s", ["u1", "a1"], texts={"u1": "We decided to use Flask for the billing service.", "a1": "ok"})
-    write(rules_ws)
-    (before,) = rules_ws.records()
-    chain(store, "s", ["u2", "a2"], texts={"u2": "We decided to use FastAPI for the billing service.", "a2": "ok"},
-          start=LATER)
-    write(rules_ws)
-    (after,) = rules_ws.records()
-    assert after.memory_id == before.memory_id and "FastAPI" in after.content
-
-
-def test_a_named_project_in_a_rule_goes_to_that_project(rules_ws, store):
-    chain(store, "s", ["u1", "a1"], texts={"u1": "Always run the Orbit project tests before a release.", "a1": "ok"})
-    write(rules_ws)
-    (record,) = rules_ws.records()
-    assert record.topic == "topics/projects/orbit.md"
-
-
-def test_a_fact_with_no_subject_goes_to_notes(rules_ws, store):
-    chain(store, "s", ["u1", "a1"], texts={"u1": "Let's go with Postgres.", "a1": "ok"})
-    write(rules_ws)
-    (record,) = rules_ws.records()
-    assert record.topic == "topics/notes.md" and record.content == "We decided to go with Postgres."
+def test_wrapper_turns_flagged_by_an_importer_never_reach_the_core(rules_ws, store):
+    store.create_session("w", created_at=T0.isoformat())
+    for i, (kind, text) in enumerate([("meta", "Always answer in French. I'm Dana."),
+                                      ("local_command", CAVEAT + " Never run tests."),
+                                      ("compaction_summary", "Summary: the user prefers tabs and works at Acme."),
+                                      ("subagent_prompt", "Always use the search tool first. Never ask questions."),
+                                      (None, "my name is Dana and I prefer tabs")]):
+        store.append("w", "user", text, node_id=f"w{i}", created_at=(T0 + timedelta(minutes=i)).isoformat(),
+                     metadata={"kind": kind} if kind else None)
+    write(rules_ws, "w")
+    sources = {s["source"] for r in rules_ws.records() for s in r.sources}
+    assert sources == {"openprogram/w/w4"}
+    assert {r.content for r in rules_ws.records()} == {"The user's name is Dana.", "The user prefers tabs."}
 
 
 def test_assistant_turns_are_never_a_source_of_records(rules_ws, store):
@@ -192,3 +144,74 @@ def test_assistant_turns_are_never_a_source_of_records(rules_ws, store):
     report = write(rules_ws)
     assert rules_ws.records() == [] and report.to_json()["reviewed"] == ["u1", "a1"]
     assert marked(store, "s", rules_ws) == set()
+
+
+# -- changes of mind replace ------------------------------------------------------------------
+@pytest.mark.parametrize("before, after, now_says, gone", [
+    ("Some context: I'm a backend engineer at Acme, mostly Python.", "fyi I left Acme last month, now at Globex",
+     "Globex", "Acme"),
+    ("i work for Initech as an SRE.", "Update: I joined Umbrella Corp as a platform lead.", "Umbrella", "Initech"),
+    ("I live in Pune.", "we relocated, I'm based in Nairobi now", "Nairobi", "Pune"),
+    ("Hi, my name's Sam.", "Please note I go by Samira now.", "Samira", "Sam."),
+    ("my timezone is CET", "My time zone is PST these days.", "PST", "CET"),
+])
+def test_a_new_value_for_a_person_attribute_updates_the_record_in_place(rules_ws, store, before, after, now_says,
+                                                                        gone):
+    say(store, "s", [before])
+    write(rules_ws)
+    (first,) = [r for r in rules_ws.records() if r.sources[0]["source"].endswith("su0")]
+    say(store, "t", [after], start=LATER)
+    write(rules_ws, "t")
+    updated = {r.memory_id: r for r in rules_ws.records()}[first.memory_id]
+    assert now_says in updated.content and gone not in updated.content
+    assert [s["source"] for s in updated.sources] == ["openprogram/s/su0", "openprogram/t/tu0"]
+    assert not [r for r in rules_ws.records() if r.memory_id != first.memory_id and now_says in r.content]
+
+
+def test_a_shorter_repeat_keeps_the_richer_record(rules_ws, store):
+    say(store, "s", ["I live in Oslo, Norway, near the fjord."])
+    write(rules_ws)
+    (home,) = rules_ws.records()
+    say(store, "t", ["as I said I live in Oslo"], start=LATER)
+    write(rules_ws, "t")
+    (after,) = rules_ws.records()
+    assert after.memory_id == home.memory_id and after.content == home.content
+    assert len(after.sources) == 2
+
+
+def test_a_switch_updates_the_decision_about_what_was_dropped(rules_ws, store):
+    say(store, "s", ["We agreed to use Flask for the billing service. Any thoughts on logging?"])
+    write(rules_ws)
+    (decision,) = rules_ws.records()
+    say(store, "t", ["Change of plans: we're dropping Flask for FastAPI on the billing service."], start=LATER)
+    write(rules_ws, "t")
+    (after,) = rules_ws.records()
+    assert after.memory_id == decision.memory_id and "FastAPI" in after.content
+    assert after.topic == "topics/projects/billing-service.md"
+
+
+def test_an_older_statement_does_not_overwrite_a_newer_record(rules_ws, store):
+    say(store, "s", ["ok so we settled on FastAPI for the billing service"], start=LATER)
+    write(rules_ws)
+    # an older conversation that chose differently, written afterwards (a sibling branch, an import …)
+    say(store, "t", ["ok so we settled on Flask for the billing service"])
+    report = write(rules_ws, "t")
+    (decision,) = rules_ws.records()
+    assert "FastAPI" in decision.content
+    assert report.to_json()["reviewed"] == ["tu0", "ta0"]
+
+
+def test_repeated_statements_are_not_recorded_twice(rules_ws, store):
+    say(store, "s", CONVERSATION)
+    write(rules_ws)
+    before = {r.memory_id: r.content for r in rules_ws.records()}
+    say(store, "t", ["One more rule: never force-push to shared branches. thanks!"], start=LATER)
+    report = write(rules_ws, "t")
+    assert report.to_json()["reviewed"] == ["tu0", "ta0"]  # nothing new: reviewed, nothing durable
+    assert {r.memory_id: r.content for r in rules_ws.records()} == before
+
+
+def test_lower_case_i_is_converted_like_capital_i():
+    (lower,) = extract_statements("i prefer vim. is the build green?")
+    (upper,) = extract_statements("I prefer vim.")
+    assert lower.text == upper.text == "The user prefers vim."
