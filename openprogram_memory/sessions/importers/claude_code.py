@@ -91,8 +91,13 @@ def owns(line: dict[str, Any]) -> bool:
 FORMAT = TranscriptFormat("claude-code", "a Claude Code transcript", owns)
 
 
-def import_claude_code(store: SessionStore, transcripts: list[TranscriptFile]) -> ImportResult:
-    """Import Claude Code transcripts (already read and checked to be of this format)."""
+def import_claude_code(store: SessionStore, transcripts: list[TranscriptFile],
+                       aliases: dict[str, str | None] | None = None) -> ImportResult:
+    """Import Claude Code transcripts (already read and checked to be of this format).
+
+    ``aliases`` (dropped line id → parent) carries dropped lines from earlier
+    reads of a growing file; it is extended in place.
+    """
     result = EMPTY_RESULT
     lines_by_session: dict[str, list[dict[str, Any]]] = {}
     titles: dict[str, str] = {}
@@ -119,7 +124,7 @@ def import_claude_code(store: SessionStore, transcripts: list[TranscriptFile]) -
                          else UNKNOWN_TYPE] += 1
         result = result + ImportResult([], 0, dict(unsorted))
     for session_id, lines in lines_by_session.items():
-        tree = build_tree(session_id, lines, store)
+        tree = build_tree(session_id, lines, store, aliases)
         tree.title = titles.get(session_id)
         result = result + write_tree(store, tree)
     return result
@@ -141,9 +146,10 @@ def _lane(line: dict[str, Any]) -> str:
     return f"sidechain:{line.get('agentId') or ''}" if line.get("isSidechain") else "main"
 
 
-def build_tree(session_id: str, lines: list[dict[str, Any]], store: SessionStore | None = None) -> TranscriptTree:
+def build_tree(session_id: str, lines: list[dict[str, Any]], store: SessionStore | None = None,
+               aliases: dict[str, str | None] | None = None) -> TranscriptTree:
     """The draft tree of one session's lines (in transcript order)."""
-    tree = TranscriptTree(session_id, SOURCE, store)
+    tree = TranscriptTree(session_id, SOURCE, store, aliases)
     lines, duplicates = keep_well_formed(lines, lambda line: line["uuid"], _line_quality)
     tree.skipped[DUPLICATE_ID] += duplicates
     tree.line_ids = {line["uuid"] for line in lines}

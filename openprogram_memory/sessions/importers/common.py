@@ -263,12 +263,15 @@ class TranscriptTree:
     the store is absent.
     """
 
-    def __init__(self, session_id: str, source: str, store: SessionStore | None = None) -> None:
+    def __init__(self, session_id: str, source: str, store: SessionStore | None = None,
+                 aliases: dict[str, str | None] | None = None) -> None:
         self.session_id = session_id
         self.source = source
         self.store = store
         self.drafts: dict[str, DraftNode] = {}
-        self.aliases: dict[str, str | None] = {}
+        # Shared with the caller when given: an incremental import (``tail``) keeps
+        # the aliases of lines dropped in earlier reads, which later lines may name.
+        self.aliases: dict[str, str | None] = {} if aliases is None else aliases
         self.line_ids: set[str] = set()
         self.skipped: Counter = Counter()
         self.title: str | None = None
@@ -292,7 +295,7 @@ class TranscriptTree:
         """Whether ``raw_id`` is a line of this transcript or a node the store already holds."""
         if not is_valid_id(raw_id):
             return False
-        return raw_id in self.line_ids or (self.store is not None and self.store.has_node(self.session_id, raw_id))
+        return raw_id in self.line_ids or raw_id in self.aliases or (self.store is not None and self.store.has_node(self.session_id, raw_id))
 
     def parent_for(self, raw_parent: Any, previous: str | None) -> str | None:
         """``raw_parent`` if it exists, else ``previous`` (the line before, in file order)."""

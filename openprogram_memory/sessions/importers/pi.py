@@ -57,11 +57,12 @@ def owns(line: dict[str, Any]) -> bool:
 FORMAT = TranscriptFormat("pi", "a pi session", owns)
 
 
-def import_pi(store: SessionStore, transcripts: list[TranscriptFile]) -> ImportResult:
-    """Import pi session files (already read and checked to be of this format)."""
+def import_pi(store: SessionStore, transcripts: list[TranscriptFile],
+              aliases: dict[str, str | None] | None = None) -> ImportResult:
+    """Import pi session files (already read and checked to be of this format); ``aliases`` as for Claude Code."""
     result = EMPTY_RESULT
     for transcript in transcripts:
-        tree = build_tree(transcript, store)
+        tree = build_tree(transcript, store, aliases)
         result = result + transcript.result() + write_tree(store, tree)
     return result
 
@@ -73,7 +74,8 @@ def _entry_quality(entry: dict[str, Any]) -> int:
     return score + (2 if safe_time(entry.get("timestamp"), "") else 0)
 
 
-def build_tree(transcript: TranscriptFile, store: SessionStore | None = None) -> TranscriptTree:
+def build_tree(transcript: TranscriptFile, store: SessionStore | None = None,
+               aliases: dict[str, str | None] | None = None) -> TranscriptTree:
     """The draft tree of one pi session file (every line skipped if it has no usable session id)."""
     entries = [entry for _, entry in transcript.lines]
     header = next((e for e in entries if e.get("type") == "session"), {})
@@ -82,7 +84,7 @@ def build_tree(transcript: TranscriptFile, store: SessionStore | None = None) ->
         tree = TranscriptTree("-", SOURCE)
         tree.skipped[MISSING_ID] += len(entries)
         return tree
-    tree = TranscriptTree(session_id, SOURCE, store)
+    tree = TranscriptTree(session_id, SOURCE, store, aliases)
     entries, duplicates = keep_well_formed(
         [e for e in entries if e.get("type") != "session"],
         lambda entry: entry.get("id") if is_valid_id(entry.get("id")) else None, _entry_quality)
