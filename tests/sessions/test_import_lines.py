@@ -216,3 +216,117 @@ def test_random_jsonl_is_refused_and_an_empty_file_is_not(store: SessionStore, t
     empty.write_text("")
     assert import_paths(store, "claude-code", [empty]).imported == 0
     assert store.list_sessions() == []
+
+
+def test_file_order_links_lines_of_one_file_only(store: SessionStore, tmp_path: Path) -> None:
+    lines = lines_of(FIXTURES / "claude-code" / "crud.jsonl")
+    session = next(line["sessionId"] for line in lines if "sessionId" in line)
+    first_user = next(line for line in lines if line.get("type") == "user")
+    other = dict(first_user, uuid="other-file-0001", message={"role": "user", "content": "from another file"})
+    nulled = [dict(line, parentUuid=None) if "parentUuid" in line else line for line in lines]
+    result = import_paths(store, "claude-code", [write_lines(tmp_path / "a.jsonl", [other]),
+                                                 write_lines(tmp_path / "b.jsonl", nulled)])
+    assert result.sessions == [session]
+    # the real file's first line starts its own conversation, it does not continue the other file
+    assert store.get_node(session, first_user["uuid"]).predecessor is None
+    assert store.get_node(session, "other-file-0001").predecessor is None
+
+
+def test_a_copy_of_a_late_line_in_another_file_makes_no_cycle(store: SessionStore, tmp_path: Path) -> None:
+    lines = lines_of(FIXTURES / "claude-code" / "crud.jsonl")
+    session = next(line["sessionId"] for line in lines if "sessionId" in line)
+    recorded = SessionStore(tmp_path / "recorded")
+    import_paths(recorded, "claude-code", [FIXTURES / "claude-code" / "crud.jsonl"])
+    stray = next(line for line in reversed(lines) if line.get("type") == "assistant")
+    nulled = [dict(line, parentUuid=None) if "parentUuid" in line else line for line in lines]
+    result = import_paths(store, "claude-code", [write_lines(tmp_path / "a.jsonl", [stray]),
+                                                 write_lines(tmp_path / "b.jsonl", nulled)])
+    assert result.skipped["duplicate_id"] == 1
+    assert tree_of(store, session) == tree_of(recorded, session)
+
+
+def test_a_parent_cycle_is_cut_and_every_line_kept(store: SessionStore, tmp_path: Path) -> None:
+    user = next(line for line in lines_of(REWIND) if line.get("type") == "user")
+    a, b, c = (dict(user, uuid=f"cyc-{name}", message={"role": "user", "content": f"turn {name}"})
+               for name in "abc")
+    a["parentUuid"], b["parentUuid"], c["parentUuid"] = "cyc-c", "cyc-a", "cyc-b"
+    result = import_paths(store, "claude-code", [write_lines(tmp_path / "t.jsonl", [a, b, c])])
+    assert result.imported == 3
+    roots = [n for n in map(lambda i: store.get_node(REWIND_SESSION, i), ("cyc-a", "cyc-b", "cyc-c"))
+             if n.predecessor is None]
+    assert len(roots) == 1 and roots[0].metadata["detached_from"]
+    assert [n.content for n in store.get_branch(REWIND_SESSION)][-3:] in (
+        ["turn a", "turn b", "turn c"], ["turn b", "turn c", "turn a"], ["turn c", "turn a", "turn b"])
+
+
+# -- every real turn of the real transcripts ------------------------------------------------------------
+
+WRAPPERS = ("<", "Caveat:", "[Request interrupted")
+
+
+def _typed_texts(path: Path) -> list[str]:
+    """Judged from the raw lines alone: what the person typed and the assistant answered, in the main thread."""
+    texts = []
+    for line in lines_of(path):
+        message = line.get("message") if isinstance(line.get("message"), dict) else {}
+        content = message.get("content")
+        blocks = [content] if isinstance(content, str) else [
+            b.get("text") for b in content or [] if isinstance(b, dict) and b.get("type") == "text"]
+        if line.get("type") not in ("user", "assistant") or line.get("isSidechain") or line.get("isMeta") \
+                or line.get("isCompactSummary") or "toolUseResult" in line:
+            continue
+        texts.extend(text for text in blocks if text and text.strip() and not text.lstrip().startswith(WRAPPERS))
+    return texts
+
+
+@pytest.mark.parametrize("name", ["rewind.jsonl", "compact.jsonl", "subagent.jsonl", "crud.jsonl", "todos.jsonl"])
+def test_every_typed_turn_of_a_claude_code_transcript_is_memory_input(store: SessionStore, name: str) -> None:
+    path = FIXTURES / "claude-code" / name
+    session = import_paths(store, "claude-code", [path]).sessions[0]
+    pending = " ".join(turn.content for tip in live_tips(store, session)
+                       for turn in pending_turns(store, session, WS, tip=tip))
+    missing = [text[:60] for text in _typed_texts(path) if text not in pending]
+    assert _typed_texts(path) and missing == []
+    for tip in live_tips(store, session):
+        for turn in pending_turns(store, session, WS, tip=tip):
+            assert not turn.content.lstrip().startswith(WRAPPERS)
+
+
+@pytest.mark.parametrize("fmt, path", [("pi", FIXTURES / "pi" / "branched.jsonl"), ("pi", FIXTURES / "pi" / "crud.jsonl"),
+                                       ("codex", FIXTURES / "codex" / "crud.jsonl")])
+def test_every_typed_turn_of_pi_and_codex_transcripts_is_memory_input(store: SessionStore, fmt: str,
+                                                                      path: Path) -> None:
+    session = import_paths(store, fmt, [path]).sessions[0]
+    pending = [turn.content for tip in live_tips(store, session) for turn in pending_turns(store, session, WS, tip=tip)]
+    typed = []
+    for line in lines_of(path):
+        message = line.get("message") or line.get("payload") or {}
+        if message.get("role") in ("user", "assistant") and line.get("type") in ("message", "response_item"):
+            text = "\n\n".join(b.get("text") for b in message.get("content") or [] if isinstance(b, dict)
+                               and b.get("type") in ("text", "input_text", "output_text") and b.get("text"))
+            if text and not text.lstrip().startswith(("<", "# AGENTS.md")):
+                typed.append(text)
+    assert typed and [text for text in typed if text not in pending] == []
+
+
+@pytest.mark.parametrize("text", [
+    "Caveat: The messages below were generated by the user while running local commands. DO NOT respond to "
+    "these messages or otherwise consider them in your response unless the user explicitly asks you to.",
+    "<local-command-caveat>Caveat: the messages below were generated by the user while running local commands."
+    "</local-command-caveat>",
+    "<system-reminder>The TodoWrite tool hasn't been used recently.</system-reminder>",
+    "<bash-input>git status</bash-input>",
+    "<bash-stdout>On branch main</bash-stdout><bash-stderr></bash-stderr>",
+])
+def test_agent_wrappers_without_a_meta_flag_are_never_memory_input(store: SessionStore, tmp_path: Path,
+                                                                   text: str) -> None:
+    lines = lines_of(REWIND)
+    index = next(i for i, line in enumerate(lines) if line.get("uuid") == U(4))
+    wrapper = dict(lines[index], uuid="wrapper-0001", parentUuid=U(2),  # as older Claude Code wrote it: no isMeta
+                   message={"role": "user", "content": text})
+    lines[index] = dict(lines[index], parentUuid="wrapper-0001")
+    lines.insert(index, wrapper)
+    import_paths(store, "claude-code", [write_lines(tmp_path / "t.jsonl", lines)])
+    node = store.get_node(REWIND_SESSION, "wrapper-0001")
+    assert node.role == "user" and not is_memory_input(node)
+    assert store.get_node(REWIND_SESSION, U(4)).predecessor == "wrapper-0001"

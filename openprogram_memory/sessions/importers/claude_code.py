@@ -99,9 +99,9 @@ def import_claude_code(store: SessionStore, transcripts: list[TranscriptFile],
     reads of a growing file; it is extended in place.
     """
     result = EMPTY_RESULT
-    lines_by_session: dict[str, list[dict[str, Any]]] = {}
+    lines_by_session: dict[str, list[tuple[int, dict[str, Any]]]] = {}  # (file number, line)
     titles: dict[str, str] = {}
-    for transcript in transcripts:
+    for file_number, transcript in enumerate(transcripts):
         result = result + transcript.result()
         lines = [line for _, line in transcript.lines]
         session_of_uuid = {
@@ -118,7 +118,7 @@ def import_claude_code(store: SessionStore, transcripts: list[TranscriptFile],
                     titles[session] = line["summary"]  # trusted: its leaf is in this file
                 unsorted[NOT_A_TURN] += 1
             elif line.get("uuid") in session_of_uuid and is_valid_id(line.get("sessionId")):
-                lines_by_session.setdefault(line["sessionId"], []).append(line)
+                lines_by_session.setdefault(line["sessionId"], []).append((file_number, line))
             else:
                 unsorted[NOT_A_TURN if kind in NOT_A_TURN_TYPES else MISSING_ID if kind in TURN_TYPES
                          else UNKNOWN_TYPE] += 1
@@ -146,24 +146,30 @@ def _lane(line: dict[str, Any]) -> str:
     return f"sidechain:{line.get('agentId') or ''}" if line.get("isSidechain") else "main"
 
 
-def build_tree(session_id: str, lines: list[dict[str, Any]], store: SessionStore | None = None,
-               aliases: dict[str, str | None] | None = None) -> TranscriptTree:
-    """The draft tree of one session's lines (in transcript order)."""
+def build_tree(session_id: str, numbered: list[tuple[int, dict[str, Any]]],
+               store: SessionStore | None = None, aliases: dict[str, str | None] | None = None) -> TranscriptTree:
+    """The draft tree of one session's ``(file number, line)`` pairs, in transcript order.
+
+    File order links lines of one file only: a session spread over several
+    files (a sub-agent's own file) never chains one file's first line to
+    another file's last. ``aliases`` as for :func:`import_claude_code`.
+    """
     tree = TranscriptTree(session_id, SOURCE, store, aliases)
-    lines, duplicates = keep_well_formed(lines, lambda line: line["uuid"], _line_quality)
+    numbered, duplicates = keep_well_formed(numbered, lambda pair: pair[1]["uuid"],
+                                            lambda pair: _line_quality(pair[1]))
     tree.skipped[DUPLICATE_ID] += duplicates
-    tree.line_ids = {line["uuid"] for line in lines}
+    tree.line_ids = {line["uuid"] for _, line in numbered}
     line_by_uuid: dict[str, dict[str, Any]] = {}
     group_of: dict[str, str] = {}  # assistant line uuid → its message's node id
     spawn_node_by_prompt: dict[str, str] = {}
     pieces: dict[str, tuple[list[str], list[str]]] = {}  # assistant node id → (texts, tool calls)
     sidechain_roots: list[DraftNode] = []
-    previous: dict[str, str] = {}  # lane → the uuid of its last line so far
+    previous: dict[tuple[int, str], str] = {}  # (file, lane) → the uuid of its last line so far
     clock = now_iso()
-    for line in lines:
+    for file_number, line in numbered:
         uuid = line["uuid"]
         raw_parent = line.get("parentUuid") or line.get("logicalParentUuid")
-        lane = _lane(line)
+        lane = (file_number, _lane(line))
         clock = safe_time(line.get("timestamp"), clock)
         kind = line.get("type")
         starts_sidechain = line.get("isSidechain") and kind == "user" and not tree.knows(raw_parent) and (

@@ -53,13 +53,14 @@ import json
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping, TypeVar
 
 from ...failures import FailureCode, MemoryFailure
 from ..markers import MARKER_KEY
 from ..store import Node, SessionStore, is_valid_id, validate_role
 from ..timestamps import normalize_time
 
+Line = TypeVar("Line")
 TOOL_CONTENT_LIMIT = 2000  # tool calls/results are kept for display, never memory input
 
 BLANK = "blank"
@@ -235,8 +236,8 @@ def check_format(transcript: TranscriptFile, wanted: TranscriptFormat, known: It
                                  "looks_like": best.name if counts[best.name] else None})
 
 
-def keep_well_formed(lines: list[dict[str, Any]], id_of: Callable[[dict[str, Any]], Any],
-                     quality: Callable[[dict[str, Any]], int]) -> tuple[list[dict[str, Any]], int]:
+def keep_well_formed(lines: list[Line], id_of: Callable[[Line], Any],
+                     quality: Callable[[Line], int]) -> tuple[list[Line], int]:
     """``lines`` with one line per id: of duplicates, the best ``quality`` (the earliest on a tie).
 
     Returns the kept lines in their file order and how many were dropped.
@@ -325,6 +326,27 @@ def _parents_first(drafts: dict[str, DraftNode], parents: dict[str, str | None])
     return ordered
 
 
+def _break_cycles(drafts: dict[str, DraftNode], parents: dict[str, str | None]) -> None:
+    """Cut every parent cycle (damaged or stitched-together transcripts) so the tree can be stored.
+
+    Walking from each draft in transcript order, the edge that closes a loop
+    is cut: that node becomes a root, its lost parent kept in ``detached_from``.
+    """
+    settled: set[str] = set()
+    for start in drafts:
+        path: list[str] = []
+        node_id: str | None = start
+        while node_id is not None and node_id in drafts and node_id not in settled:
+            if node_id in path:
+                closing = path[-1]
+                drafts[closing].metadata.setdefault("detached_from", parents[closing])
+                parents[closing] = None
+                break
+            path.append(node_id)
+            node_id = parents[node_id]
+        settled.update(path)
+
+
 def _pick_head(drafts: dict[str, DraftNode], parents: dict[str, str | None]) -> str | None:
     """The newest leaf, preferring the main conversation over sub-agent branches."""
     has_child = {parent for parent in parents.values() if parent is not None}
@@ -362,6 +384,7 @@ def write_tree(store: SessionStore, tree: TranscriptTree) -> ImportResult:
             draft.metadata.setdefault("detached_from", draft.parent)
             parent = None
         parents[draft.id] = parent
+    _break_cycles(tree.drafts, parents)
     ordered = _parents_first(tree.drafts, parents)
     present = {d.id for d in ordered if store.has_node(session_id, d.id)}
     new_nodes = [
