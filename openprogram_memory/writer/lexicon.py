@@ -99,6 +99,7 @@ github gitlab bitbucket jira linear slack discord notion confluence google micro
 aws gcp azure docker kubernetes k8s linux windows macos mac ios android python java javascript typescript go rust
 ruby php kotlin swift scala elixir haskell node react vue angular svelte django flask fastapi rails spring
 postgres postgresql mysql sqlite redis mongodb mongo kafka rabbitmq elasticsearch terraform ansible helm nginx
+muslim christian jewish hindu buddhist sikh catholic atheist vegan vegetarian
 vim neovim emacs vscode intellij pycharm zsh bash fish tmux git ci cd api ui ux sql json yaml toml
 """.split())
 PERSON_VERBS = (

@@ -61,7 +61,7 @@ def agent_generated(text: str) -> bool:
 _FENCE_RE = re.compile(r"^\s*(```|~~~)")
 _LOG_LINE_RE = re.compile(
     r"^\s*(?:\$ |> |>>> |#!|% |PS [A-Z]:|\[tool (?:call|result|error)\]|Traceback \(|File \"|at [\w.$<>]+\(|"
-    r"\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}|\[?\d{2}:\d{2}:\d{2}|\d+\s*\|\s|"
+    r"Exception in thread|Caused by:|error TS\d+|.*\bis not assignable to\b|\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}|\[?\d{2}:\d{2}:\d{2}|\d+\s*\|\s|"
     r"(?:ERROR|WARN(?:ING)?|INFO|DEBUG|TRACE|FATAL|CRITICAL|PASS|FAIL(?:ED)?|OK)\b[\s:\]]|"
     r"[\w.]*(?:Error|Exception|Warning):|npm (?:ERR|WARN)|E\s{2,}|"
     r"[{\[]\s*[\"'{\[]|[}\]],?\s*$|\"[\w-]+\"\s*:|diff --git|index [0-9a-f]+\.\.|@@ |[+-]{3} |"
@@ -78,17 +78,42 @@ def _code_like(line: str) -> bool:
     return bool(_CODE_LINE_RE.search(line)) and not re.search(r"[a-z]{3,}\s+[a-z]{3,}\s+[a-z]{3,}", line)
 
 
+_OUTPUT_LINE_RE = re.compile(
+    r"^\s*(?:On branch |Your branch |Changes (?:not staged|to be committed)|Untracked files|nothing to commit|"
+    r"modified:|new file:|deleted:|renamed:|\(use \"|HEAD is now|Switched to|Already up to date|"
+    r"remote:|To |From |Fast-forward|Merge made|Successfully|Collecting |Requirement already|Installing |"
+    r"Downloading |Running |Step \d|=+\s|-+\s*$|\w+@[\w.-]+:)"
+)
+_COLUMNS_RE = re.compile(r"\S\s{2,}\S.*\S\s{2,}\S")
+_SHELL_PROMPT_RE = re.compile(r"^\s*(?:\$|%|>|❯|➜|#)\s+\S|^\s*[\w.-]+@[\w.-]+[:~]")
+
+
+def _output_like(line: str) -> bool:
+    caps = re.findall(r"\b[A-Z]{3,}\b", line)
+    return bool(_OUTPUT_LINE_RE.match(line) or _COLUMNS_RE.search(line) or len(caps) >= 3
+                or (line.startswith("(") and line.rstrip().endswith(")")))
+
+
 def prose(text: str) -> list[str]:
-    """The person's prose lines: markup blocks, code, quotes, logs and tool output dropped."""
+    """The person's prose lines: markup blocks, code, quotes, logs and tool output dropped.
+
+    After a shell prompt line (``$ git status``) everything up to the next
+    blank line is that command's output.
+    """
     text = _MARKUP_BLOCK_RE.sub("\n", text.replace("\r\n", "\n"))
     text = _MARKUP_TAG_RE.sub(" ", text)
     out: list[str] = []
-    fenced = False
+    fenced = output = False
     for line in text.split("\n"):
         if _FENCE_RE.match(line):
             fenced = not fenced
             continue
-        if fenced or line.startswith(("    ", "\t")) or _LOG_LINE_RE.match(line):
+        if not line.strip():
+            output = False
+        if _SHELL_PROMPT_RE.match(line):
+            output = True
+            continue
+        if fenced or output or line.startswith(("    ", "\t")) or _LOG_LINE_RE.match(line) or _output_like(line):
             continue
         stripped = line.strip()
         if stripped and _code_like(stripped):
@@ -105,7 +130,7 @@ _END_RE = re.compile(r"([.!?…]+)[\"')\]”’]*\s+")
 _DASH_RE = re.compile(r"\s+(?:—|–|--|-)\s+|\s*—\s*")
 _PRONOUN_START = r"(?:I|i|I'm|i'm|Im|im|I've|i've|I'd|i'd|I'll|i'll|my|My|we|We|we're|We're|we've|We've|our|Our)"
 _CLAUSE_RE = re.compile(
-    rf"\s*(?:,\s*(?:and\s+|but\s+|so\s+|also\s+)?(?={_PRONOUN_START}\b)|,\s*(?:so|and so|which means)\s+|\s+(?:and|but|so)\s+(?:also\s+)?"
+    rf"\s*(?:,\s*(?:and\s+|but\s+|so\s+|also\s+)?(?={_PRONOUN_START}\b)|,\s*(?:so|and so|which means|which is why|which|since|because)\s+|\s+(?:because|which is why)\s+|\s+(?:and|but|so)\s+(?:also\s+)?"
     rf"(?={_PRONOUN_START}\b)|,\s*(?:and|but)\s+(?=(?:please\s+)?(?:always|never|don't|do not)\b))\s*"
 )
 
@@ -151,7 +176,8 @@ def clauses(sentence: str) -> list[str]:
 # -- lead-ins ---------------------------------------------------------------------
 _FILLER_WORDS = (  # lead-ins that never start a statement of their own
     r"also|oh|and|so|well|ok(?:ay)?|btw|by the way|fyi|f\.y\.i\.?|for context|for the record|for reference|"
-    r"heads[- ]up|just so you know|please note(?: that)?|note that|jsyk|one more thing|one last thing|actually|anyway|anyways|alright|hi|hello|"
+    r"heads[- ]up|just so you know|please note(?: that)?|note that|keep in mind(?: that)?|bear in mind(?: that)?|"
+    r"remember that|for what it's worth|on reflection|after all that(?: back and forth)?|jsyk|one more thing|one last thing|actually|anyway|anyways|alright|hi|hello|"
     r"hey|hiya|yo|hmm+|um+|uh+|oh well|side note|as i (?:said|mentioned)|like i said|to be clear|for clarity|"
     r"scratch that|oh and|and also|so yeah|so basically|basically|honestly|tbh|fwiw|imo|ah|plus|lastly|"
     r"quick (?:thing|note|one|fyi|reminder|update|question)|important|p\.?s\.?|nb|n\.b\.|jfyi|"
@@ -172,7 +198,7 @@ _HINTS = (
     ("rule", re.compile(r"\b(?:rules?|instructions?|guidelines?|policy|convention|standing order|always|never|"
                         r"going forward|from now on|in future|please|reminder)\b", re.I)),
     ("decision", re.compile(r"\b(?:decisions?|decided|verdict|outcome|resolution|agreed|change of plans?|"
-                            r"scratch that|correction|update|we're going with)\b", re.I)),
+                            r"scratch that|final answer|conclusion|consensus|we're going with)\b", re.I)),
     ("preference", re.compile(r"\b(?:preferences?|pet peeve|taste)\b", re.I)),
     ("schedule", re.compile(r"\b(?:schedule|calendar|cadence|reminder)\b", re.I)),
     ("fact", re.compile(r"\b(?:context|background|fyi|for reference|for the record|architecture|infra|setup)\b",

@@ -98,9 +98,9 @@ _MOMENT_RE = re.compile(
     r"class|module|snippet|output|case|query|page|component)|that (?:file|one|function|test|line|error|bug|pr|"
     r"commit|branch|change|diff|script|class)|these (?:files|tests|errors|changes|lines)|those (?:files|tests|"
     r"errors|changes)|next (?:week|month|time)|last (?:night|week)|in a (?:minute|bit|sec|second)|"
-    r"for (?:the )?(?:moment|time being)|temporar(?:y|ily)|a minute ago|an hour ago|this year|"
+    r"for (?:the )?(?:moment|time being)|next (?:sprint|release|quarter|year)|temporar(?:y|ily)|a minute ago|an hour ago|this year|"
     r"for this (?:pr|task|change|one|session|run|ticket|repo|refactor)|until (?:friday|monday|tomorrow|further notice|"
-    r"next week|then|it's fixed)|the (?:above|following)|above|below|yet|again|anymore|so far|lol|lmao|haha|omg|ugh)\b",
+    r"next week|then|it's fixed)|the (?:above|following)|above|below|yet|again|anymore|so far|omg|ugh|rn)\b",
     re.I,
 )
 _STATE_RE = re.compile(
@@ -122,7 +122,7 @@ _STATUS_RE = re.compile(
     r"slow today|compiles now|deployed now|shipped)\b",
     re.I,
 )
-_STANDING_RE = re.compile(r"\b(?:always|never|every|each|whenever|from now on|going forward|moving forward|"
+_STANDING_RE = re.compile(r"\b(?:always|never|ever|don't|do not|every|each|whenever|from now on|going forward|moving forward|"
                           r"in (?:the )?future|by default|as a rule|at all times)\b", re.I)
 
 
@@ -148,9 +148,13 @@ def _is_name_word(word: str) -> bool:
 
 
 def leading_name(text: str, max_words: int = 3) -> str | None:
-    """The personal name ``text`` starts with (1–3 capitalized words), or None."""
+    """The personal name ``text`` starts with (1–3 capitalized words, after an optional title), or None."""
     words = text.split()
     picked = []
+    if words and words[0] in ("Dr.", "Dr", "Mr.", "Mrs.", "Ms.", "Prof.", "Mx.") and len(words) > 1:
+        picked.append(words.pop(0))
+        if not _is_name_word(words[0].rstrip(",.;:!")):
+            return None
     for word in words[:max_words]:
         if not _is_name_word(word.rstrip(",.;:!")):
             break
@@ -173,7 +177,8 @@ _ROLE_RE = re.compile(
     re.I,
 )
 _EMPLOYER_RE = re.compile(
-    rf"^(?:{_I}{_ADV}\s+(?:work|am working|'m working)\s+(?:at|for|with)\s+|{_IM}\s+(?:now\s+)?(?:at|with|employed by|"
+    rf"^(?:{_I}{_ADV}(?:\s+(?:remotely|full-time|part-time|freelance|fully remote))?\s+(?:work|am working|'m working)"
+    rf"(?:\s+(?:remotely|full-time|part-time|freelance|fully remote))?\s+(?:at|for|with)\s+|{_IM}\s+(?:now\s+)?(?:at|with|employed by|"
     rf"working (?:at|for))\s+|{_I}(?:'ve| have)?{_ADV}\s+(?:joined|started at|started working at)\s+|"
     rf"my (?:employer|company|day job) is\s+|{_I}(?:'ve| have)?\s+(?:left|quit)\s+.+?,?\s+(?:and\s+)?"
     rf"(?:(?:I'm|i'm|im|I am)\s+)?(?:now\s+)?(?:at|with|working (?:at|for)|joined)\s+)(?P<v>.+)$",
@@ -220,7 +225,7 @@ def _identity(clause: str) -> list[Statement]:
             return [Statement(finish(third_person(clause)), "identity", keyword(match.group("v")), slot)]
     match = _LOCATION_RE.match(clause) or (_LOCATION_I_RE.match(clause) if re.search(
         r"\b(?:live|based|moved|relocated|from)\b", clause, re.I) else None)
-    if match and not lx.THING_RE.match(match.group("v")):
+    if match and not lx.THING_RE.match(match.group("v")) and not _TIMEZONE_RE.search(match.group("v")):
         return [Statement(finish(third_person(clause)), "identity", keyword(match.group("v")), "location")]
     match = _EMPLOYER_RE.match(clause)
     if match and _looks_like_org(match.group("v")):
@@ -230,12 +235,16 @@ def _identity(clause: str) -> list[Statement]:
         return [Statement(finish(third_person(clause)), "identity", keyword(match.group("v")), "employer")]
     match = _ROLE_RE.match(clause)
     if match:
-        value = match.group("v")
-        head = re.split(r"\s+(?:at|for|with|on|in|who|and|but|so|because)\s+", value)[0]
+        value, *rest = re.split(r"\s*,\s*(?:and\s+)?", match.group("v"))
+        head = re.split(r"\s+(?:at|for|with|on|in|of|who|and|but|so|because)\s+", value)[0]
         if lx.ROLE_RE.search(head) and len(head.split()) <= 6 and not re.match(
-                r"(?:bit|little|lot|fan|big fan|huge fan|stickler|sucker|night owl|morning person)\b", value, re.I):
-            slot = "employer" if _EMPLOYER_IN_RE.search(value) and not head.strip() else "role"
-            return [Statement(finish(third_person(clause)), "identity", keyword(value), slot)]
+                r"(?:bit|little|lot|fan|big fan|huge fan|stickler|sucker|night owl|morning person|"
+                r"people person|cat person|dog person)\b", value, re.I):
+            said = clause[:match.start("v")] + value
+            out = [Statement(finish(third_person(said)), "identity", keyword(value), "role")]
+            for part in rest:
+                out.extend(_appositive(part))
+            return out
     return []
 
 
@@ -250,8 +259,8 @@ def _appositive(part: str) -> list[Statement]:
                           "team")]
     if re.match(r"(?:based|living|located)\s+(?:in|out of)\b|(?:originally\s+)?from\s+[A-Z]", part):
         return _identity(f"I'm {part}")
-    if re.match(r"(?:at|with)\s+[A-Z]", part):
-        return _identity(f"I work {part}")
+    if re.match(r"(?:still\s+|now\s+)?(?:at|with)\s+[A-Z]", part):
+        return _identity("I work " + re.sub(r"^(?:still|now)\s+", "", part))
     article = "" if re.match(r"(?:an?|the)\s", part, re.I) else ("an " if part[:1].lower() in "aeiou" else "a ")
     head = re.split(r"\s+(?:at|for|with|on|in)\s+", part)[0]
     if lx.ROLE_RE.search(head) and not re.match(r"(?:and|but|so|who|which|can|could|please)\b", part, re.I):
@@ -271,6 +280,7 @@ _PERSONAL_RE = re.compile(
     rf"{_IM}\s+(?:a\s+|an\s+)?(?:(?:strict|lifelong|proud|new|first-time|single|big|huge)\s+)?"
     r"(?:vegetarian|vegan|pescatarian|gluten[- ]free|lactose[- ]intolerant|diabetic|celiac|coeliac|colou?r[- ]?blind|"
     r"dyslexic|left[- ]handed|right[- ]handed|allergic|a morning person|morning person|a night owl|night owl|"
+    r"muslim|christian|jewish|hindu|buddhist|sikh|catholic|atheist|mormon|"
     r"married|engaged|divorced|single|pregnant|expecting|retired|deaf|hard of hearing|blind|autistic|"
     r"a (?:dad|mom|mum|father|mother|parent)|(?:dad|mom|mum|father|mother|parent) of|teetotal|sober|"
     r"an? (?:runner|cyclist|climber|swimmer|gamer|musician|guitarist|pianist|drummer|photographer|baker|"
@@ -293,7 +303,7 @@ _PERSONAL_RE = re.compile(
     rf"{_IM}\s+(?:training for|recovering from|fasting|on a diet|on keto|doing keto)\b)",
     re.I,
 )
-_TIMEZONE_RE = re.compile(r"\b(?:time ?zone|tz|utc|gmt|[A-Z]{2,4}T\b|[A-Z][a-z]+/[A-Z][a-z_]+|hours? (?:ahead|behind))",
+_TIMEZONE_RE = re.compile(r"\b(?:time ?zone|tz|utc|gmt|(?-i:[A-Z]{2,4}T)\b|[A-Z][a-z]+/[A-Z][a-z_]+|hours? (?:ahead|behind))",
                           re.I)
 
 
@@ -363,6 +373,10 @@ def _people(clause: str) -> list[Statement]:
             r"1:1s?|one-on-ones)\b|^(?:must|needs to|should|has to|gets to|does)\s+(?:approve|sign|review|"
             r"decide|own|okay|ok|greenlight|the releases?|the reviews?|all)\b|^(?:is|are) (?:off|out) (?:on )?"
             r"(?:fridays|mondays|weekends)\b", tail, re.I)
+        if not strong and verb.group("verb").casefold() in ("is", "are"):
+            predicate = tail[len(verb.group("verb")):]
+            strong = re.match(r"\s+(?:also\s+)?(?:our|the|my|their)\s+(?:\w+\s+){0,4}", predicate) and not (
+                lx.THING_RE.search(predicate) or re.match(r"\s+(?:our|the|my)\s+(?:latest|new|old)\b", predicate))
         if not strong:
             return []
     return [Statement(finish(third_person(clause)), "people", name, subject=name)]
@@ -387,7 +401,7 @@ _PREFERENCE_RE = re.compile(
     rf"my\s+(?:all-time\s+)?(?:favou?rite|go-to|preferred|default)\b|"
     rf"{_IM}\s+(?:a\s+)?(?:big\s+|huge\s+|massive\s+|not\s+a\s+|no\s+)?(?:fan|stickler|sucker)\s+(?:of|for)\b|"
     rf"{_IM}\s+not\s+(?:a\s+)?(?:big\s+)?fan\b|"
-    rf"{_I}{_ADV}\s+(?:use|write|code|program|develop|work|live)\s+(?:in|with)?\s*(?=[A-Z`])|"
+    rf"{_I}{_ADV}\s+(?:use|write|code|program|develop|work|live)\s+(?:in|with)?\s*(?=(?-i:[A-Z`]))|"
     rf"{_I}{_ADV}\s+(?:find|think)\s+\S+(?:\s+\S+)?\s+(?:annoying|distracting|useless|unreadable|noisy|"
     rf"overkill|helpful|easier|clearer|cleaner|more readable)\b|"
     rf"{_IM}\s+(?:a\s+)?(?:tabs|spaces|vim|emacs|light|dark)[- ]\w+\s+(?:person|guy|gal|kind of person)\b|"
@@ -395,19 +409,34 @@ _PREFERENCE_RE = re.compile(
     rf"(?:\w+\s+){{1,3}}(?:is|are) my (?:jam|thing|favou?rite)|(?:\w+\s+){{1,4}}(?:works|work) best for me)",
     re.I,
 )
-_REACTION_RE = re.compile(r"^(?:it|that|this|them|those|these|how|what|the way|your|you|when you|where|"
+_REACTION_RE = re.compile(r"^(?:it|that|this|them|those|these|how|what|the way|your|when you|where|"
                           r"to (?:see|know|try|check|ask|add|get|make|have|run|fix|look)|if)\b", re.I)
 _PREF_VERB_RE = re.compile(rf"^{_I}{_ADV}\s+(?:\w+\s+){{0,2}}?(?:prefer|like|love|enjoy|hate|dislike|rather|"
                            r"stand|bear|mind|use|want|care for|need|fan|avoid)\s+(?P<v>.*)$", re.I)
 
 
+_WHAT_I_LIKE_RE = re.compile(rf"^(?P<x>.+?)\s+(?:is|are)\s+(?:what|the (?:thing|stuff))\s+{_I}\s+(?P<v>like|love|prefer|"
+                             r"want|enjoy)$", re.I)
+_BEST_FOR_ME_RE = re.compile(r"^(?P<x>.+?)\s+(?:is|are|works?|suits?|helps?)\s+(?:\w+\s+)?(?:best|better|great|well)?\s*"
+                             r"(?:for me|me (?:a lot|most|best))\b", re.I)
+
+
 def _preference(clause: str) -> list[Statement]:
+    what = _WHAT_I_LIKE_RE.match(clause)
+    if what:
+        return [Statement(finish(f"The user {what.group('v').lower()}s {what.group('x')}"), "preference",
+                          keyword(what.group("x")))]
+    best = _BEST_FOR_ME_RE.match(clause)
+    if best and not re.match(r"^(?:it|that|this)\b", clause, re.I):
+        return [Statement(finish(re.sub(r"\bme\b", "the user", clause)), "preference", keyword(best.group("x")))]
     match = _PREFERENCE_RE.match(clause)
     if not match:
         return []
     value = _PREF_VERB_RE.match(clause)
     obj = value.group("v") if value else clause[match.end():]
-    if _REACTION_RE.match(obj.strip()) or len(clause.split()) > 30:
+    if _REACTION_RE.match(obj.strip()) or re.match(r"^(?:you|u)\b", obj.strip(), re.I) and not re.search(
+            r"\b(?:rather|prefer)\b", clause, re.I) or re.match(rf"^{_I}{_ADV}\s+find\s+(?:it|them|this|that|these|those)\b",
+                                                             clause, re.I) or not obj.strip() or len(clause.split()) > 30:
         return []
     if re.match(rf"^{_I}'?d (?:like|love) to\b", clause, re.I):
         return []
@@ -415,7 +444,8 @@ def _preference(clause: str) -> list[Statement]:
 
 
 # -- rule -------------------------------------------------------------------------------
-_NOT_VERB = frozenset("""the a an this that these those my your our his her its their same mind again ever
+_NOT_VERB = frozenset("""the a an this that these those my your our his her its their same mind again ever have has had
+will was been is are were
 once twice more less fun good bad true false happens works worked seems fails failed one ones something
 nothing everything anything someone nobody everyone when what how why who""".split())
 _RULE_PREFIX_RE = re.compile(
@@ -429,7 +459,7 @@ _RULE_PREFIX_RE = re.compile(
 )
 _RULE_LEAD_RE = re.compile(
     r"^(?:(?:please|pls|plz|kindly)\s+)?"
-    r"(?P<marker>always|never|don't|do not|dont|do NOT|don't ever|never ever|avoid|stop|no more|make sure (?:to |you )?"
+    r"(?P<marker>don't ever|do not ever|never ever|always|never|don't|do not|dont|avoid|stop|no more|make sure (?:to |you )?"
     r"(?:always )?|be sure to|remember to|you (?:should|must|shall|need to|have to)(?: always| never| not)?|"
     r"(?:I|i) (?:want|need|expect|would like|'d like) you to(?: always| never)?|(?:I|i)'d (?:like|prefer) (?:it )?if you|"
     r"(?:I|i) prefer (?:that )?you|only|please|pls|use|prefer|keep|write|answer|reply|respond|format|put|add|"
@@ -442,13 +472,22 @@ _RULE_LEAD_RE = re.compile(
 _ALWAYS_RULE_RE = re.compile(r"\b(?:always|never|from now on|going forward|moving forward|in (?:the )?future|"
                              r"by default|whenever|every time|each time|any time|at all times|no matter what|"
                              r"without exception|ever)\b", re.I)
-_QUANTIFIED_RE = re.compile(r"\b(?:all|every|any|each|no)\s+\w+", re.I)
-_STYLE_VERBS = re.compile(r"^(?:use|prefer|keep|write|answer|reply|respond|format|stick|default|wrap|name|sign|"
+_QUANTIFIED_RE = re.compile(r"\b(?:any|every|all)\s+new\b|\bnew\s+\w+|\b(?:for|on|in|with|to)\s+(?:any|every|all|each)\b|"
+                            r"\banything\b|\beverything\b|\bno exceptions\b|\beven\b|\bfor me\b", re.I)
+_MUST_RE = re.compile(r"^(?:every|all|any|each)\s+(?:new\s+)?[\w\s`./-]{1,40}?\s+(?:must|has to|have to|needs? to|"
+                      r"should|shall|may not|must not|can't|cannot)\b", re.I)
+_STRONG = ("always", "never", "don't", "do not", "dont", "don't ever", "do not ever", "never ever")
+_NO_RULE_RE = re.compile(r"^no\s+(?:more\s+)?[\w`'-]+(?:\s+[\w`'-]+){0,3}\s+(?:after|before|on|in|without|anywhere|"
+                         r"ever|unless|during|outside|inside|past|in|from|to|for)\b", re.I)
+_PRONOUNS_ANYWHERE_RE = re.compile(r"\b(?:she|he|they|xe|ze)/(?:her|him|them|hers|his|theirs|xem|zir|they|she|he)\b", re.I)
+_STYLE_VERBS = re.compile(r"^(?:use|prefer|keep|answer|reply|respond|format|stick|default|wrap|name|sign|"
                           r"prefix|spell|capitali[sz]e|lowercase|uppercase|indent|cite|call me|address me|refer to me|"
-                          r"favou?r|avoid|only|limit|cap|pin)\b", re.I)
-_ONE_OFF_RE = re.compile(r"\b(?:it|this|that|these|those|here|there|the above|the file|the function|the test|"
+                          r"favou?r|avoid|only|limit|cap)\b", re.I)
+_ONE_OFF_RE = re.compile(r"(?<![\w/])(?:[\w.-]+/[\w./-]*)|\bthat(?:\s+(?:file|one|function|test|line|error|bug|pr|commit|"
+                         r"branch|change|diff|script|class|method|module|thing|part|bit|section|page|query|endpoint)\b|$)|"
+                         r"\b(?:it|this|these|those|here|there|the above|the file|the function|the test|"
                          r"the error|the bug|the logs?|the output|the diff|the pr|the branch|the script|"
-                         r"the code|the script|line \d+|[\w/-]+\.(?:py|js|ts|tsx|go|rs|rb|java|md|json|yaml|yml|toml|"
+                         r"the code|the script|line \d+|then$|[\w/-]+\.(?:py|js|ts|tsx|go|rs|rb|java|md|json|yaml|yml|toml|"
                          r"sh|sql|css|html|txt|lock|cfg|ini))\b", re.I)
 
 
@@ -457,6 +496,8 @@ def _rule(clause: str, hint: str | None) -> list[Statement]:
             and not re.match(r"^(?:yes|no|ok|okay|sure|thanks|one|more|help|stop|wait)\b", clause, re.I):
         text = re.sub(r",?\s+(?:please|pls|plz)$", "", clause, flags=re.I)
         return [Statement(finish(text), "rule", keyword(text, last=True))]
+    if _NO_RULE_RE.match(clause) or _MUST_RE.match(clause) or hint == "rule" and re.match(r"^no\s+\w+", clause, re.I):
+        return [Statement(finish(clause), "rule", keyword(clause, last=True))]
     prefix = _RULE_PREFIX_RE.match(clause)
     body = clause[prefix.end():] if prefix else clause
     match = _RULE_LEAD_RE.match(body)
@@ -465,19 +506,21 @@ def _rule(clause: str, hint: str | None) -> list[Statement]:
     marker = match.group("marker").casefold()
     after = body[match.end():].split()
     nxt = after[0].casefold().strip(",.") if after else ""
-    if marker in ("always", "never", "don't", "do not", "dont", "don't ever", "never ever") and (
-            not nxt or nxt in _NOT_VERB or nxt.endswith("ed") and nxt not in ("need", "feed", "seed", "embed")):
+    if marker in _STRONG and (not nxt or nxt in _NOT_VERB or nxt.endswith("ed") and nxt not in (
+            "need", "feed", "seed", "embed")):
         return []
     if re.match(r"^(?:don't|do not|dont)\s+(?:worry|bother|mind|know|think|care|forget about|hesitate|get|have to|"
                 r"need to|be sorry|apologi|remember|understand|see|like|want|feel|really|even|judge|panic)\b",
-                clause, re.I):
+                body, re.I):
         return []
-    standing = bool(prefix or _ALWAYS_RULE_RE.search(clause)) or marker.startswith(("you ", "i ")) or hint == "rule" or (
-        marker in ("make sure to always", "make sure you always"))
-    if not standing:
+    standing = bool(prefix or _ALWAYS_RULE_RE.search(clause)) or marker.startswith(("you ", "i ")) or hint == "rule"
+    one_off = _ONE_OFF_RE.search(clause)
+    if marker in _STRONG or marker in ("avoid", "no more", "make sure to always", "make sure you always"):
+        if one_off and not standing:
+            return []
+    elif not standing:
         generic = _STYLE_VERBS.match(re.sub(r"^(?:please|pls|plz|kindly)\s+", "", body, flags=re.I))
-        if not ((generic or _QUANTIFIED_RE.search(clause) or marker in ("avoid", "no more"))
-                and not _ONE_OFF_RE.search(clause)):
+        if one_off or not (generic or _QUANTIFIED_RE.search(clause)):
             return []
     text = re.sub(r"^(?:please|pls|plz|kindly)\s+", "", clause, flags=re.I)
     text = re.sub(r",?\s+(?:please|pls|plz|thanks|thx|ty)$", "", text, flags=re.I)
@@ -612,8 +655,69 @@ _WE_FACT_RE = re.compile(
 )
 
 
+_NP_VERB_RE = re.compile(
+    r"^(?P<s>(?:(?:the|our|all (?:our|the)|both|all)\s+)?(?:[`'\"“]?[\w./:+*#@-]+[`'\"”]?\s+){0,4}?"
+    r"[`'\"“]?[\w./:+*#@-]+[`'\"”]?)\s+(?:(?:also|only|still|always|never|usually|just|all|both|automatically)\s+)?"
+    r"(?P<v>is|are|isn't|aren't|has|have|can't|cannot|must|needs to|need to|has to|have to|"
+    r"(?:is|are) (?:being|not|only|also|generated|managed|hosted|built|written|deployed|owned|stored|backed|"
+    r"synced|mirrored|kept|run|used|served|pinned|locked|set|configured|shared|called|named)|"
+    r"(?!(?:is|was|has|does|this|its|us|as|yes|thanks|status|bonus|focus|process|access|address|class|pass|less|"
+    r"unless|plus|minus|news|bus|gas|lens|chaos|series|basis|analysis|always|perhaps|sometimes|ops)\b)[a-z]+(?<!ss)s)\b"
+    r"(?P<rest>.+)$",
+)
+_NOT_FACT_SUBJECT_RE = re.compile(r"^(?:i|i'm|we|we're|you|you're|he|she|they|it|it's|this|that|these|those|there|"
+                                  r"here|what|which|who|how|why|when|where|if|so|and|but|or|my|your|his|her|"
+                                  r"everything|nothing|something|anything|everyone|someone|one|let's|lets|please|"
+                                  r"just|also|not|no|yes|ok|okay|thanks|sorry|hey|hi)\b", re.I)
+_FACT_STATE_RE = re.compile(r"\b(?:terrible|awful|clean|stable|slow|fast|fine|good|bad|great|okay|nice|weird|wrong|"
+                            r"annoying|broken|down|up|ready|done|about to|getting|huge mess|at \d+%?|now$|right|"
+                            r"happy|sad|tired|sick|confused|sure|unsure|correct|incorrect|interesting|cool|"
+                            r"better|worse|fixed|gone|missing|empty|failing|passing|red|green|stuck|late|early)\b",
+                            re.I)
+
+
+_IMPERATIVE_FIRST = frozenset("""run add fix check squash bump write kill split make see rename delete remove update create
+generate open use go let try show tell explain give move put set get send build deploy install upgrade revert merge
+push pull commit test look find refactor clean start stop keep change replace drop skip ignore read review draft
+convert translate format sort print log call ask wait help implement debug profile document comment paste copy
+pin unpin lock restart rebuild rerun retry reset rebase cherry-pick stash tag release ship migrate export import
+for in on at by with from to of about after before during because since if when while though although as so""".split())
+_FACT_STATUS_RE = re.compile(r"\b(?:now|already|anymore|yet)$|\b(?:is|are) (?:built|done|deployed|merged|finished|complete|"
+                             r"completed|live|out|back|fixed|updated|upgraded)\b(?!\s+(?:with|on|in|from|to|by|via|as))|"
+                             r"\b(?:new|latest) version\b|\b\d+\s*(?:ms|s|sec|secs|seconds|minutes|mins)$", re.I)
+_EVALUATIVE_RE = re.compile(r"\b(?:so|much|nicer|quick|quicker|pretty|really|too|very|complete|enough|in|slower|"
+                            r"faster|worse|better|easier|harder|cleaner|messier|huge|tiny|ugly|gross|lovely|busy|quiet|crazy|wild)\b", re.I)
+
+
+def _broad_fact(clause: str) -> re.Match[str] | None:
+    """A declarative "<thing> <present verb> …" about a system, project or place."""
+    match = _NP_VERB_RE.match(clause)
+    if not match or _NOT_FACT_SUBJECT_RE.match(clause) or len(clause.split()) < 4:
+        return None
+    subject = match.group("s")
+    words = subject.split()
+    if words[0].casefold() in _IMPERATIVE_FIRST:
+        return None
+    if not (re.match(r"(?:the|our|all|both)\b", subject, re.I) or lx.THING_RE.search(subject)
+            or re.search(r"[`'\"./:_-]|\d", subject) or any(w[:1].isupper() for w in words[1:])
+            or words[0][:1].isupper() and words[0].casefold() not in lx.COMMON_CAPS):
+        return None
+    if match.group("v") in ("is", "are") and _EVALUATIVE_RE.match(match.group("rest").strip()):
+        return None
+    if re.match(r"(?:an?|our (?:house|home|family|kids|life|weekends?))\b", subject, re.I) or _FACT_STATUS_RE.search(clause):
+        return None
+    if _subject_person(clause) and not lx.THING_RE.search(subject) and not re.search(r"[`'\"./:_-]", subject):
+        return None  # a person: the people detector's business
+    if _FACT_STATE_RE.search(match.group("rest")) and match.group("v") in ("is", "are", "isn't", "aren't"):
+        return None
+    return match
+
+
 def _fact(clause: str, hint: str | None) -> list[Statement]:
-    match = _FACT_SUBJECT_RE.match(clause) or _WE_FACT_RE.match(clause) or _FACT_BARE_RE.match(clause)
+    if _WE_FACT_RE.match(clause) and re.search(r"\b(?:it|this|that|them|these|those)\b", clause, re.I):
+        return []
+    match = (_FACT_SUBJECT_RE.match(clause) or _WE_FACT_RE.match(clause) or _FACT_BARE_RE.match(clause)
+             or _broad_fact(clause))
     if not match:
         match = _FACT_NAMED_RE.match(clause)
         if match and (match.group("s").casefold() in lx.COMMON_CAPS - {"staging", "prod", "production", "main",
@@ -658,6 +762,10 @@ def classify_clause(clause: str, hint: str | None = None) -> list[Statement]:
     clause = re.sub(r"\s*(?:[:;]-?[)(DPp]|[\U0001F300-\U0001FAFF\u2600-\u27BF]+)\s*$", "", clause)
     if len(clause.split()) < 2 or _negative(clause):
         return []
+    pronouns = _PRONOUNS_ANYWHERE_RE.search(clause)
+    if pronouns and re.search(r"\b(?:pronouns?|I|i|my|me|please|go by)\b", clause):
+        return [Statement(finish(f"The user's pronouns are {pronouns.group(0)}"), "identity", pronouns.group(0),
+                          "pronouns")]
     for detect in (lambda c: _rule(c, hint), _identity, _personal, lambda c: _decision(c, hint), _preference,
                    _schedule, _people, lambda c: _fact(c, hint)):
         found = [s for s in detect(clause) if s.text]
@@ -666,20 +774,74 @@ def classify_clause(clause: str, hint: str | None = None) -> list[Statement]:
     return []
 
 
+_JOINT_RE = re.compile(r"(,\s+(?:and\s+|but\s+|then\s+)?|\s+and\s+|\s+but\s+|\s+—\s+)")
+_SUBJECTLESS_RE = re.compile(r"^(?:speak|live in|based in|originally from|work (?:at|for|as)|not a (?:big |huge )?fan of|"
+                             r"big fan of|mostly|usually|mainly|primarily|prefer|love|hate|can't stand)\b", re.I)
+_PRONOUN_RE = re.compile(r"^(?:he|she)(?:'s|’s)?\b", re.I)
+_TRAILER_RE = re.compile(r"(?:[\s,]+(?:lol|lmao|haha+|tbh|imo|imho|fwiw|ha|heh|xd|:\)|:d|;\)|🙂|😅|🙏|👍|thx|"
+                         r"thanks|ty|though|anyway|anyways|btw|fyi|as well|too|no exceptions|ever|period))+$", re.I)
+
+
+def _statements(clause: str, hint: str | None) -> list[Statement]:
+    """A clause's statements; a clause that gives none alone may hold a first-person one further in."""
+    found = classify_clause(clause, hint)
+    if found:
+        return found
+    inner = re.search(r"(?:^|\s)(?=(?:I|i)(?:'m|’m|'d|’d|'ve)?\s+(?:prefer|like|love|hate|can't stand|"
+                      r"would rather|'d rather|rather|work|live|speak|am|'m)\b)", clause)
+    if inner and inner.start() > 0:
+        return classify_clause(clause[inner.start():].strip(), hint)
+    return []
+
+
+def _pieces(clause: str, hint: str | None) -> list[tuple[str, list[Statement]]]:
+    """``clause`` cut at commas and "and"/"but" only where both sides stand as statements on their own."""
+    parts = _JOINT_RE.split(clause)
+    out: list[tuple[str, list[Statement]]] = []
+    current = parts[0]
+    for sep, nxt in zip(parts[1::2], parts[2::2]):
+        if sep.strip() == "and" and re.match(rf"^(?:{_I}|{_IM})\b", current) and re.match(
+                r"^(?!(?:always|never|please|don't|do not)\b)[a-z]+\b", nxt):
+            nxt = "I " + nxt  # "I'm left-handed and use a split keyboard": the subject carries over
+        alone = _statements(nxt, hint)
+        if alone and _statements(current, hint):
+            out.append((current, _statements(current, hint)))
+            current = nxt
+        else:
+            current = current + sep + nxt
+    out.append((current, _statements(current, hint)))
+    return out
+
+
 def extract_statements(text: str) -> list[Statement]:
     """Durable statements in one message of the person's, in order, without repeats."""
     if agent_generated(text):
         return []
     out: list[Statement] = []
     seen: set[str] = set()
+    person: str | None = None
     for sentence in sentences(text):
         body, hint = strip_lead(sentence)
         for clause in clauses(body):
             clause, inner = strip_lead(clause)
-            for statement in classify_clause(clause, inner or hint):
-                if statement.text.casefold() not in seen:
-                    seen.add(statement.text.casefold())
-                    out.append(statement)
+            clause = _TRAILER_RE.sub("", clause.rstrip(" .!…"))
+            if _SUBJECTLESS_RE.match(clause):  # "Speak Portuguese", "not a fan of ORMs", "mostly python"
+                verb = clause.split()[0].casefold()
+                clause = ("I'm " if verb in ("based", "originally", "not", "big") else
+                          "I work with " if verb in ("mostly", "usually", "mainly", "primarily") else "I ") + clause
+            pronoun = _PRONOUN_RE.match(clause)
+            if pronoun and person:
+                clause = person + (" is" if pronoun.group(0)[-2:] in ("'s", "’s") else "") + clause[pronoun.end():]
+            for _, statements in _pieces(clause, inner or hint):
+                for statement in statements:
+                    if statement.kind == "people" and statement.subject:
+                        person = statement.subject
+                    if statement.text.casefold() not in seen:
+                        seen.add(statement.text.casefold())
+                        out.append(statement)
+            name = _subject_person(clause)
+            if name and re.match(r"^[A-Z]", clause) and len(name.split()) <= 3 and clause[len(name):].startswith(" "):
+                person = person if person and name.startswith(person) else name
     return out
 
 
