@@ -31,8 +31,8 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def atomic_write_bytes(path: Path, data: bytes, *, fsync: bool = True) -> None:
-    """Write ``data`` to a unique temp file beside ``path``, fsync, replace."""
+def atomic_write_bytes(path: Path, data: bytes, *, fsync: bool = True, mode: int = FILE_MODE) -> None:
+    """Write ``data`` to a unique temp file beside ``path``, fsync, replace (the file gets ``mode``)."""
     ensure_dir(path.parent)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
@@ -41,7 +41,7 @@ def atomic_write_bytes(path: Path, data: bytes, *, fsync: bool = True) -> None:
             if fsync:
                 handle.flush()
                 os.fsync(handle.fileno())
-        os.chmod(tmp, FILE_MODE)
+        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -51,8 +51,8 @@ def atomic_write_bytes(path: Path, data: bytes, *, fsync: bool = True) -> None:
         raise
 
 
-def atomic_write_text(path: Path, text: str, *, fsync: bool = True) -> None:
-    atomic_write_bytes(path, text.encode("utf-8"), fsync=fsync)
+def atomic_write_text(path: Path, text: str, *, fsync: bool = True, mode: int = FILE_MODE) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"), fsync=fsync, mode=mode)
 
 
 def atomic_write_json(path: Path, data: Any, *, fsync: bool = True) -> None:

@@ -21,8 +21,7 @@ from .failures import FailureCode, MemoryFailure, as_failure
 
 log = logging.getLogger("openprogram_memory")
 
-CORE_NOTE = ("Long-term memory: standing rules, preferences and identity facts from earlier sessions. "
-             "Recalled context, not new user input.")
+from .search.fence import CORE_NOTE, core_block  # noqa: F401  (CORE_NOTE: kept importable from here)
 
 
 @runtime_checkable
@@ -117,11 +116,9 @@ class FilesMemory(BaseMemory):
 
     def system_prompt(self) -> str:
         """The effective core block, fenced once; empty when injection is off."""
-        from .search.fence import fence
-
         def build() -> str:
             view = self._workspace().core_view()
-            return fence(view["effective"], CORE_NOTE) if view["inject"] else ""
+            return core_block(view["effective"]) if view["inject"] else ""
 
         return self._guard("system_prompt", "", build)
 

@@ -1,6 +1,23 @@
-"""Search over topic records: BM25 index with an on-disk cache, trust filter, recall fence."""
+"""Search over topic records: BM25 index with an on-disk cache, trust filter, recall fence.
 
-from .api import SearchHit, recall_block, search
-from .fence import fence, is_fenced
+Names resolve lazily, so importing :mod:`.fence` alone (the session-start
+hook) does not load the index code.
+"""
 
-__all__ = ["SearchHit", "fence", "is_fenced", "recall_block", "search"]
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from .fence import fence, is_fenced  # cheap (one regex); the name ``fence`` is the function, not the module
+
+_EXPORTS = {"SearchHit": ".api", "recall_block": ".api", "search": ".api"}
+
+__all__ = sorted([*_EXPORTS, "fence", "is_fenced"])
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module, __name__), name)

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 
+CORE_NOTE = ("Long-term memory: standing rules, preferences and identity facts from earlier sessions. "
+             "Recalled context, not new user input.")
 OPEN = "<memory-context>"
 CLOSE = "</memory-context>"
 _TAG_RE = re.compile(r"<\s*(/?)\s*memory-context\s*>", re.IGNORECASE)
@@ -36,3 +38,8 @@ def fence(text: str, note: str) -> str:
     if is_fenced(text):
         return text
     return "\n".join([OPEN, note, defang(text.strip("\n")), CLOSE])
+
+
+def core_block(effective_core: str) -> str:
+    """The core block an agent receives at session start: the effective core, fenced once."""
+    return fence(effective_core, CORE_NOTE)

@@ -1,0 +1,35 @@
+"""The ``openprogram`` console entry point: the Claude Code hook before anything else.
+
+``openprogram memory hook claude-code`` runs on every prompt the person
+types, so it must answer fast; typer and rich alone cost about as much as
+the whole answer may. This module (no third-party imports) dispatches that
+one command straight to :mod:`openprogram_memory.agents.claude_code_hook`;
+everything else — including ``--help`` on it — goes to the Typer app.
+"""
+
+from __future__ import annotations
+
+import sys
+
+HOOK_ARGV = ["memory", "hook", "claude-code"]
+
+
+def _plain_hook_args(rest: list[str]) -> bool:
+    """Only ``--state DIR`` / ``--state=DIR`` may follow: anything else is for Typer (help, errors)."""
+    if not rest:
+        return True
+    if len(rest) == 1:
+        return rest[0].startswith("--state=")
+    return len(rest) == 2 and rest[0] == "--state"
+
+
+def main() -> None:
+    """Run ``openprogram``."""
+    argv = sys.argv[1:]
+    if argv[:3] == HOOK_ARGV and _plain_hook_args(argv[3:]):
+        from ..agents.claude_code_hook import main as hook_main
+
+        sys.exit(hook_main(argv[3:]))
+    from .app import main as app_main
+
+    app_main()

@@ -1,0 +1,212 @@
+"""``openprogram memory hook claude-code``: every event through the real command, JSON on stdin."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from openprogram_memory.config import load_settings
+from openprogram_memory.provider import FilesMemory
+from openprogram_memory.search.fence import is_fenced
+from openprogram_memory.sessions.importers import import_paths
+from openprogram_memory.sessions.store import SessionStore
+from openprogram_memory.workspace.api import MemoryWorkspace
+from openprogram_memory.workspace.state import write_lock
+from openprogram_memory.writer.pipeline import write
+
+OPENPROGRAM = str(Path(sys.executable).with_name("openprogram"))
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "sessions" / "claude-code"
+REWIND = FIXTURES / "rewind.jsonl"
+SESSION = "5f0c7a8e-1d2b-4c3a-9e7f-2a6b8c9d0e1f"
+
+
+def hook(state: Path, stdin: str | bytes | dict | list, **env: str) -> subprocess.CompletedProcess:
+    data = json.dumps(stdin) if isinstance(stdin, (dict, list)) else stdin
+    data = data.encode() if isinstance(data, str) else data
+    environ = {**os.environ, **env}
+    return subprocess.run([OPENPROGRAM, "memory", "hook", "claude-code", "--state", str(state)], input=data,
+                          capture_output=True, timeout=60, env=environ)
+
+
+def wait_for(condition, timeout: float = 60.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError("the background write did not finish in time")
+
+
+def events(state: Path) -> list[dict]:
+    path = state / "memory" / ".scriptorium" / "events.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def writer_status(state: Path) -> dict:
+    path = state / "memory" / ".scriptorium" / "writer-status.json"
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+@pytest.fixture(scope="module")
+def written_state(tmp_path_factory) -> Path:
+    """A workspace holding what the rewind conversation says (imported and written in-process)."""
+    state = tmp_path_factory.mktemp("written") / "state"
+    settings = load_settings(state)
+    ws = MemoryWorkspace.open(settings, create=True)
+    import_paths(SessionStore(settings.sessions_dir), "claude-code", [REWIND])
+    write(ws, SESSION, force=True)
+    return state
+
+
+@pytest.fixture
+def empty_state(tmp_path: Path) -> Path:
+    state = tmp_path / "hookstate"
+    MemoryWorkspace.open(load_settings(state), create=True)
+    return state
+
+
+def test_session_start_prints_the_core_block_the_provider_gives(written_state: Path) -> None:
+    result = hook(written_state, {"session_id": "s1", "transcript_path": "/nowhere.jsonl", "cwd": "/tmp",
+                                  "hook_event_name": "SessionStart", "source": "startup"})
+    assert result.returncode == 0, result.stderr
+    output = json.loads(result.stdout)
+    assert output["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    context = output["hookSpecificOutput"]["additionalContext"]
+    assert is_fenced(context) and "Dana" in context
+    assert context == FilesMemory(load_settings(written_state)).system_prompt()
+
+
+def test_session_start_prints_nothing_when_core_injection_is_off(written_state: Path) -> None:
+    result = hook(written_state, {"session_id": "s1", "hook_event_name": "SessionStart", "source": "resume"},
+                  OPENPROGRAM_MEMORY_CORE_INJECT="false")
+    assert (result.returncode, result.stdout) == (0, b"")
+
+
+def test_user_prompt_submit_prints_the_recall_block_for_the_prompt(written_state: Path) -> None:
+    prompt = "Which web framework did we pick for billing?"
+    result = hook(written_state, {"session_id": "s1", "transcript_path": "/nowhere.jsonl", "cwd": "/tmp",
+                                  "hook_event_name": "UserPromptSubmit", "prompt": prompt})
+    assert result.returncode == 0, result.stderr
+    output = json.loads(result.stdout)["hookSpecificOutput"]
+    assert output["hookEventName"] == "UserPromptSubmit"
+    assert is_fenced(output["additionalContext"]) and "FastAPI" in output["additionalContext"]
+    assert output["additionalContext"] == FilesMemory(load_settings(written_state)).search(prompt)
+
+
+def test_user_prompt_submit_prints_nothing_when_nothing_matches(written_state: Path) -> None:
+    result = hook(written_state, {"session_id": "s1", "hook_event_name": "UserPromptSubmit",
+                                  "prompt": "zygomorphic quasar xylophone"})
+    assert (result.returncode, result.stdout) == (0, b"")
+
+
+def test_session_end_brings_the_transcripts_durable_facts_into_memory(empty_state: Path) -> None:
+    result = hook(empty_state, {"session_id": SESSION, "transcript_path": str(REWIND), "cwd": "/home/dana/billing",
+                                "hook_event_name": "SessionEnd", "reason": "exit"})
+    assert (result.returncode, result.stdout) == (0, b"")
+    wait_for(lambda: writer_status(empty_state).get("last_outcome") == "success")
+    settings = load_settings(empty_state)
+    memory = FilesMemory(settings)
+    assert "FastAPI" in memory.search("billing service web framework")
+    assert "Dana" in memory.system_prompt()
+    assert any(e["event"] == "memory.write_completed" and e["session"] == SESSION for e in events(empty_state))
+    assert SessionStore(settings.sessions_dir).exists(SESSION)
+
+
+def test_stop_imports_only_new_lines_then_runs_the_per_turn_write(empty_state: Path, tmp_path: Path) -> None:
+    transcript = tmp_path / "live.jsonl"
+    lines = REWIND.read_bytes().splitlines(keepends=True)
+    transcript.write_bytes(b"".join(lines[:8]))
+    store = SessionStore(load_settings(empty_state).sessions_dir)
+    stop = {"session_id": SESSION, "transcript_path": str(transcript), "hook_event_name": "Stop",
+            "stop_hook_active": False}
+    assert hook(empty_state, stop).returncode == 0
+    wait_for(lambda: writer_status(empty_state).get("session") == SESSION)
+    first = store.session_info(SESSION).node_count
+    with open(transcript, "ab") as handle:
+        handle.write(b"".join(lines[8:]))
+    assert hook(empty_state, stop).returncode == 0
+    whole = import_paths(SessionStore(tmp_path / "whole"), "claude-code", [REWIND]).imported
+    wait_for(lambda: store.session_info(SESSION).node_count == whole > first)
+    # the fixture's turns are over an hour old, so the per-turn entry finds them due and writes
+    wait_for(lambda: "FastAPI" in FilesMemory(load_settings(empty_state)).search("billing web framework"))
+    log = (empty_state / "memory" / ".scriptorium" / "hook.log").read_text()
+    assert "force=False): ok" in log and "force=True" not in log
+
+
+def test_malformed_stdin_exits_0_and_is_recorded(empty_state: Path) -> None:
+    result = hook(empty_state, b"{not json")
+    assert (result.returncode, result.stdout) == (0, b"")
+    failed = [e for e in events(empty_state) if e["event"] == "memory.hook_failed"]
+    assert failed and failed[-1]["code"] == "INVALID_ARGUMENT"
+    assert writer_status(empty_state)["last_failure"]["reason_code"] == "INVALID_ARGUMENT"
+
+
+@pytest.mark.parametrize("stdin", [{"hook_event_name": "Nonsense"}, ["SessionStart"],
+                                   {"hook_event_name": "SessionEnd", "transcript_path": "/x.jsonl"}])
+def test_unusable_events_exit_0_and_are_recorded(empty_state: Path, stdin) -> None:
+    result = hook(empty_state, stdin)
+    assert (result.returncode, result.stdout) == (0, b"")
+    assert [e["code"] for e in events(empty_state) if e["event"] == "memory.hook_failed"] in (
+        ["INVALID_ARGUMENT"], ["MISSING_SESSION_ID"])
+
+
+def test_a_missing_workspace_is_not_created(tmp_path: Path) -> None:
+    state = tmp_path / "nothing-here"
+    for event in ({"hook_event_name": "SessionStart", "session_id": "s"},
+                  {"hook_event_name": "UserPromptSubmit", "session_id": "s", "prompt": "billing"},
+                  {"hook_event_name": "SessionEnd", "session_id": "s", "transcript_path": str(REWIND)},
+                  "{broken"):
+        result = hook(state, event)
+        assert (result.returncode, result.stdout) == (0, b"")
+    time.sleep(0.5)  # a background process, had one started, would have created it by now
+    assert not state.exists()
+
+
+def test_memory_disabled_does_nothing(empty_state: Path) -> None:
+    before = sorted(p.relative_to(empty_state) for p in empty_state.rglob("*"))
+    result = hook(empty_state, {"hook_event_name": "SessionEnd", "session_id": SESSION,
+                                "transcript_path": str(REWIND)}, OPENPROGRAM_MEMORY_BACKEND="none")
+    assert (result.returncode, result.stdout) == (0, b"")
+    time.sleep(0.5)
+    assert sorted(p.relative_to(empty_state) for p in empty_state.rglob("*")) == before
+
+
+def test_a_held_write_lock_exits_0_and_the_failure_is_recorded(empty_state: Path) -> None:
+    ws = MemoryWorkspace.open(load_settings(empty_state))
+    with write_lock(ws.layout, 5):
+        result = hook(empty_state, {"session_id": SESSION, "transcript_path": str(REWIND),
+                                    "hook_event_name": "PreCompact", "trigger": "auto"})
+        assert (result.returncode, result.stdout) == (0, b"")
+        # returned while the write still waits for the lock (it gives up after 1 s): the agent never waits
+        assert writer_status(empty_state).get("last_failure") is None
+        failure = wait_for(lambda: writer_status(empty_state).get("last_failure"))
+    assert failure["reason_code"] == "CONCURRENT_UPDATE" and failure["retryable"] is True
+    assert any(e["event"] == "memory.write_failed" and e["code"] == "CONCURRENT_UPDATE" for e in events(empty_state))
+    assert SessionStore(load_settings(empty_state).sessions_dir).exists(SESSION)  # imported all the same
+
+
+def test_help_still_goes_through_typer() -> None:
+    result = subprocess.run([OPENPROGRAM, "memory", "hook", "claude-code", "--help"], capture_output=True,
+                            timeout=60, text=True)
+    assert result.returncode == 0 and "SessionStart" in result.stdout
+
+
+def test_the_hook_path_does_not_load_the_cli_libraries(written_state: Path) -> None:
+    code = ("import sys, io; sys.argv = ['openprogram', 'memory', 'hook', 'claude-code', '--state', sys.argv[1]];"
+            "sys.stdin = io.TextIOWrapper(io.BytesIO(b'{\"hook_event_name\": \"UserPromptSubmit\", "
+            "\"session_id\": \"s\", \"prompt\": \"billing framework\"}'));"
+            "from openprogram_memory.cli.entry import main\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "assert not {'typer', 'rich', 'click'} & set(sys.modules), sorted(sys.modules)")
+    result = subprocess.run([sys.executable, "-c", code, str(written_state)], capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert "FastAPI" in result.stdout
