@@ -20,12 +20,20 @@ def write_command(
     session: Optional[str] = typer.Option(None, "--session", "-s", help="Session id to write."),
     force: bool = typer.Option(False, "--force", help="Session boundary: write everything pending, every branch."),
     all_idle: bool = typer.Option(False, "--all-idle", help="One idle-watcher poll over every session."),
+    rereview: bool = typer.Option(False, "--rereview",
+                                  help="Re-read turns another writer settled as nothing durable (after switching "
+                                       "memory.writer.model); every session, or --session."),
+    since: Optional[str] = typer.Option(None, "--since", metavar="DATE",
+                                        help="With --rereview: only turns dated on or after YYYY-MM-DD."),
     state: Optional[str] = StateOption,
     json: bool = JsonOption,
 ) -> None:
     """Write a session into memory (per turn, or --force at the session boundary)."""
     if all_idle:
         _poll(state, json)
+        return
+    if rereview or since is not None:
+        _rereview(session, since, rereview, state, json)
         return
     with reporting(json):
         from ..writer.pipeline import write_report
@@ -50,6 +58,39 @@ def write_command(
             console.print(f"revision {data['revision']}")
 
         emit(data, json, human)
+
+
+def _rereview(session: Optional[str], since: Optional[str], rereview: bool, state: Optional[str],
+              as_json: bool) -> None:
+    with reporting(as_json):
+        from datetime import date
+
+        from ..writer.rereview import rereview_sessions
+
+        if not rereview:
+            raise MemoryFailure(FailureCode.INVALID_ARGUMENT, "--since goes with --rereview")
+        try:
+            day = date.fromisoformat(since) if since is not None else None
+        except ValueError:
+            raise MemoryFailure(FailureCode.INVALID_ARGUMENT, f"--since {since!r}: expected YYYY-MM-DD") from None
+        ws = open_workspace(memory_settings(state), create=True)
+        data = rereview_sessions(ws, session_id=session, since=day)
+
+        def human() -> None:
+            if not data["reopened"]:
+                console.print(f"Nothing to re-review: no settled turn was reviewed by a writer other than "
+                              f"{data['writer']}.")
+            else:
+                written = sum(len(r["written"]) for r in data["sessions"])
+                reviewed = sum(len(r["reviewed"]) for r in data["sessions"])
+                console.print(f"{data['reopened']} settled turn(s) re-read by {data['writer']} in "
+                              f"{len(data['sessions'])} session(s): {written} written, {reviewed} reviewed with "
+                              "nothing durable.")
+                for path in data["changed_files"]:
+                    console.print(f"  {path}")
+            console.print(f"revision {data['revision']}")
+
+        emit(data, as_json, human)
 
 
 def _poll(state: Optional[str], as_json: bool) -> None:

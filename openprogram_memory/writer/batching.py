@@ -61,10 +61,14 @@ class Pending:
 
 
 def read_pending(store: SessionStore, session_id: str, workspace_id: str, tip: str | None,
-                 reviewed: frozenset[str] = frozenset()) -> Pending:
-    """Pending turns from ``tip`` (default head): O(pending) node reads, one token count each."""
+                 reviewed: frozenset[str] = frozenset(), reopen: Callable[[Node], bool] | None = None) -> Pending:
+    """Pending turns from ``tip`` (default head): O(pending) node reads, one token count each.
+
+    ``reviewed`` turns are left out unless ``reopen`` says to read them again.
+    """
     walk = pending_walk(store, session_id, workspace_id, tip)
-    turns = tuple(PendingTurn(node, count_tokens(node.content)) for node in walk.turns if node.id not in reviewed)
+    turns = tuple(PendingTurn(node, count_tokens(node.content)) for node in walk.turns
+                  if node.id not in reviewed or (reopen is not None and reopen(node)))
     return Pending(walk, turns)
 
 

@@ -44,6 +44,7 @@ from ..workspace.state import RuntimeState, write_lock
 from . import journal
 from .backend import WriterBackend, resolve_backend
 from .batching import Pending, batch_turn, cut_batch, is_due, read_pending, source_message
+from .rereview import Rereview
 from .reviewed import ReviewLedger
 from .runner import run_writer
 
@@ -99,7 +100,8 @@ class WriteReport:
 class WriteContext:
     """Everything one ``write`` call shares across its passes."""
 
-    def __init__(self, ws: MemoryWorkspace, session_id: str, now: datetime, backend: WriterBackend | None) -> None:
+    def __init__(self, ws: MemoryWorkspace, session_id: str, now: datetime, backend: WriterBackend | None,
+                 rereview: Rereview | None = None) -> None:
         self.ws = ws
         self.session_id = session_id
         self.now = now
@@ -107,6 +109,7 @@ class WriteContext:
         self.workspace_id = ws.workspace_id
         self.threshold = int(ws.settings["memory.writer.trigger_tokens"])
         self.ledger = ReviewLedger(ws.layout)
+        self.rereview = rereview
         self._backend = backend
 
     @property
@@ -118,9 +121,14 @@ class WriteContext:
 
     def pending(self, tip: str | None) -> Pending:
         """Pending turns from ``tip`` (default head); a damaged store is SESSION_NODES_UNAVAILABLE."""
+        reopen = None
+        if self.rereview is not None:
+            entries = self.ledger.entries(self.session_id)
+            writer, rereview = self.backend.name, self.rereview
+            reopen = lambda node: rereview.reopens(entries.get(node.id, {}), node, writer)  # noqa: E731
         try:
             return read_pending(self.store, self.session_id, self.workspace_id, tip,
-                                self.ledger.ids(self.session_id))
+                                self.ledger.ids(self.session_id), reopen)
         except MemoryFailure as failure:
             if failure.code is FailureCode.MEMORY_NOT_FOUND:
                 raise MemoryFailure(FailureCode.SESSION_NODES_UNAVAILABLE, failure.message,
@@ -150,8 +158,13 @@ def write(settings_or_ws: Settings | MemoryWorkspace, session_id: str | None, *,
 
 
 def write_report(settings_or_ws: Settings | MemoryWorkspace, session_id: str | None, *, force: bool = False,
-                 backend: WriterBackend | None = None, now: datetime | None = None) -> WriteReport:
-    """:func:`write`, returning what was done (passes, written turns, pending, revision)."""
+                 backend: WriterBackend | None = None, now: datetime | None = None,
+                 rereview: Rereview | None = None) -> WriteReport:
+    """:func:`write`, returning what was done (passes, written turns, pending, revision).
+
+    ``rereview`` (with ``force``) also reads turns another writer settled as
+    nothing durable (:func:`.rereview.rereview_sessions`).
+    """
     ws = open_workspace(settings_or_ws)
     if not ws.settings["memory.writer.enabled"]:
         return WriteReport(session_id, force, skipped="memory.writer.enabled=false")
@@ -160,7 +173,7 @@ def write_report(settings_or_ws: Settings | MemoryWorkspace, session_id: str | N
         failure = MemoryFailure(FailureCode.MISSING_SESSION_ID, "write needs a session id (memory write --session ID)")
         journal.record_failure(ws.layout, None, failure, None, moment)
         raise failure
-    ctx = WriteContext(ws, session_id, moment, backend)
+    ctx = WriteContext(ws, session_id, moment, backend, rereview)
     try:
         return _write(ctx, force)
     except MemoryFailure as failure:

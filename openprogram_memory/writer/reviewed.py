@@ -16,6 +16,12 @@ pass over the same walk installs a real change (the mark covers the walked
 span up to that batch). Entries are dropped once marked, so the ledger
 holds only reviewed-but-unmarked turns.
 
+Each entry records which writer reviewed the turn (``backend``: ``rules``
+or ``anthropic:<model>``) and when (``at``). A verdict stays a verdict when
+the writer changes; ``memory write --rereview`` reopens the turns another
+writer settled, so the current one reads them again through the normal
+pass (see :class:`~openprogram_memory.writer.pipeline.Rereview`).
+
 Two ledgers use this: ``reviewed.json`` (session turns, grouped by session)
 and ``backfill-reviewed.json`` (archived sources, one group).
 """
@@ -53,6 +59,18 @@ class ReviewLedger:
     def _save(self, groups: dict[str, dict[str, Any]]) -> None:
         groups = {g: items for g, items in groups.items() if items}
         atomic_write_json(self.path, {"version": LEDGER_VERSION, "groups": groups})
+
+    def groups(self) -> list[str]:
+        """Every group (session) with reviewed entries."""
+        if not self.path.exists():
+            return []
+        return sorted(self._load())
+
+    def entries(self, group: str) -> dict[str, dict[str, Any]]:
+        """``{id: info}`` of ``group`` (info: ``at``, ``source``, ``backend``)."""
+        if not self.path.exists():
+            return {}
+        return {key: dict(info) if isinstance(info, dict) else {} for key, info in self._load().get(group, {}).items()}
 
     def ids(self, group: str) -> frozenset[str]:
         """Every id reviewed (and not yet settled otherwise) in ``group``."""
