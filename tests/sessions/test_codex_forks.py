@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 from openprogram_memory.cli.app import app
 from openprogram_memory.config import load_settings
 from openprogram_memory.sessions.importers import import_paths
+from openprogram_memory.sessions.importers.tail import import_appended
 from openprogram_memory.sessions.markers import MARKER_KEY, is_memory_input, live_tips
 from openprogram_memory.sessions.store import SessionStore
 
@@ -99,7 +100,8 @@ def test_a_fork_of_a_fork_truncated_before_its_last_question_joins_the_same_sess
     result = import_paths(store, "codex", [path])
     assert result.sessions == [PARENT_ID] and result.imported == 1
     node = store.get_node(PARENT_ID, store.head(PARENT_ID))
-    assert node.content == ask and node.predecessor == store.session_info(PARENT_ID).metadata["codex_threads"][PARENT_ID]
+    parent_tip = store.session_info(PARENT_ID).metadata["codex_threads"][PARENT_ID]
+    assert node.content == ask and node.predecessor == parent_tip
     assert len(live_tips(store, PARENT_ID)) == 2  # the first fork's answer and this question
 
 
@@ -110,3 +112,24 @@ def test_a_fork_whose_parent_is_unknown_is_its_own_session(store: SessionStore) 
     # imported alone first, it stays alone: moving it would duplicate its turns
     import_paths(store, "codex", [PARENT])
     assert import_paths(store, "codex", [FORK]).imported == 0
+
+
+def test_a_fork_read_as_it_grows_ends_where_a_whole_file_import_does(tmp_path: Path) -> None:
+    whole = SessionStore(tmp_path / "whole")
+    import_paths(whole, "codex", [PARENT, FORK])
+    store = SessionStore(tmp_path / "tail")
+    import_paths(store, "codex", [PARENT])
+    growing = tmp_path / "live" / FORK.name
+    growing.parent.mkdir()
+    with open(growing, "wb") as handle:
+        for line in FORK.read_bytes().splitlines(keepends=True):
+            handle.write(line)
+            handle.flush()
+            import_appended(store, "codex", growing, tmp_path / "transcripts")
+    assert [info.session for info in store.list_sessions()] == [PARENT_ID]
+    assert tree(store) == tree(whole)
+
+
+def tree(store: SessionStore) -> dict[str, tuple]:
+    return {node_id: (node.predecessor, node.role, node.content)
+            for node_id in store.parent_map(PARENT_ID) for node in [store.get_node(PARENT_ID, node_id)]}

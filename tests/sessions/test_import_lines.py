@@ -292,7 +292,8 @@ def test_every_typed_turn_of_a_claude_code_transcript_is_memory_input(store: Ses
             assert not turn.content.lstrip().startswith(WRAPPERS)
 
 
-@pytest.mark.parametrize("fmt, path", [("pi", FIXTURES / "pi" / "branched.jsonl"), ("pi", FIXTURES / "pi" / "crud.jsonl"),
+@pytest.mark.parametrize("fmt, path", [("pi", FIXTURES / "pi" / "branched.jsonl"),
+                                       ("pi", FIXTURES / "pi" / "crud.jsonl"),
                                        ("codex", FIXTURES / "codex" / "crud.jsonl")])
 def test_every_typed_turn_of_pi_and_codex_transcripts_is_memory_input(store: SessionStore, fmt: str,
                                                                       path: Path) -> None:

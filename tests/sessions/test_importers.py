@@ -152,7 +152,8 @@ def test_pi_branches_share_their_prefix(store: SessionStore) -> None:
 
 def test_codex_rollout_is_a_chain_without_injected_context(store: SessionStore) -> None:
     result = import_paths(store, "codex", [FIXTURES / "codex" / "crud.jsonl"])
-    assert import_paths(store, "codex", [FIXTURES / "codex" / "crud.jsonl"]).skipped["already_present"] == result.imported
+    again = import_paths(store, "codex", [FIXTURES / "codex" / "crud.jsonl"])
+    assert again.skipped["already_present"] == result.imported
     session = result.sessions[0]
     turns = pending_turns(store, session, WS)
     assert turns[0].content.startswith("create a file `JOKE.md`")

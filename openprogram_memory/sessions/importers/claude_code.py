@@ -31,7 +31,8 @@ Rules:
 * Sidechain lines (``isSidechain: true``, a sub-agent's conversation) form
   their own branch, attached to the node holding the ``Task`` call whose
   prompt started it (a sidechain prompt line with an absent parent starts
-  a new sub-agent branch; other sidechain lines chain within their agent). They are marked ``sidechain: true, scheduled: true``
+  a new sub-agent branch; other sidechain lines chain within their agent).
+  They are marked ``sidechain: true, scheduled: true``
   (kind ``subagent_prompt``/``subagent_report``): the prompt was written by
   the main agent and the report goes back to it, so neither is the
   person's input; what matters reaches the main branch as the assistant's

@@ -24,7 +24,9 @@ the parent's branch (same role, type and content, in order) map to the
 parent's nodes (counted as ``fork_prefix``), and the fork's own turns hang
 off the last shared node — so written markers on the shared prefix hold
 and only the turns after the fork are written. Within one import, parents
-are imported before their forks. A fork whose parent is not in the store
+are imported before their forks; an incremental import (``tail``) keeps
+the prefix aliases between reads, so a fork read as it grows lands in the
+same place. A fork whose parent is not in the store
 (or shares nothing with it) is imported as its own session, with
 ``forked_from`` in its session metadata. Each store session lists the
 codex threads it holds and their tips in ``metadata.codex_threads``.
@@ -36,7 +38,7 @@ import hashlib
 import re
 from typing import Any
 
-from ..store import SessionStore, is_valid_id
+from ..store import Node, SessionStore, is_valid_id
 from ..timestamps import now_iso
 from .common import (
     EMPTY_RESULT,
@@ -79,14 +81,18 @@ def owns(line: dict[str, Any]) -> bool:
 FORMAT = TranscriptFormat("codex", "a codex rollout", owns)
 
 
-def import_codex(store: SessionStore, transcripts: list[TranscriptFile]) -> ImportResult:
-    """Import codex rollouts (already read and checked to be of this format), parents before forks."""
+def import_codex(store: SessionStore, transcripts: list[TranscriptFile],
+                 aliases: dict[str, str | None] | None = None) -> ImportResult:
+    """Import codex rollouts (already read and checked to be of this format), parents before forks.
+
+    ``aliases`` carries the lines of a growing fork found to repeat its parent in earlier reads.
+    """
     result = EMPTY_RESULT
     for transcript in _parents_first(transcripts):
-        tree, thread_id, tip = build_tree(transcript, store)
+        tree, thread_id, tip = build_tree(transcript, store, aliases)
         result = result + transcript.result() + write_tree(store, tree)
         if tip is not None and store.exists(tree.session_id):
-            threads = dict(store.session_info(tree.session_id).metadata.get(THREADS_KEY) or {})
+            threads = _threads(store, tree.session_id)
             if threads.get(thread_id) != tip:
                 store.set_session_metadata(tree.session_id, {THREADS_KEY: {**threads, thread_id: tip}})
     return result
@@ -118,11 +124,14 @@ def _parents_first(transcripts: list[TranscriptFile]) -> list[TranscriptFile]:
     return ordered
 
 
-def build_tree(transcript: TranscriptFile, store: SessionStore) -> tuple[TranscriptTree, str, str | None]:
+def build_tree(transcript: TranscriptFile, store: SessionStore,
+               aliases: dict[str, str | None] | None = None) -> tuple[TranscriptTree, str, str | None]:
     """One rollout's linear draft tree, its thread id, and the id of its last kept line.
 
     A fork whose parent thread is in the store is built into the parent's
-    session, its shared prefix aliased to the parent's nodes.
+    session, its shared prefix aliased to the parent's nodes. ``aliases``
+    (kept by an incremental import between reads) remembers which lines
+    were prefix, so a read that starts mid-file continues the match.
     """
     meta = _session_meta(transcript)
     thread_id = meta.get("id") if is_valid_id(meta.get("id")) else transcript.path.stem
@@ -132,24 +141,56 @@ def build_tree(transcript: TranscriptFile, store: SessionStore) -> tuple[Transcr
         return tree, "-", None
     drafts, skipped = _drafts(transcript, thread_id, meta)
     forked_from = meta.get("forked_from_id") if is_valid_id(meta.get("forked_from_id")) else None
-    # A fork imported on its own before its parent stays where it is: moving it would duplicate it.
-    linked = forked_from is not None and not store.exists(thread_id)
-    host, shared = _fork_prefix(store, forked_from, drafts) if linked else (None, [])
-    tree = TranscriptTree(host or thread_id, SOURCE, store)
+    host, branch = None, []
+    if forked_from is not None and not store.exists(thread_id):  # imported alone before: it stays alone
+        host, branch = _parent_branch(store, forked_from)
+    tree = TranscriptTree(host or thread_id, SOURCE, store, aliases)
+    own = _link_fork(tree, drafts, branch) if host else drafts
+    if host and drafts and len(own) == len(drafts) and thread_id not in _threads(store, host):
+        host = None  # it repeats nothing of its parent: a conversation of its own
+        tree = TranscriptTree(thread_id, SOURCE, store, aliases)
     tree.skipped.update(skipped)
     if forked_from and not host:
         tree.session_metadata["forked_from"] = forked_from
     previous: str | None = None
-    for index, draft in enumerate(drafts):
-        if index < len(shared):
-            tree.drop(draft.id, shared[index], FORK_PREFIX)
-        else:
+    for draft in drafts:
+        if not host or draft in own:
             draft.parent = previous
             if host:
                 draft.metadata.update(thread=thread_id, forked_from=forked_from)
             tree.add(draft)
         previous = draft.id
     return tree, thread_id, tree.resolve(previous)
+
+
+def _link_fork(tree: TranscriptTree, drafts: list[DraftNode], branch: list[Node]) -> list[DraftNode]:
+    """Alias the fork's leading drafts that repeat ``branch`` (the parent's, root first); return the others.
+
+    Matching goes in order and stops at the first difference: from there on
+    every line is the fork's own. A draft aliased by an earlier read, or
+    already stored as the fork's own node, says where an incremental read
+    that starts mid-file stands.
+    """
+    position = {node.id: index for index, node in enumerate(branch)}
+    at, diverged, own = -1, False, []
+    for draft in drafts:
+        earlier = tree.aliases.get(draft.id)
+        if not diverged and earlier in position:
+            at = position[earlier]
+            tree.skipped[FORK_PREFIX] += 1
+        elif not diverged and not tree.knows(draft.id) and at + 1 < len(branch) and _same_line(draft, branch[at + 1]):
+            at += 1
+            tree.drop(draft.id, branch[at].id, FORK_PREFIX)
+        else:
+            diverged = True
+            own.append(draft)
+    return own
+
+
+def _same_line(draft: DraftNode, node: Node) -> bool:
+    """Whether a fork's line repeats a parent's node (times are rewritten in the copy, so not compared)."""
+    return (draft.role, draft.content, draft.metadata.get("type")) == (node.role, node.content,
+                                                                        node.metadata.get("type"))
 
 
 def _drafts(transcript: TranscriptFile, thread_id: str, meta: dict[str, Any]) -> tuple[list[DraftNode], dict]:
@@ -173,22 +214,17 @@ def _drafts(transcript: TranscriptFile, thread_id: str, meta: dict[str, Any]) ->
     return drafts, skipped
 
 
-def _fork_prefix(store: SessionStore, parent_thread: str, drafts: list[DraftNode]) -> tuple[str | None, list[str]]:
-    """The store session holding ``parent_thread`` and the parent node ids the fork's first drafts repeat.
-
-    ``(None, [])`` when the parent is not in the store or the fork repeats none of it.
-    """
+def _parent_branch(store: SessionStore, parent_thread: str) -> tuple[str | None, list[Node]]:
+    """The store session holding ``parent_thread`` and that thread's branch (root first), or ``(None, [])``."""
     host, tip = _thread_home(store, parent_thread)
     if host is None or tip is None:
         return None, []
-    shared: list[str] = []
-    branch = reversed(list(store.walk_back(host, tip)))
-    for draft, node in zip(drafts, branch):
-        if (draft.role, draft.content, draft.metadata.get("type")) != (node.role, node.content,
-                                                                      node.metadata.get("type")):
-            break
-        shared.append(node.id)
-    return (host, shared) if shared else (None, [])
+    return host, list(reversed(list(store.walk_back(host, tip))))
+
+
+def _threads(store: SessionStore, session_id: str) -> dict[str, str]:
+    """``{codex thread id: tip node}`` of the threads a store session holds."""
+    return dict(store.session_info(session_id).metadata.get(THREADS_KEY) or {}) if store.exists(session_id) else {}
 
 
 def _thread_home(store: SessionStore, thread_id: str) -> tuple[str | None, str | None]:

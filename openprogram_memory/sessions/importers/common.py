@@ -296,7 +296,9 @@ class TranscriptTree:
         """Whether ``raw_id`` is a line of this transcript or a node the store already holds."""
         if not is_valid_id(raw_id):
             return False
-        return raw_id in self.line_ids or raw_id in self.aliases or (self.store is not None and self.store.has_node(self.session_id, raw_id))
+        if raw_id in self.line_ids or raw_id in self.aliases:
+            return True
+        return self.store is not None and self.store.has_node(self.session_id, raw_id)
 
     def parent_for(self, raw_parent: Any, previous: str | None) -> str | None:
         """``raw_parent`` if it exists, else ``previous`` (the line before, in file order)."""

@@ -79,8 +79,8 @@ class TailFormat:
 
 TAIL_FORMATS: dict[str, TailFormat] = {
     "claude-code": TailFormat(_claude_code_prompt, False, claude_code.import_claude_code),
-    # codex is linear: a line's parent is the line before, never a name to resolve
-    "codex": TailFormat(_codex_prompt, True, lambda store, transcripts, aliases: codex.import_codex(store, transcripts)),
+    # codex is linear; aliases remember which lines of a fork repeat its parent
+    "codex": TailFormat(_codex_prompt, True, codex.import_codex),
     "pi": TailFormat(_pi_prompt, True, pi.import_pi),
 }
 
