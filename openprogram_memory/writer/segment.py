@@ -196,9 +196,10 @@ _FILLER_RE = re.compile(
 _LABEL_RE = re.compile(r"^(?P<label>[\w'’ /&+.-]{1,40}?)\s*(?::|—|–|--|\s-)\s+(?=\S)")
 _HINTS = (
     ("rule", re.compile(r"\b(?:rules?|instructions?|guidelines?|policy|convention|standing order|always|never|"
-                        r"going forward|from now on|in future|please|reminder)\b", re.I)),
+                        r"going forward|from now on|in future|future|please|reminder|rule of thumb|"
+                        r"for (?:any|all|every)|whenever|house style|style)\b", re.I)),
     ("decision", re.compile(r"\b(?:decisions?|decided|verdict|outcome|resolution|agreed|change of plans?|"
-                            r"scratch that|final answer|conclusion|consensus|we're going with)\b", re.I)),
+                            r"scratch that|final answer|final|conclusion|consensus|we're going with|changed (?:my|our) minds?)\b", re.I)),
     ("preference", re.compile(r"\b(?:preferences?|pet peeve|taste)\b", re.I)),
     ("schedule", re.compile(r"\b(?:schedule|calendar|cadence|reminder)\b", re.I)),
     ("fact", re.compile(r"\b(?:context|background|fyi|for reference|for the record|architecture|infra|setup)\b",

@@ -77,7 +77,7 @@ _QUESTION_RE = re.compile(
     re.I,
 )
 _HYPOTHETICAL_RE = re.compile(
-    r"^(?:if|suppose|supposing|imagine|assuming|hypothetically|what if|in theory|maybe|perhaps|probably|"
+    r"^(?:if(?!\s+(?:you|a|an|the|any|anything|something|someone|there's|there is)\b)|suppose|supposing|imagine|assuming|hypothetically|what if|in theory|maybe|perhaps|probably|"
     r"i (?:think|guess|suspect|wonder|assume|believe|feel like|bet|hope|wish)|i'm (?:not sure|guessing|wondering)|"
     r"not sure|might|could be|seems|looks like|sounds like|apparently|unless)\b|"
     r"\b(?:if (?:i|we) (?:were|had|was)|would have|could have|should have|i'd probably|i might|we might|we could|"
@@ -100,7 +100,7 @@ _MOMENT_RE = re.compile(
     r"errors|changes)|next (?:week|month|time)|last (?:night|week)|in a (?:minute|bit|sec|second)|"
     r"for (?:the )?(?:moment|time being)|next (?:sprint|release|quarter|year)|temporar(?:y|ily)|a minute ago|an hour ago|this year|"
     r"for this (?:pr|task|change|one|session|run|ticket|repo|refactor)|until (?:friday|monday|tomorrow|further notice|"
-    r"next week|then|it's fixed)|the (?:above|following)|above|below|yet|again|anymore|so far|omg|ugh|rn)\b",
+    r"next week|then|it's fixed)|the (?:above|following)|above|below|yet|again|so far|omg|ugh|rn)\b",
     re.I,
 )
 _STATE_RE = re.compile(
@@ -126,13 +126,19 @@ _STANDING_RE = re.compile(r"\b(?:always|never|ever|don't|do not|every|each|whene
                           r"in (?:the )?future|by default|as a rule|at all times)\b", re.I)
 
 
+_RANGE_RE = re.compile(r"\b\d{1,2}(?::\d{2})?\s*(?:am|pm)?\s*(?:[–-]|to)\s*\d{1,2}(?::\d{2})?\s*(?:am|pm)?\b|"
+                       r"\b(?:usually|normally|typically|mostly)\b.*\b(?:online|offline|away|off|around|available)\b", re.I)
+
+
 def _negative(clause: str) -> bool:
     """Questions, hypotheticals, reported speech, moment-bound talk, passing states and status."""
     if clause.endswith("?") or _QUESTION_RE.match(clause):
         return True
     if _HYPOTHETICAL_RE.search(clause) or _REPORTED_RE.search(clause):
         return True
-    if _MOMENT_RE.search(clause) or _STATE_RE.match(clause):
+    if _MOMENT_RE.search(clause):
+        return True
+    if _STATE_RE.match(clause) and not (lx.RECURRENCE_RE.search(clause) or _RANGE_RE.search(clause)):
         return True
     return bool(_STATUS_RE.search(clause)) and not _STANDING_RE.search(clause)
 
@@ -171,7 +177,9 @@ _NAME_LEAD_RE = re.compile(
     re.I,
 )
 _ROLE_RE = re.compile(
-    rf"^(?:{_IM}(?:\s+(?:now|currently|actually|also|still|basically|officially))?\s+(?:an?|the)\s+|"
+    rf"^(?:{_IM}(?:\s+(?:now|currently|actually|also|still|basically|officially))?\s+(?:an?\s+|the\s+|"
+    rf"(?=(?:[\w-]+\s+){{0,2}}(?-i:(?:[A-Z]{{2,4}}|lead|head|senior|junior|staff|principal|chief))\b))|"
+    rf"{_I}(?:'ve| have) been (?:an?|the)\s+|{_I}{_ADV}\s+(?:do|am doing|'m doing)\s+(?=.+\bfor a living\b)|"
     rf"{_I}{_ADV}\s+work\s+as\s+(?:an?|the)?\s*|{_I}(?:'ve| have)? (?:been )?(?:promoted|hired) (?:to|as)\s+(?:an?\s+)?|"
     rf"my (?:role|job|title|job title|position) (?:is|was changed to)\s+(?:an?\s+)?)(?P<v>.+)$",
     re.I,
@@ -180,7 +188,9 @@ _EMPLOYER_RE = re.compile(
     rf"^(?:{_I}{_ADV}(?:\s+(?:remotely|full-time|part-time|freelance|fully remote))?\s+(?:work|am working|'m working)"
     rf"(?:\s+(?:remotely|full-time|part-time|freelance|fully remote))?\s+(?:at|for|with)\s+|{_IM}\s+(?:now\s+)?(?:at|with|employed by|"
     rf"working (?:at|for))\s+|{_I}(?:'ve| have)?{_ADV}\s+(?:joined|started at|started working at)\s+|"
-    rf"my (?:employer|company|day job) is\s+|{_I}(?:'ve| have)?\s+(?:left|quit)\s+.+?,?\s+(?:and\s+)?"
+    rf"my (?:employer|company|day job) is\s+|{_I}(?:'ve| have) been (?:at|with|working (?:at|for))\s+|"
+    rf"{_I}{_ADV}\s+(?:co-?founded|founded|started|run|own)\s+(?=(?-i:[A-Z]))|{_IM}\s+(?:the\s+)?(?:co-?)?founder of\s+|"
+    rf"{_I}{_ADV}\s+(?:start(?:ed|ing)?|begin|began)\s+(?:work(?:ing)?\s+)?at\s+|{_I}(?:'ve| have)?\s+(?:left|quit)\s+.+?,?\s+(?:and\s+)?"
     rf"(?:(?:I'm|i'm|im|I am)\s+)?(?:now\s+)?(?:at|with|working (?:at|for)|joined)\s+)(?P<v>.+)$",
     re.I,
 )
@@ -195,6 +205,8 @@ _LANGUAGE_RE = re.compile(
     rf"{_IM}\s+fluent in\s+)(?P<v>.+)$",
     re.I,
 )
+_FIRST_LANGUAGE_RE = re.compile(r"^(?P<v>(?-i:[A-Z]\w+)(?:\s+and\s+(?-i:[A-Z]\w+))?)\s+(?:is|are)\s+my\s+"
+                                r"(?:first|native|mother|main|second|home)\s+(?:language|tongue)s?\b", re.I)
 _PRONOUNS_RE = re.compile(r"^(?:my pronouns are|i use|pronouns:?)\s+(?P<v>(?:she|he|they|xe|ze|it)/\w+.*)$", re.I)
 _TEAM_RE = re.compile(
     rf"^(?:{_IM}\s+(?:on|in|part of|a member of|with)\s+(?:the\s+)?|{_I}{_ADV}\s+(?:work on|belong to|sit on|sit in|"
@@ -219,10 +231,12 @@ def _identity(clause: str) -> list[Statement]:
                 for part in re.split(r"\s*,\s*(?:and\s+)?|\s+and\s+(?=(?:a|an|based|living|from|on|at)\b)", tail):
                     out.extend(_appositive(part))
                 return out
-    for slot, pattern in (("pronouns", _PRONOUNS_RE), ("languages", _LANGUAGE_RE), ("team", _TEAM_RE)):
+    for slot, pattern in (("pronouns", _PRONOUNS_RE), ("languages", _LANGUAGE_RE), ("languages", _FIRST_LANGUAGE_RE),
+                          ("team", _TEAM_RE)):
         match = pattern.match(clause)
         if match:
-            return [Statement(finish(third_person(clause)), "identity", keyword(match.group("v")), slot)]
+            value = match.group("v")
+            return [Statement(finish(_possessive(third_person(clause))), "identity", keyword(value), slot)]
     match = _LOCATION_RE.match(clause) or (_LOCATION_I_RE.match(clause) if re.search(
         r"\b(?:live|based|moved|relocated|from)\b", clause, re.I) else None)
     if match and not lx.THING_RE.match(match.group("v")) and not _TIMEZONE_RE.search(match.group("v")):
@@ -268,6 +282,13 @@ def _appositive(part: str) -> list[Statement]:
     return []
 
 
+def _possessive(text: str) -> str:
+    """ "Tamil is my first language" → "Tamil is the user's first language" (a first person not at the start)."""
+    if text.startswith("The user"):
+        return text
+    return re.sub(r"\bme\b", "the user", re.sub(r"\bmy\b", "the user's", text, flags=re.I))
+
+
 def _looks_like_org(value: str) -> bool:
     first = value.split()[0] if value.split() else ""
     return bool(first) and (first[0].isupper() or first.casefold() in ("a", "an")) and first.casefold() not in (
@@ -295,7 +316,7 @@ _PERSONAL_RE = re.compile(
     r"collect|brew|homebrew|woodwork|read|draw|write (?:poetry|fiction|novels))\b|"
     r"my (?:birthday|bday|hobby|hobbies|diet|allergy|allergies|time ?zone|tz|weekends?|evenings|"
     r"partner's|wife's|husband's|kids'|kid's|son's|daughter's)\b|"
-    rf"{_I} was born\b|{_IM}\s+(?:on|in)\s+(?:[A-Z]{{2,5}}T?|UTC|GMT)(?:\s*[+-]\s*\d{{1,2}}(?::\d{{2}})?)?\b|"
+    rf"{_I} was born\b|{_I}{_ADV}\s+grew up\b|{_IM}\s+(?:born and raised|raised)\b|{_IM}\s+(?:on|in)\s+(?:[A-Z]{{2,5}}T?|UTC|GMT)(?:\s*[+-]\s*\d{{1,2}}(?::\d{{2}})?)?\b|"
     rf"{_IM}\s+(?:\w+\s+)?(?:hours?|hrs?)\s+(?:ahead|behind)|{_I}{_ADV}\s+(?:don't|do not)\s+(?:work|check slack|"
     r"answer)\s+(?:on\s+)?(?:weekends|fridays|evenings)|"
     rf"{_I}{_ADV}\s+(?:speak|am learning|'m learning|learn)\s+|{_IM}\s+learning\s+|{_IM}\s+(?:really\s+)?into\s+|"
@@ -326,8 +347,10 @@ def _personal(clause: str) -> list[Statement]:
 
 
 # -- people ------------------------------------------------------------------------------
-_COLLEAGUE_RE = re.compile(rf"^(?:my|our|the)\s+(?:new\s+|old\s+|former\s+|current\s+)?(?:{lx.COLLEAGUES})\b"
-                           rf"(?:,?\s+(?P<n>[A-Z][\w'’-]+(?:\s+[A-Z][\w'’-]+)?),?)?", re.I)
+_COLLEAGUE_RE = re.compile(rf"^(?:my|our)\s+(?:new\s+|old\s+|former\s+|current\s+)?(?P<role>(?:[\w-]+\s+)?"
+                           rf"(?:{lx.COLLEAGUES}|(?!(?:backend|frontend|admin|editor|platform|infra|ops|support|sales|"
+                           rf"marketing|full-?stack|dev|devops|qa|owner|head|contact)\b)(?:{lx.ROLE_NOUNS})))\b(?:,?\s+(?P<n>(?-i:(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+)?"
+                           rf"[A-Z][\w'’-]+(?:\s+[A-Z][\w'’-]+)?)),?)?", re.I)
 _PERSON_VERB_RE = re.compile(
     r"^(?:,?\s*(?:(?:who|and)\s+)?)?(?:also\s+|now\s+|still\s+|usually\s+|basically\s+|actually\s+|mostly\s+|"
     r"officially\s+)?(?P<verb>owns|co-?owns|own|leads|lead|manages|manage|runs|run|handles|handle|maintains|"
@@ -337,7 +360,8 @@ _PERSON_VERB_RE = re.compile(
     r"hates|wants|schedules|organi[sz]es|is based in|lives in|works from|works at|works in|works for|sits in|"
     r"speaks|is from|drives|champions|will own|will lead|took over|has taken over|is taking over|assigns|"
     r"triages|mentors|coordinates|merges|deploys|cuts|is|are|has|does|do|must|needs|should|writes|pays|hired|"
-    r"onboards|onboarded|answers|fields|is on|are on|is off|signs|gets|gives|sends|makes)\b",
+    r"onboards|onboarded|answers|fields|is on|are on|is off|signs|gets|gives|sends|makes|pair|pairs|"
+    r"collaborates|work together|has veto|has final say|has the final say|needs|wants|teaches|translates)\b",
     re.I,
 )
 _PERSON_IS_RE = re.compile(rf"^(?:is|are)\s+(?:also\s+|now\s+)?(?:(?:our|my|the|a|an|their|his|her)\s+)?"
@@ -351,10 +375,10 @@ def _people(clause: str) -> list[Statement]:
     colleague = _COLLEAGUE_RE.match(clause)
     if colleague:
         rest = clause[colleague.end():].strip(" ,")
-        subject = colleague.group("n") or colleague.group(0)
-        if colleague.group("n") or _PERSON_VERB_RE.match(rest):
-            if len(rest.split()) >= 1 or colleague.group("n"):
-                return [Statement(finish(third_person(clause)), "people", keyword(subject), subject=subject)]
+        name = colleague.group("n")
+        if name or _PERSON_VERB_RE.match(rest):
+            subject = name or colleague.group(0)
+            return [Statement(finish(third_person(clause)), "people", keyword(subject), subject=subject)]
     name = _subject_person(clause)
     if name is None:
         return []
@@ -375,8 +399,10 @@ def _people(clause: str) -> list[Statement]:
             r"(?:fridays|mondays|weekends)\b", tail, re.I)
         if not strong and verb.group("verb").casefold() in ("is", "are"):
             predicate = tail[len(verb.group("verb")):]
-            strong = re.match(r"\s+(?:also\s+)?(?:our|the|my|their)\s+(?:\w+\s+){0,4}", predicate) and not (
-                lx.THING_RE.search(predicate) or re.match(r"\s+(?:our|the|my)\s+(?:latest|new|old)\b", predicate))
+            strong = re.match(rf"\s+(?:also\s+)?(?:our|the|my|their)\s+(?:only\s+)?(?:one|person)\s+(?:who|to)\b|"
+                              rf"\s+(?:also\s+)?(?:our|the|my|their)\s+(?:[\w-]+\s+){{0,3}}(?:(?-i:[A-Z]{{2,5}})|"
+                              rf"{lx.ROLE_NOUNS}|champion|advisor|adviser|lead|owner|contact|expert|person)\b",
+                              predicate, re.I) and not lx.THING_RE.search(predicate.split(" who ")[0])
         if not strong:
             return []
     return [Statement(finish(third_person(clause)), "people", name, subject=name)]
@@ -400,7 +426,13 @@ _PREFERENCE_RE = re.compile(
     rf"{_I}'?d (?:much |really |way |far )?(?:rather|prefer)\b|{_I} would (?:much |really )?(?:rather|prefer)\b|"
     rf"my\s+(?:all-time\s+)?(?:favou?rite|go-to|preferred|default)\b|"
     rf"{_IM}\s+(?:a\s+)?(?:big\s+|huge\s+|massive\s+|not\s+a\s+|no\s+)?(?:fan|stickler|sucker)\s+(?:of|for)\b|"
-    rf"{_IM}\s+not\s+(?:a\s+)?(?:big\s+)?fan\b|"
+    rf"{_IM}\s+not\s+(?:a\s+)?(?:big\s+)?fan\b|{_IM}\s+(?:really\s+|kind of\s+|kinda\s+)?(?:partial to|not into|"
+    rf"a (?:big |firm |strong )?believer in|more of an? \S+(?:\s+\S+)? (?:person|guy|gal|fan)|an? \S+(?:\s+\S+)? person\b)|"
+    rf"{_I}{_ADV}\s+(?:tend to|usually|always|generally)\s+(?:prefer|use|go for|reach for|pick|choose|like|want)\b|"
+    rf"{_I}(?:'ve| have)\s+always\s+(?:liked|loved|preferred|hated|used)\b|{_I}{_ADV}\s+(?:really\s+)?dig\b|"
+    rf"(?:\w+\s+){{1,4}}(?:annoys|bugs|bothers|irritates) me\b|(?:\w+\s+){{1,4}}(?:is|are) (?:a|my) pet peeve|"
+    rf"my (?:biggest\s+)?pet peeve\b|{_I}{_ADV}\s+want\s+(?:short|shorter|long|longer|concise|terse|detailed|brief|"
+    rf"simple|plain|direct|honest|blunt)\b|"
     rf"{_I}{_ADV}\s+(?:use|write|code|program|develop|work|live)\s+(?:in|with)?\s*(?=(?-i:[A-Z`]))|"
     rf"{_I}{_ADV}\s+(?:find|think)\s+\S+(?:\s+\S+)?\s+(?:annoying|distracting|useless|unreadable|noisy|"
     rf"overkill|helpful|easier|clearer|cleaner|more readable)\b|"
@@ -409,10 +441,11 @@ _PREFERENCE_RE = re.compile(
     rf"(?:\w+\s+){{1,3}}(?:is|are) my (?:jam|thing|favou?rite)|(?:\w+\s+){{1,4}}(?:works|work) best for me)",
     re.I,
 )
-_REACTION_RE = re.compile(r"^(?:it|that|this|them|those|these|how|what|the way|your|when you|where|"
+_REACTION_RE = re.compile(r"^(?:it(?!\s+when\b)|that|this|them|those|these|how(?! you\b)|what|the way|your|where|"
                           r"to (?:see|know|try|check|ask|add|get|make|have|run|fix|look)|if)\b", re.I)
 _PREF_VERB_RE = re.compile(rf"^{_I}{_ADV}\s+(?:\w+\s+){{0,2}}?(?:prefer|like|love|enjoy|hate|dislike|rather|"
-                           r"stand|bear|mind|use|want|care for|need|fan|avoid)\s+(?P<v>.*)$", re.I)
+                           r"stand|bear|mind|use|want|care for|need|fan|avoid|partial to|into|believer in|dig|"
+                           r"go for|reach for|pick|choose|liked|loved|preferred|hated|used)\s+(?P<v>.*)$", re.I)
 
 
 _WHAT_I_LIKE_RE = re.compile(rf"^(?P<x>.+?)\s+(?:is|are)\s+(?:what|the (?:thing|stuff))\s+{_I}\s+(?P<v>like|love|prefer|"
@@ -436,7 +469,7 @@ def _preference(clause: str) -> list[Statement]:
     obj = value.group("v") if value else clause[match.end():]
     if _REACTION_RE.match(obj.strip()) or re.match(r"^(?:you|u)\b", obj.strip(), re.I) and not re.search(
             r"\b(?:rather|prefer)\b", clause, re.I) or re.match(rf"^{_I}{_ADV}\s+find\s+(?:it|them|this|that|these|those)\b",
-                                                             clause, re.I) or not obj.strip() or len(clause.split()) > 30:
+                                                             clause, re.I) or len(clause.split()) > 30:
         return []
     if re.match(rf"^{_I}'?d (?:like|love) to\b", clause, re.I):
         return []
@@ -459,7 +492,7 @@ _RULE_PREFIX_RE = re.compile(
 )
 _RULE_LEAD_RE = re.compile(
     r"^(?:(?:please|pls|plz|kindly)\s+)?"
-    r"(?P<marker>don't ever|do not ever|never ever|always|never|don't|do not|dont|avoid|stop|no more|make sure (?:to |you )?"
+    r"(?P<marker>don't ever|do not ever|never ever|always|never|don't|do not|dont|avoid|stop(?= \w+ing\b)|no more|make sure (?:to |you )?"
     r"(?:always )?|be sure to|remember to|you (?:should|must|shall|need to|have to)(?: always| never| not)?|"
     r"(?:I|i) (?:want|need|expect|would like|'d like) you to(?: always| never)?|(?:I|i)'d (?:like|prefer) (?:it )?if you|"
     r"(?:I|i) prefer (?:that )?you|only|please|pls|use|prefer|keep|write|answer|reply|respond|format|put|add|"
@@ -474,9 +507,10 @@ _ALWAYS_RULE_RE = re.compile(r"\b(?:always|never|from now on|going forward|movin
                              r"without exception|ever)\b", re.I)
 _QUANTIFIED_RE = re.compile(r"\b(?:any|every|all)\s+new\b|\bnew\s+\w+|\b(?:for|on|in|with|to)\s+(?:any|every|all|each)\b|"
                             r"\banything\b|\beverything\b|\bno exceptions\b|\beven\b|\bfor me\b", re.I)
-_MUST_RE = re.compile(r"^(?:every|all|any|each)\s+(?:new\s+)?[\w\s`./-]{1,40}?\s+(?:must|has to|have to|needs? to|"
-                      r"should|shall|may not|must not|can't|cannot)\b", re.I)
-_STRONG = ("always", "never", "don't", "do not", "dont", "don't ever", "do not ever", "never ever")
+_MUST_RE = re.compile(r"^(?:every|all|any|each|anything|everything|nothing)\b\s*(?:new\s+)?[\w\s`./$-]{0,40}?\s*"
+                      r"(?:must|has to|have to|needs? to|should|shall|may not|must not|can't|cannot|goes through|"
+                      r"go through|requires?|needs?)\b", re.I)
+_STRONG = ("always", "never", "don't", "do not", "dont", "don't ever", "do not ever", "never ever", "stop")
 _NO_RULE_RE = re.compile(r"^no\s+(?:more\s+)?[\w`'-]+(?:\s+[\w`'-]+){0,3}\s+(?:after|before|on|in|without|anywhere|"
                          r"ever|unless|during|outside|inside|past|in|from|to|for)\b", re.I)
 _PRONOUNS_ANYWHERE_RE = re.compile(r"\b(?:she|he|they|xe|ze)/(?:her|him|them|hers|his|theirs|xem|zir|they|she|he)\b", re.I)
@@ -485,9 +519,9 @@ _STYLE_VERBS = re.compile(r"^(?:use|prefer|keep|answer|reply|respond|format|stic
                           r"favou?r|avoid|only|limit|cap)\b", re.I)
 _ONE_OFF_RE = re.compile(r"(?<![\w/])(?:[\w.-]+/[\w./-]*)|\bthat(?:\s+(?:file|one|function|test|line|error|bug|pr|commit|"
                          r"branch|change|diff|script|class|method|module|thing|part|bit|section|page|query|endpoint)\b|$)|"
-                         r"\b(?:it|this|these|those|here|there|the above|the file|the function|the test|"
+                         r"\b(?:this|these|those|here|there|the above|the file|the function|the test|"
                          r"the error|the bug|the logs?|the output|the diff|the pr|the branch|the script|"
-                         r"the code|the script|line \d+|then$|[\w/-]+\.(?:py|js|ts|tsx|go|rs|rb|java|md|json|yaml|yml|toml|"
+                         r"the code|the script|line \d+|then$|the whole|the entire|[\w/-]+\.(?:py|js|ts|tsx|go|rs|rb|java|md|json|yaml|yml|toml|"
                          r"sh|sql|css|html|txt|lock|cfg|ini))\b", re.I)
 
 
@@ -502,6 +536,9 @@ def _rule(clause: str, hint: str | None) -> list[Statement]:
     body = clause[prefix.end():] if prefix else clause
     match = _RULE_LEAD_RE.match(body)
     if not match:
+        if prefix and len(body.split()) >= 2 and not re.match(
+                r"^(?:I|i|I'm|i'm|we|we're|it|it's|that|this|there|he|she|they|you|you're)\b", body):
+            return [Statement(finish(clause), "rule", keyword(body, last=True))]
         return []
     marker = match.group("marker").casefold()
     after = body[match.end():].split()
@@ -541,7 +578,11 @@ _DECISION_RE = re.compile(
     r"replacing|deprecated|deprecating|retired|retiring|sunset|sunsetting|killed|killing|abandoned|abandoning|"
     r"adopted|adopting|standardi[sz]ing|consolidat(?:ed|ing)|rewr(?:ote|iting)|no longer use|are not using|"
     r"aren't using|won't (?:use|be using)|will not use|don't use|do not use|use|stick with|stick to|go with|"
-    r"switch to|move to|migrate to|drop|ditch|adopt|keep|are keeping|kept|won't|will stay|stay)\b|"
+    r"switch to|move to|migrate to|drop|ditch|adopt|keep|are keeping|keeping|kept|won't|will stay|stay|staying|"
+    r"renaming|rename|renamed|not adopting|not moving|not switching|not using|introducing|introduce|"
+    r"going to (?!be\b|need\b|have\b|see\b|talk\b|check\b)\w+|(?:'ll|will) (?!be\b|need\b|have\b|see\b|talk\b|"
+    r"check\b|figure\b|look\b|discuss\b|sync\b|circle\b|get back\b|let\b|probably\b|try\b|deal\b|fix\b)\w+)\b|"
+    r"(?:[\w`.-]+\s+){1,3}(?:stays|remains|it is|is off the table|is out|is dead|is cancelled|is canceled|wins)\b|"
     r"(?:let's|lets|let us)\s+(?:not\s+|just\s+|all\s+)?(?:go with|use|stick with|stick to|switch|move|keep|"
     r"standardi[sz]e|drop|ditch|adopt|migrate|avoid|choose|pick|settle|stay|try|do|make|put|run|host|deploy|"
     r"build|write|rewrite|store|ship|target|support|require|default|skip|remove|replace)\b|"
@@ -682,6 +723,9 @@ push pull commit test look find refactor clean start stop keep change replace dr
 convert translate format sort print log call ask wait help implement debug profile document comment paste copy
 pin unpin lock restart rebuild rerun retry reset rebase cherry-pick stash tag release ship migrate export import
 for in on at by with from to of about after before during because since if when while though although as so""".split())
+_SYMPTOM_RE = re.compile(r"(?:returns|throws|raises|fails|errors|crashes|hangs|breaks|takes|shows|prints|outputs|loads|"
+                         r"renders|spits|gives|complains|keeps|seems|looks|works|happens|disappears|appears|"
+                         r"times|blows|dies|leaks|explodes|freezes|stalls|flakes|warns|logs)$", re.I)
 _FACT_STATUS_RE = re.compile(r"\b(?:now|already|anymore|yet)$|\b(?:is|are) (?:built|done|deployed|merged|finished|complete|"
                              r"completed|live|out|back|fixed|updated|upgraded)\b(?!\s+(?:with|on|in|from|to|by|via|as))|"
                              r"\b(?:new|latest) version\b|\b\d+\s*(?:ms|s|sec|secs|seconds|minutes|mins)$", re.I)
@@ -706,6 +750,8 @@ def _broad_fact(clause: str) -> re.Match[str] | None:
         return None
     if re.match(r"(?:an?|our (?:house|home|family|kids|life|weekends?))\b", subject, re.I) or _FACT_STATUS_RE.search(clause):
         return None
+    if _SYMPTOM_RE.match(match.group("v")):
+        return None  # what the code does wrong right now is the bug at hand, not a fact to keep
     if _subject_person(clause) and not lx.THING_RE.search(subject) and not re.search(r"[`'\"./:_-]", subject):
         return None  # a person: the people detector's business
     if _FACT_STATE_RE.search(match.group("rest")) and match.group("v") in ("is", "are", "isn't", "aren't"):
@@ -766,6 +812,14 @@ def classify_clause(clause: str, hint: str | None = None) -> list[Statement]:
     if pronouns and re.search(r"\b(?:pronouns?|I|i|my|me|please|go by)\b", clause):
         return [Statement(finish(f"The user's pronouns are {pronouns.group(0)}"), "identity", pronouns.group(0),
                           "pronouns")]
+    found = _detect(clause, hint)
+    if found or hint != "rule" or len(clause.split()) < 4 or re.match(
+            r"^(?:I|i|I'm|i'm|we|we're|it|it's|that|this|there|he|she|they|you|you're|when|if|before|after)\b", clause):
+        return found
+    return [Statement(finish(clause), "rule", keyword(clause, last=True))]
+
+
+def _detect(clause: str, hint: str | None) -> list[Statement]:
     for detect in (lambda c: _rule(c, hint), _identity, _personal, lambda c: _decision(c, hint), _preference,
                    _schedule, _people, lambda c: _fact(c, hint)):
         found = [s for s in detect(clause) if s.text]
@@ -776,7 +830,7 @@ def classify_clause(clause: str, hint: str | None = None) -> list[Statement]:
 
 _JOINT_RE = re.compile(r"(,\s+(?:and\s+|but\s+|then\s+)?|\s+and\s+|\s+but\s+|\s+—\s+)")
 _SUBJECTLESS_RE = re.compile(r"^(?:speak|live in|based in|originally from|work (?:at|for|as)|not a (?:big |huge )?fan of|"
-                             r"big fan of|mostly|usually|mainly|primarily|prefer|love|hate|can't stand)\b", re.I)
+                             r"big fan of|mostly|usually|mainly|primarily|can't stand)\b", re.I)
 _PRONOUN_RE = re.compile(r"^(?:he|she)(?:'s|’s)?\b", re.I)
 _TRAILER_RE = re.compile(r"(?:[\s,]+(?:lol|lmao|haha+|tbh|imo|imho|fwiw|ha|heh|xd|:\)|:d|;\)|🙂|😅|🙏|👍|thx|"
                          r"thanks|ty|though|anyway|anyways|btw|fyi|as well|too|no exceptions|ever|period))+$", re.I)
@@ -794,6 +848,11 @@ def _statements(clause: str, hint: str | None) -> list[Statement]:
     return []
 
 
+def _COLLEAGUE_NAME(text: str) -> str | None:
+    found = _COLLEAGUE_RE.match(text)
+    return found.group("n") if found else None
+
+
 def _pieces(clause: str, hint: str | None) -> list[tuple[str, list[Statement]]]:
     """``clause`` cut at commas and "and"/"but" only where both sides stand as statements on their own."""
     parts = _JOINT_RE.split(clause)
@@ -801,10 +860,16 @@ def _pieces(clause: str, hint: str | None) -> list[tuple[str, list[Statement]]]:
     current = parts[0]
     for sep, nxt in zip(parts[1::2], parts[2::2]):
         if sep.strip() == "and" and re.match(rf"^(?:{_I}|{_IM})\b", current) and re.match(
-                r"^(?!(?:always|never|please|don't|do not)\b)[a-z]+\b", nxt):
+                r"^(?!(?:always|never|please)\b)[a-z]+\b", nxt):
             nxt = "I " + nxt  # "I'm left-handed and use a split keyboard": the subject carries over
+        person = _subject_person(current) or _COLLEAGUE_NAME(current)
+        pronoun = _PRONOUN_RE.match(nxt)
+        if person and pronoun:
+            nxt = person + (" is" if pronoun.group(0)[-2:] in ("'s", "’s") else "") + nxt[pronoun.end():]
         alone = _statements(nxt, hint)
-        if alone and _statements(current, hint):
+        subordinate = re.match(r"^(?:when|whenever|if|before|after|once|unless|while|until)\b", current, re.I) \
+            and "," not in sep
+        if alone and not subordinate and _statements(current, hint):
             out.append((current, _statements(current, hint)))
             current = nxt
         else:
@@ -813,8 +878,39 @@ def _pieces(clause: str, hint: str | None) -> list[tuple[str, list[Statement]]]:
     return out
 
 
+_CHANGE_RE = re.compile(r"\b(?:not|no longer|out|off the table|ditch\w*|drop\w*|changed (?:my|our) minds?|instead|"
+                        r"scratch|stays|won't|dead|cancel+ed|rather than|reverse)\b", re.I)
+
+
+def _join_changes(statements: list[Statement]) -> list[Statement]:
+    """Adjacent decisions of one message where one drops what the other replaces become one change of mind."""
+    out: list[Statement] = []
+    for statement in statements:
+        last = out[-1] if out else None
+        if (last is not None and last.kind == statement.kind == "decision"
+                and (_CHANGE_RE.search(last.text) or _CHANGE_RE.search(statement.text))):
+            second = statement.text[:1].lower() + statement.text[1:] if not re.match(
+                r"^[A-Z][a-z]*[A-Z]|^[A-Z]{2}", statement.text) else statement.text
+            out[-1] = Statement(finish(last.text.rstrip(".") + "; " + second), "decision", last.keyword,
+                                old=last.old or statement.old or _dropped(last.text) or _dropped(statement.text),
+                                subject=last.subject or statement.subject)
+            continue
+        out.append(statement)
+    return out
+
+
+def _dropped(text: str) -> str | None:
+    found = re.search(r"\b(?:not (?:moving to|adopting|using|switching to)|ditched|dropped|dropping|off|out)\s+"
+                      r"(?P<v>[A-Z`][\w.+#`-]*)", text) or re.search(r"(?P<v>[A-Z`][\w.+#`-]*)\s+(?:is out|is off)", text)
+    return found.group("v").strip("`") if found else None
+
+
 def extract_statements(text: str) -> list[Statement]:
     """Durable statements in one message of the person's, in order, without repeats."""
+    return _join_changes(_extract(text))
+
+
+def _extract(text: str) -> list[Statement]:
     if agent_generated(text):
         return []
     out: list[Statement] = []
