@@ -7,7 +7,6 @@ MEMORY_NOT_FOUND, exit 65).
 
 from __future__ import annotations
 
-import json as jsonlib
 import sys
 from pathlib import Path
 from typing import Any, Optional
@@ -15,7 +14,7 @@ from typing import Any, Optional
 import typer
 
 from ..failures import FailureCode, MemoryFailure
-from ..transaction.update_request import parse_update_request, update_json
+from ..transaction.update_request import load_request_json, parse_update_request, update_json
 from .common import JsonOption, StateOption, memory_settings, open_workspace
 from .output import console, emit, reporting
 
@@ -71,14 +70,10 @@ def get(
 
 def _read_request(path: Optional[str]) -> Any:
     try:
-        text = sys.stdin.read() if path in (None, "-") else Path(path).read_text(encoding="utf-8")
+        data = sys.stdin.buffer.read() if path in (None, "-") else Path(path).read_bytes()
     except OSError as exc:
         raise MemoryFailure(FailureCode.INVALID_ARGUMENT, f"cannot read {path}: {exc.strerror}") from None
-    try:
-        data = jsonlib.loads(text)
-    except jsonlib.JSONDecodeError as exc:
-        raise MemoryFailure(FailureCode.INVALID_ARGUMENT, f"request is not JSON: {exc}") from None
-    return data
+    return load_request_json(data)
 
 
 def apply(

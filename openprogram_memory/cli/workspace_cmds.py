@@ -166,9 +166,24 @@ def _run_editor(path: Path) -> None:
     from ..config import editor_command
 
     editor = editor_command()
-    code = subprocess.call([*shlex.split(editor), str(path)])
+    try:
+        code = subprocess.call([*shlex.split(editor), str(path)])
+    except (OSError, ValueError) as exc:  # not installed, not executable, unbalanced quotes
+        raise MemoryFailure(FailureCode.INVALID_ARGUMENT,
+                            f"cannot run the editor {editor!r} ({exc}); set $VISUAL or $EDITOR to an editor "
+                            "command; nothing installed") from None
     if code != 0:
         raise MemoryFailure(FailureCode.INVALID_ARGUMENT, f"editor {editor!r} exited with {code}; nothing installed")
+
+
+def _read_draft(scratch: Path) -> str:
+    try:
+        return scratch.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise MemoryFailure(FailureCode.INVALID_ARGUMENT, f"the draft is not valid UTF-8 (byte {exc.start}); "
+                            "topics are UTF-8 text") from None
+    except FileNotFoundError:
+        raise MemoryFailure(FailureCode.INVALID_ARGUMENT, "the editor removed the draft; nothing installed") from None
 
 
 def edit(
@@ -184,21 +199,26 @@ def edit(
     with reporting(json):
         ws = open_workspace(memory_settings(state))
         rel = check_topic_path(path)
+        # The revision first: an update landing after it (even before the
+        # read) makes the install a CONCURRENT_UPDATE instead of a lost write.
+        base = ws.revision()
         try:
             original = ws.read_topic(rel)
-        except MemoryFailure:
+        except MemoryFailure as failure:
+            if failure.code is not FailureCode.MEMORY_NOT_FOUND:
+                raise
             original = ""
-        base = ws.revision()
         scratch_dir = Path(tempfile.mkdtemp(prefix="openprogram-memory-edit-"))
         scratch = scratch_dir / Path(rel).name
         scratch.write_text(original, encoding="utf-8")
         while True:
             _run_editor(scratch)
-            draft = scratch.read_text(encoding="utf-8")
-            if draft == original:
-                emit({"ok": True, "changed_files": [], "revision": base}, json, lambda: console.print("No change."))
-                return
             try:
+                draft = _read_draft(scratch)
+                if draft == original:
+                    emit({"ok": True, "changed_files": [], "revision": base}, json,
+                         lambda: console.print("No change."))
+                    return
                 result = ws.write_topic(rel, draft, base_revision=base).to_json()
             except MemoryFailure as failure:
                 if failure.code not in (FailureCode.INVALID_TOPIC_FORMAT, FailureCode.MISSING_SOURCE,

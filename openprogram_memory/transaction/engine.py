@@ -27,6 +27,7 @@ from ..workspace.tree import FileSummary, TreeState, summarize
 from .history import commit_paths
 from .install import StepHook, install, recover
 from .staging import Staging
+from .update_request import check_envelope_values
 
 if TYPE_CHECKING:
     from ..workspace.api import MemoryWorkspace
@@ -109,6 +110,7 @@ def staged_edit(
     force_views: bool = False,
 ) -> TxResult:
     """Run ``edit`` on a staging copy and install the result whole, or nothing."""
+    check_envelope_values(base_revision, message)
     with write_lock(ws.layout, lock_timeout):
         recover_workspace(ws)
         before = REVISIONS.revision(ws.root) if base_revision is not None else None
@@ -191,6 +193,7 @@ def _validate_and_install(
     new_ids = new_tree.id_files()
     for rel in topic_bytes:
         summary = new_files.get(rel)
+        _check_unique_in_file(summary)
         for block_id in summary.ids if summary else []:
             if len(new_ids[block_id]) > 1:
                 where = new_ids[block_id]
@@ -290,6 +293,19 @@ def _has_symlink(ws: "MemoryWorkspace", rel: str) -> bool:
         if path.is_symlink():
             return True
     return False
+
+
+def _check_unique_in_file(summary: FileSummary | None) -> None:
+    """One block ID names one record: twice in a file (or an alias equal to
+    another record's ID) would make ``get`` answer with either."""
+    seen: dict[str, int] = {}
+    for record in summary.records if summary else []:
+        for block_id in record.ids:
+            if block_id in seen:
+                raise _reject(f"{summary.path}:{record.line}: block ID ^{block_id} is already used at line "
+                              f"{seen[block_id]}; memory IDs are unique", "duplicate-id", file=summary.path,
+                              line=record.line, block_id=block_id)
+            seen[block_id] = record.line
 
 
 def _check_lost_ids(policy: Policy, lost: list[str], allowed: frozenset[str], baseline: TreeState,

@@ -84,6 +84,12 @@ def parse_patch(text: str) -> list[FilePatch]:
                 seen_old += tag in " -"
                 seen_new += tag in " +"
                 i += 1
+            if (seen_old, seen_new) != (old_len, new_len):
+                # A header that promises more lines than follow would make the
+                # hunk swallow whatever comes next (or nothing): refuse it.
+                raise MemoryFailure(FailureCode.INVALID_ARGUMENT,
+                                    f"hunk header {line.split('@@')[1].strip()!r} promises {old_len} old and "
+                                    f"{new_len} new lines, the hunk has {seen_old} and {seen_new}")
             current.hunks.append(hunk)
             continue
         i += 1

@@ -73,6 +73,9 @@ class Staging:
             return target.read_text(encoding="utf-8")
         except FileNotFoundError:
             raise MemoryFailure(FailureCode.MEMORY_NOT_FOUND, f"no topic file {rel}") from None
+        except UnicodeDecodeError:
+            raise MemoryFailure(FailureCode.INVALID_TOPIC_FORMAT, f"{rel} is not valid UTF-8",
+                                details={"file": rel, "rule": "encoding"}) from None
 
     def read_source(self, rel: str) -> str:
         """Read a file outside topics/ (sources, views) — never writable here."""
@@ -86,6 +89,13 @@ class Staging:
         rel = check_topic_path(path)
         if not isinstance(content, str):
             raise MemoryFailure(FailureCode.INVALID_ARGUMENT, f"content for {rel} must be text")
+        if "\x00" in content:
+            raise MemoryFailure(FailureCode.INVALID_ARGUMENT, f"content for {rel} contains a NUL byte; topics are text")
+        try:
+            content.encode("utf-8")
+        except UnicodeEncodeError:
+            raise MemoryFailure(FailureCode.INVALID_ARGUMENT,
+                                f"content for {rel} is not valid Unicode (a lone surrogate)") from None
         self.changes[rel] = content
         target = self.dir / rel
         target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)

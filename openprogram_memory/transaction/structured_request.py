@@ -140,6 +140,8 @@ def parse_new_sources(sources: Any) -> dict[str, SourceMessage]:
         content = item.get("content")
         if not isinstance(content, str) or not content.strip():
             raise invalid_request(f"{where}: content must be non-empty text")
+        if "\x00" in content:
+            raise invalid_request(f"{where}: content contains a NUL byte")
         total += len(content.encode("utf-8"))
         if total > MAX_SOURCE_BYTES:
             raise invalid_request(f"source text exceeds {MAX_SOURCE_BYTES // 1024} kB")

@@ -22,6 +22,7 @@ import errno
 import json
 import logging
 import secrets
+import threading
 import traceback
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
@@ -29,6 +30,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from ..config import Settings
 from ..failures import FailureCode, MemoryFailure, as_failure
+from ..transaction.update_request import load_request_json
 from .api import MemoryApi, Reply
 from .auth import bearer_matches, host_allowed, token_path, write_origin_allowed
 from .page import render_page
@@ -39,6 +41,10 @@ BIND_HOST = "127.0.0.1"
 ACCEPTED_BIND_HOSTS = frozenset({"127.0.0.1", "localhost"})
 MAX_BODY_BYTES = 1024 * 1024
 SOCKET_TIMEOUT = 30
+BODY_TIMEOUT = 5.0  # a body that stops arriving frees its thread after this many seconds
+LISTEN_BACKLOG = 128
+MAX_ACTIVE_REQUESTS = 32  # more at once answer 503 + Retry-After instead of queueing without bound
+RETRY_AFTER_SECONDS = 1
 DEFAULT_PORT = 8765
 
 _COMMON_HEADERS = {
@@ -54,9 +60,11 @@ class MemoryHTTPServer(ThreadingHTTPServer):
 
     daemon_threads = True
     allow_reuse_address = True
+    request_queue_size = LISTEN_BACKLOG
 
     def __init__(self, address: tuple[str, int], api: MemoryApi) -> None:
         self.api = api
+        self.active = threading.BoundedSemaphore(MAX_ACTIVE_REQUESTS)
         super().__init__(address, MemoryRequestHandler)
 
     @property
@@ -71,10 +79,11 @@ class MemoryHTTPServer(ThreadingHTTPServer):
 class HttpError(Exception):
     """A refusal outside the memory failure table (401, 403, 405)."""
 
-    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
+    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None,
+                 code: FailureCode = FailureCode.INVALID_ARGUMENT) -> None:
         super().__init__(message)
         self.status = status
-        self.body = MemoryFailure(FailureCode.INVALID_ARGUMENT, message).to_json()
+        self.body = MemoryFailure(code, message).to_json()
         self.headers = headers or {}
 
 
@@ -104,6 +113,16 @@ class MemoryRequestHandler(BaseHTTPRequestHandler):
     def do_OPTIONS(self) -> None:  # noqa: N802 (no CORS: preflights are refused)
         self._handle("OPTIONS")
 
+    def do_HEAD(self) -> None:  # noqa: N802 (answered like GET's refusals: headers of the JSON error)
+        self._handle("HEAD")
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """http.server's own refusals (unknown method, bad request line) as the JSON error object."""
+        self.close_connection = True
+        text = message or self.responses.get(code, ("error",))[0]
+        reason = FailureCode.INVALID_ARGUMENT
+        self._send_json(Reply(MemoryFailure(reason, f"{code} {text}").to_json(), code))
+
     def version_string(self) -> str:
         return self.server_version
 
@@ -112,6 +131,25 @@ class MemoryRequestHandler(BaseHTTPRequestHandler):
 
     # -- the pipeline ----------------------------------------------------
     def _handle(self, method: str) -> None:
+        if not self.server.active.acquire(blocking=False):
+            self._send_busy()
+            return
+        try:
+            self._handle_now(method)
+        finally:
+            self.server.active.release()
+
+    def _send_busy(self) -> None:
+        """Overload: a prompt 503 the client can retry, never a reset connection."""
+        self.close_connection = True
+        try:
+            self._read_body()  # unread bytes would make close() send a reset
+        except MemoryFailure:
+            pass
+        failure = MemoryFailure(FailureCode.CONCURRENT_UPDATE, "the server is busy; retry shortly", retryable=True)
+        self._send_json(Reply(failure.to_json(), 503, {"Retry-After": str(RETRY_AFTER_SECONDS)}))
+
+    def _handle_now(self, method: str) -> None:
         try:
             reply = self._dispatch(method)
         except HttpError as refusal:
@@ -172,7 +210,21 @@ class MemoryRequestHandler(BaseHTTPRequestHandler):
             self.close_connection = True
             raise MemoryFailure(FailureCode.INVALID_ARGUMENT,
                                 f"request body too large ({length} bytes; at most {MAX_BODY_BYTES} bytes)")
-        return self.rfile.read(length) if length else b""
+        if not length:
+            return b""
+        self.connection.settimeout(BODY_TIMEOUT)
+        try:
+            data = self.rfile.read(length)
+        except (TimeoutError, OSError):
+            data = b""
+        finally:
+            self.connection.settimeout(self.timeout)
+        if len(data) != length:
+            self.close_connection = True
+            raise MemoryFailure(FailureCode.INVALID_ARGUMENT,
+                                f"the request body ended after {len(data)} of {length} bytes "
+                                f"(or stalled for {BODY_TIMEOUT:g} s)")
+        return data
 
     # -- responses -------------------------------------------------------
     def _send_json(self, reply: Reply | None) -> None:
@@ -208,10 +260,7 @@ class MemoryRequestHandler(BaseHTTPRequestHandler):
 def _parse_json(raw: bytes) -> Any:
     if not raw.strip():
         raise MemoryFailure(FailureCode.INVALID_ARGUMENT, "the request needs a JSON body")
-    try:
-        return json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise MemoryFailure(FailureCode.INVALID_ARGUMENT, f"the body is not valid JSON: {exc}") from None
+    return load_request_json(raw, "body")
 
 
 def make_server(settings: Settings, host: str = BIND_HOST, port: int = 0) -> MemoryHTTPServer:

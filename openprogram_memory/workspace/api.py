@@ -23,7 +23,7 @@ from ..transaction.engine import InstallPlan, Policy, TxResult, staged_edit
 from ..transaction.patch import apply_file_patch, parse_patch
 from ..transaction.staging import Staging
 from ..views.derived import render_core
-from .layout import CORE_RENDER, CORE_TOPIC, SCRIPTORIUM, Layout, check_topic_path
+from .layout import CORE_RENDER, CORE_TOPIC, SCRIPTORIUM, Layout, check_topic_path, resolves_inside
 from .state import REVISIONS, RuntimeState, workspace_id, write_lock
 from .tree import RecordInfo, TopicCache, topic_cache
 
@@ -103,6 +103,10 @@ class MemoryWorkspace:
         lock_timeout: float = EDIT_LOCK_TIMEOUT,
     ) -> TxResult:
         """The unified modify interface: exactly one of the three forms."""
+        from ..transaction.update_request import check_envelope_values, check_json_shape
+
+        check_envelope_values(base_revision, commit_message)
+        check_json_shape([memory_changes, changes, patch, sources])
         given = [name for name, value in (("memory_changes", memory_changes), ("changes", changes), ("patch", patch))
                  if value is not None]
         if len(given) != 1:
@@ -183,9 +187,16 @@ class MemoryWorkspace:
     def read_topic(self, path: str) -> str:
         rel = check_topic_path(path)
         target = self.root / rel
+        if not resolves_inside(self.root, rel):
+            raise MemoryFailure(FailureCode.PATH_OUTSIDE_WORKSPACE,
+                                f"{rel} is a symlink that leaves the workspace; it is not read")
         if not target.is_file():
             raise MemoryFailure(FailureCode.MEMORY_NOT_FOUND, f"no topic file {rel}")
-        return target.read_text(encoding="utf-8")
+        try:
+            return target.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise MemoryFailure(FailureCode.INVALID_TOPIC_FORMAT, f"{rel} is not valid UTF-8 (byte {exc.start})",
+                                details={"file": rel, "rule": "encoding"}) from None
 
     def core_view(self) -> dict[str, Any]:
         """Canonical, rendered and effective core, read as one snapshot."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +20,10 @@ SCRIPTORIUM = ".scriptorium"
 RUNTIME = ".scriptorium/runtime.json"
 DERIVED_FILES = (CORE_RENDER, RECENT, RELATIONS)
 GIT_EXCLUDE = "/.scriptorium*\n"
+MAX_TOPIC_DEPTH = 16  # directories and file below topics/
+MAX_COMPONENT_BYTES = 255  # NAME_MAX on every common file system
+# Bidirectional controls make a name display as another one (U+202E "RLO").
+_BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 
 
 @dataclass(frozen=True)
@@ -66,6 +71,13 @@ def is_derived(rel: str) -> bool:
     return rel in DERIVED_FILES or rel.startswith(TIMELINE + "/")
 
 
+def resolves_inside(root: Path, rel: str) -> bool:
+    """Whether ``root/rel``, symlinks followed, stays inside ``root``."""
+    real_root = os.path.realpath(root)
+    real = os.path.realpath(os.path.join(real_root, rel))
+    return real == real_root or real.startswith(real_root + os.sep)
+
+
 def check_topic_path(path: str) -> str:
     """Normalize a caller-supplied path to ``topics/…md`` or refuse it.
 
@@ -74,7 +86,9 @@ def check_topic_path(path: str) -> str:
     READ_ONLY_PATH. A path without the ``topics/`` prefix is taken as
     relative to ``topics/`` only when it names no other top-level area.
     """
-    raw = str(path).strip().replace("\\", "/")
+    if not isinstance(path, str):
+        raise MemoryFailure(FailureCode.INVALID_ARGUMENT, f"a topic path must be a string, got {type(path).__name__}")
+    raw = path.strip().replace("\\", "/")
     if not raw:
         raise MemoryFailure(FailureCode.INVALID_ARGUMENT, "empty path")
     if raw.startswith("/") or os.path.isabs(raw) or (len(raw) > 1 and raw[1] == ":"):
@@ -96,4 +110,22 @@ def check_topic_path(path: str) -> str:
         raise MemoryFailure(FailureCode.READ_ONLY_PATH, f"only Markdown topic files under topics/ are editable: {path}")
     if any(p.startswith(".") for p in parts):
         raise MemoryFailure(FailureCode.READ_ONLY_PATH, f"hidden paths are not topic files: {path}")
+    _check_components(parts[1:], path)
     return "/".join(parts)
+
+
+def _check_components(parts: list[str], path: str) -> None:
+    """Names every file system, shell and terminal shows as what they are."""
+    def refuse(why: str) -> MemoryFailure:
+        return MemoryFailure(FailureCode.INVALID_ARGUMENT, f"topic path {path!r} {why}")
+
+    if len(parts) > MAX_TOPIC_DEPTH:
+        raise refuse(f"is {len(parts)} levels deep; at most {MAX_TOPIC_DEPTH} below topics/")
+    for part in parts:
+        if part.startswith("~"):
+            raise refuse(f"has a component starting with '~' ({part!r}); shells expand it to a home directory")
+        if len(part.encode("utf-8", "surrogatepass")) > MAX_COMPONENT_BYTES:
+            raise refuse(f"has a component longer than {MAX_COMPONENT_BYTES} bytes")
+        for ch in part:
+            if ch in _BIDI_CONTROLS or unicodedata.category(ch) in ("Cc", "Cs", "Zl", "Zp"):
+                raise refuse(f"contains the control character U+{ord(ch):04X}; names must be printable")

@@ -60,7 +60,8 @@ class RuntimeState:
                     setattr(state, item.name, data[item.name])
             created = data.get("created", [])
             if isinstance(created, list):
-                state.created_order = {str(block_id): index for index, block_id in enumerate(created)}
+                numbers = _created_numbers(data.get("created_numbers"), len(created))
+                state.created_order = {str(block_id): number for block_id, number in zip(created, numbers)}
         _RUNTIME_CACHE[str(path)] = (sig, state.copy())
         return state
 
@@ -87,6 +88,11 @@ class RuntimeState:
     def to_text(self) -> str:
         data = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "created_order"}
         data["created"] = list(self.created_order)
+        numbers = list(self.created_order.values())
+        if numbers != list(range(len(numbers))):
+            # Deletes leave gaps; keeping the numbers keeps every derived view
+            # (recent_events.jsonl carries them) rebuildable byte for byte.
+            data["created_numbers"] = numbers
         return json.dumps(data, sort_keys=True, separators=(",", ":")) + "\n"
 
     def assign_order(self, block_ids: list[str]) -> None:
@@ -97,6 +103,15 @@ class RuntimeState:
         start = self.next_order
         for offset, block_id in enumerate(fresh):
             self.created_order[block_id] = start + offset
+
+
+def _created_numbers(value: object, count: int) -> list[int]:
+    """The stored creation numbers, or 0..count-1 when absent or unusable."""
+    if (isinstance(value, list) and len(value) == count
+            and all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in value)
+            and all(a < b for a, b in zip(value, value[1:]))):
+        return value
+    return list(range(count))
 
 
 _RUNTIME_CACHE: dict[str, tuple[tuple[int, int, int], RuntimeState]] = {}

@@ -20,7 +20,7 @@ from typing import Callable, Iterable
 
 from ..sources.archive import ArchiveFile, SourceMessage, read_archive
 from ..topics.model import Paragraph, TopicDoc, parse_topic, record_links
-from .layout import CORE_TOPIC, TOPICS
+from .layout import CORE_TOPIC, TOPICS, resolves_inside
 
 Signature = tuple[int, int, int]
 
@@ -336,6 +336,8 @@ class TopicCache:
                     if entry.is_dir(follow_symlinks=False):
                         scan(entry.path, f"{prefix}{entry.name}/")
                     elif entry.name.endswith(".md"):
+                        if entry.is_symlink() and not resolves_inside(self.root, prefix + entry.name):
+                            continue  # never read memory from outside the workspace
                         st = entry.stat(follow_symlinks=False)
                         out[prefix + entry.name] = (st.st_mtime_ns, st.st_size, st.st_ino)
 

@@ -57,6 +57,7 @@ class Client:
 
     def __init__(self, server: MemoryHTTPServer, token: str | None) -> None:
         self.base = f"http://127.0.0.1:{server.port}"
+        self.server = server
         self.token = token
 
     def request(self, method: str, path: str, body: Any = None, *, auth: bool | str = False,
