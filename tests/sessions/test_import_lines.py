@@ -331,3 +331,17 @@ def test_agent_wrappers_without_a_meta_flag_are_never_memory_input(store: Sessio
     node = store.get_node(REWIND_SESSION, "wrapper-0001")
     assert node.role == "user" and not is_memory_input(node)
     assert store.get_node(REWIND_SESSION, U(4)).predecessor == "wrapper-0001"
+
+
+def test_a_claude_code_file_without_turns_yet_is_still_claude_code(store: SessionStore, tmp_path: Path) -> None:
+    path = write_lines(tmp_path / "t.jsonl", [  # a message queued before the first turn was recorded
+        {"type": "queue-operation", "operation": "enqueue", "timestamp": "2026-01-01T00:00:00Z",
+         "sessionId": "queued-0001", "content": "hello"},
+        {"type": "queue-operation", "operation": "dequeue", "timestamp": "2026-01-01T00:00:01Z",
+         "sessionId": "queued-0001"},
+    ])
+    result = import_paths(store, "claude-code", [path])
+    assert (result.imported, result.to_json()["skipped"]) == (0, {"not_a_turn": 2})
+    with pytest.raises(MemoryFailure) as caught:
+        import_paths(store, "codex", [path])
+    assert caught.value.details["looks_like"] == "claude-code"

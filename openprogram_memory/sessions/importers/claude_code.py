@@ -83,10 +83,10 @@ NOT_A_TURN_TYPES = frozenset({"summary", "file-history-snapshot", "system", "que
 
 
 def owns(line: dict[str, Any]) -> bool:
-    """Whether ``line`` has Claude Code's shape (a ``uuid`` with a ``sessionId``, or a title/snapshot line)."""
+    """Whether ``line`` has Claude Code's shape (a top-level ``sessionId``, or a title/snapshot line)."""
     kind = line.get("type")
-    return (isinstance(line.get("sessionId"), str) and "uuid" in line) or (
-        kind == "summary" and "leafUuid" in line) or (kind == "file-history-snapshot" and "snapshot" in line)
+    return isinstance(line.get("sessionId"), str) or (kind == "summary" and "leafUuid" in line) or (
+        kind == "file-history-snapshot" and "snapshot" in line)
 
 
 FORMAT = TranscriptFormat("claude-code", "a Claude Code transcript", owns)
