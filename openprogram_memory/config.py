@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -198,10 +197,16 @@ def read_config_file(state_dir: Path) -> tuple[dict[str, Any], list[str]]:
     """Raw values from config.toml, and warnings for an unreadable file."""
     path = config_path(state_dir)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return {}, []
-    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+    except (OSError, UnicodeDecodeError) as exc:
+        return {}, [f"{path}: unreadable ({exc}); using defaults"]
+    import tomllib  # only with a config file: its regexes cost ~10 ms per start (every hook call)
+
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
         return {}, [f"{path}: unreadable ({exc}); using defaults"]
     return _flatten(data), []
 

@@ -54,14 +54,16 @@ def encode(index: SearchIndex) -> bytes:
 
 def decode(memory_root: Path, data: bytes) -> SearchIndex | None:
     """An index from cache bytes, or ``None`` if they are stale or damaged."""
-    head, newline, payload = data.partition(b"\n")
-    if not newline:
+    end = data.find(b"\n", 0, 512)
+    if end < 0:
         return None
+    head = data[: end + 1]
+    payload = memoryview(data)[end + 1 :]  # a view: copying megabytes costs every cold search
     try:
         crc = int(head.rsplit(b" ", 1)[-1])
     except ValueError:
         return None
-    if head + newline != _header(crc) or zlib.crc32(payload) != crc:
+    if head != _header(crc) or zlib.crc32(payload) != crc:
         return None
     try:
         return SearchIndex.from_state(memory_root, marshal.loads(payload))
