@@ -160,7 +160,12 @@ class FilesMemory(BaseMemory):
         return self._guard("extract_before_discard", "", run)
 
     def write(self, session_id: str | None, messages: Any = None, force: bool = False) -> MemoryFailure | None:
-        """Per-turn (``force=False``) or forced write. Returns the failure, never raises."""
+        """Per-turn (``force=False``) or forced write. Returns the failure, never raises.
+
+        ``messages`` (``[{"role", "content", "id"?}]``) are appended to the
+        session in the bundled store first (skipped when their ids are
+        already there); without them the turns must already be in the store.
+        """
         from .writer.pipeline import write
 
         if not self.settings["memory.writer.enabled"]:

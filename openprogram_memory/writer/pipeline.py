@@ -150,9 +150,23 @@ def write(settings_or_ws: Settings | MemoryWorkspace, session_id: str | None, *,
           messages: Any = None, backend: WriterBackend | None = None, now: datetime | None = None) -> None:
     """Write a session into memory: ``None`` (written, or nothing due) or raise MemoryFailure.
 
-    ``messages`` is ignored — the pass reads the store, so a restart loses
-    nothing; the parameter stays for the provider interface.
+    ``messages`` (``[{"role": "user"|"assistant", "content": …, "id"?: …}]``)
+    are first appended to the bundled store on the session's head (the
+    session is created if needed; messages whose ids are already there are
+    skipped — :func:`~openprogram_memory.sessions.messages.append_messages`).
+    The pass itself always reads the store, so a restart loses nothing.
     """
+    if messages is not None:
+        ws = open_workspace(settings_or_ws)
+        if isinstance(session_id, str) and session_id.strip():
+            from ..sessions.messages import append_messages
+
+            try:
+                append_messages(SessionStore(ws.settings.sessions_dir), session_id, messages)
+            except MemoryFailure as failure:
+                journal.record_failure(ws.layout, session_id, failure, None, now or datetime.now(timezone.utc))
+                raise
+        settings_or_ws = ws
     write_report(settings_or_ws, session_id, force=force, backend=backend, now=now)
     return None
 

@@ -294,10 +294,10 @@ def test_writer_disabled_does_nothing(_isolated_state, store, fake):
     assert not ws.layout.state("writer-status.json").exists()
 
 
-def test_write_accepts_settings_and_ignores_messages(cfg, store, fake):
+def test_write_accepts_settings_and_appends_messages(cfg, store, fake):
     chain(store, "s", ["m1"])
-    assert write(cfg, "s", force=True, messages=[{"role": "user", "content": "ignored"}]) is None
-    assert fake.batches() == [["m1"]]
+    assert write(cfg, "s", force=True, messages=[{"id": "m2", "role": "user", "content": "appended"}]) is None
+    assert fake.batches() == [["m1", "m2"]] and store.head("s") == "m2"
 
 
 # -- bookkeeping ----------------------------------------------------------------------
