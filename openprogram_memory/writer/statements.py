@@ -726,7 +726,7 @@ for in on at by with from to of about after before during because since if when 
 _SYMPTOM_RE = re.compile(r"(?:returns|throws|raises|fails|errors|crashes|hangs|breaks|takes|shows|prints|outputs|loads|"
                          r"renders|spits|gives|complains|keeps|seems|looks|works|happens|disappears|appears|"
                          r"times|blows|dies|leaks|explodes|freezes|stalls|flakes|warns|logs)$", re.I)
-_FACT_STATUS_RE = re.compile(r"\b(?:now|already|anymore|yet)$|\b(?:is|are) (?:built|done|deployed|merged|finished|complete|"
+_FACT_STATUS_RE = re.compile(r"\b(?:now|already|anymore|yet)$|\b(?:has|have) been \w+(?:ed|en)\b|\b(?:is|are) (?:built|done|deployed|merged|finished|complete|"
                              r"completed|live|out|back|fixed|updated|upgraded)\b(?!\s+(?:with|on|in|from|to|by|via|as))|"
                              r"\b(?:new|latest) version\b|\b\d+\s*(?:ms|s|sec|secs|seconds|minutes|mins)$", re.I)
 _EVALUATIVE_RE = re.compile(r"\b(?:so|much|nicer|quick|quicker|pretty|really|too|very|complete|enough|in|slower|"
