@@ -345,3 +345,12 @@ def test_a_claude_code_file_without_turns_yet_is_still_claude_code(store: Sessio
     with pytest.raises(MemoryFailure) as caught:
         import_paths(store, "codex", [path])
     assert caught.value.details["looks_like"] == "claude-code"
+
+
+def test_a_pi_parent_missing_from_the_file_chains_to_the_previous_entry(store: SessionStore, tmp_path: Path) -> None:
+    lines = lines_of(FIXTURES / "pi" / "crud.jsonl")
+    target = next(i for i, line in enumerate(lines) if i > 3 and line.get("type") == "message")
+    lines[target]["parentId"] = "gone0000"
+    import_paths(store, "pi", [write_lines(tmp_path / "p.jsonl", lines)])
+    node = store.get_node(lines[0]["id"], lines[target]["id"])
+    assert node.predecessor == lines[target - 1]["id"] and node.metadata["detached_from"] == "gone0000"

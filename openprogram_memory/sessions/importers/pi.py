@@ -106,6 +106,8 @@ def build_tree(transcript: TranscriptFile, store: SessionStore | None = None,
             tree.drop(entry_id, parent, draft)
         else:
             draft.parent = parent
+            if entry.get("parentId") is not None and parent != entry.get("parentId"):
+                draft.metadata["detached_from"] = entry.get("parentId")
             tree.add(draft)
     return tree
 
