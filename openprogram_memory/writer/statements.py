@@ -97,7 +97,7 @@ _MOMENT_RE = re.compile(
     r"test|bug|error|ticket|issue|one|sprint|change|diff|run|task|month|quarter|call|conversation|chat|script|"
     r"class|module|snippet|output|case|query|page|component)|that (?:file|one|function|test|line|error|bug|pr|"
     r"commit|branch|change|diff|script|class)|these (?:files|tests|errors|changes|lines)|those (?:files|tests|"
-    r"errors|changes)|next (?:week|month|time)|last (?:night|week)|in a (?:minute|bit|sec|second)|"
+    r"errors|changes)|next (?:week|month|time)(?! of\b)|last (?:night|week)(?! of\b)|in a (?:minute|bit|sec|second)|"
     r"for (?:the )?(?:moment|time being)|next (?:sprint|release|quarter|year)|temporar(?:y|ily)|a minute ago|an hour ago|this year|"
     r"for this (?:pr|task|change|one|session|run|ticket|repo|refactor)|until (?:friday|monday|tomorrow|further notice|"
     r"next week|then|it's fixed)|the (?:above|following)|above|below|yet|again|so far|omg|ugh|rn)\b",
@@ -206,7 +206,7 @@ _LANGUAGE_RE = re.compile(
     re.I,
 )
 _FIRST_LANGUAGE_RE = re.compile(r"^(?P<v>(?-i:[A-Z]\w+)(?:\s+and\s+(?-i:[A-Z]\w+))?)\s+(?:is|are)\s+my\s+"
-                                r"(?:first|native|mother|main|second|home)\s+(?:language|tongue)s?\b", re.I)
+                                r"(?:first|native|mother|main|second|third|home)\s+(?:language|tongue)s?\b", re.I)
 _PRONOUNS_RE = re.compile(r"^(?:my pronouns are|i use|pronouns:?)\s+(?P<v>(?:she|he|they|xe|ze|it)/\w+.*)$", re.I)
 _TEAM_RE = re.compile(
     rf"^(?:{_IM}\s+(?:on|in|part of|a member of|with)\s+(?:the\s+)?|{_I}{_ADV}\s+(?:work on|belong to|sit on|sit in|"
@@ -239,8 +239,19 @@ def _identity(clause: str) -> list[Statement]:
             return [Statement(finish(_possessive(third_person(clause))), "identity", keyword(value), slot)]
     match = _LOCATION_RE.match(clause) or (_LOCATION_I_RE.match(clause) if re.search(
         r"\b(?:live|based|moved|relocated|from)\b", clause, re.I) else None)
-    if match and not lx.THING_RE.match(match.group("v")) and not _TIMEZONE_RE.search(match.group("v")):
-        return [Statement(finish(third_person(clause)), "identity", keyword(match.group("v")), "location")]
+    if match and not lx.THING_RE.match(match.group("v")):
+        place, _, zone = match.group("v").partition(",")
+        if _TIMEZONE_RE.search(place):
+            return []
+        said = clause[:match.start("v")] + place
+        out = [Statement(finish(third_person(said)), "identity", keyword(place), "location")]
+        if zone and _TIMEZONE_RE.search(zone):
+            zone = re.sub(r"\s*(?:time ?zone|tz)\s*", "", zone.strip(), flags=re.I)
+            out.append(Statement(finish(f"The user's timezone is {zone}"), "personal", zone, "timezone"))
+        elif zone:
+            said = clause
+            out = [Statement(finish(third_person(said)), "identity", keyword(place), "location")]
+        return out
     match = _EMPLOYER_RE.match(clause)
     if match and _looks_like_org(match.group("v")):
         if re.match(rf"^{_I}(?:'ve| have)?\s+(?:left|quit)\b", clause):
@@ -256,6 +267,14 @@ def _identity(clause: str) -> list[Statement]:
                 r"people person|cat person|dog person)\b", value, re.I):
             said = clause[:match.start("v")] + value
             out = [Statement(finish(third_person(said)), "identity", keyword(value), "role")]
+            team = re.search(r"\bon the (?P<t>(?:[\w&/+-]+\s+){1,3}team)\b", value, re.I)
+            if team:
+                out.append(Statement(finish(f"The user is on the {team.group('t')}"), "identity", team.group("t"),
+                                     "team"))
+            place = re.search(r"\s+in\s+(?P<p>(?-i:[A-Z][\w'’-]+(?:\s+[A-Z][\w'’-]+){0,3}))$", value)
+            if place and not lx.THING_RE.fullmatch(place.group("p")):
+                out.append(Statement(finish(f"The user is based in {place.group('p')}"), "identity",
+                                     place.group("p"), "location"))
             for part in rest:
                 out.extend(_appositive(part))
             return out
@@ -433,9 +452,10 @@ _PREFERENCE_RE = re.compile(
     rf"(?:\w+\s+){{1,4}}(?:annoys|bugs|bothers|irritates) me\b|(?:\w+\s+){{1,4}}(?:is|are) (?:a|my) pet peeve|"
     rf"my (?:biggest\s+)?pet peeve\b|{_I}{_ADV}\s+want\s+(?:short|shorter|long|longer|concise|terse|detailed|brief|"
     rf"simple|plain|direct|honest|blunt)\b|"
-    rf"{_I}{_ADV}\s+(?:use|write|code|program|develop|work|live)\s+(?:in|with)?\s*(?=(?-i:[A-Z`]))|"
-    rf"{_I}{_ADV}\s+(?:find|think)\s+\S+(?:\s+\S+)?\s+(?:annoying|distracting|useless|unreadable|noisy|"
-    rf"overkill|helpful|easier|clearer|cleaner|more readable)\b|"
+    rf"{_I}{_ADV}\s+(?:use|write|code|program|develop|work|live)(?:\s+{ADVERBS})?\s+(?:in|with)?\s*(?=(?-i:[A-Z`]))|"
+    rf"{_I}{_ADV}\s+(?:find|think)\s+(?:\S+\s+){{1,4}}(?:annoying|distracting|useless|unreadable|noisy|"
+    rf"overkill|helpful|easier|clearer|cleaner|more readable|hard to (?:read|follow)|confusing|painful|useful)\b|"
+    rf"my (?:editor|ide|shell|terminal|os|browser|keyboard|setup|stack|language|distro|laptop) (?:of choice )?is\b|"
     rf"{_IM}\s+(?:a\s+)?(?:tabs|spaces|vim|emacs|light|dark)[- ]\w+\s+(?:person|guy|gal|kind of person)\b|"
     rf"(?:\w+\s+){{1,4}}(?:drives?|drive) me (?:nuts|crazy|mad|up the wall)|"
     rf"(?:\w+\s+){{1,3}}(?:is|are) my (?:jam|thing|favou?rite)|(?:\w+\s+){{1,4}}(?:works|work) best for me)",
@@ -449,19 +469,21 @@ _PREF_VERB_RE = re.compile(rf"^{_I}{_ADV}\s+(?:\w+\s+){{0,2}}?(?:prefer|like|lov
 
 
 _WHAT_I_LIKE_RE = re.compile(rf"^(?P<x>.+?)\s+(?:is|are)\s+(?:what|the (?:thing|stuff))\s+{_I}\s+(?P<v>like|love|prefer|"
-                             r"want|enjoy)$", re.I)
+                             r"want|enjoy)(?P<rest>\s+(?:on|in|for|from)\s+.+)?$", re.I)
 _BEST_FOR_ME_RE = re.compile(r"^(?P<x>.+?)\s+(?:is|are|works?|suits?|helps?)\s+(?:\w+\s+)?(?:best|better|great|well)?\s*"
-                             r"(?:for me|me (?:a lot|most|best))\b", re.I)
+                             r"(?:for me|me (?:a lot|most|best)|me\b)|^(?P<y>(?:\w+\s+){0,3}\w+)\s+(?:helps|help|works? best)$",
+                             re.I)
 
 
 def _preference(clause: str) -> list[Statement]:
     what = _WHAT_I_LIKE_RE.match(clause)
     if what:
-        return [Statement(finish(f"The user {what.group('v').lower()}s {what.group('x')}"), "preference",
-                          keyword(what.group("x")))]
+        return [Statement(finish(_possessive(f"The user {what.group('v').lower()}s {what.group('x')}"
+                                             f"{what.group('rest') or ''}")), "preference", keyword(what.group("x")))]
     best = _BEST_FOR_ME_RE.match(clause)
     if best and not re.match(r"^(?:it|that|this)\b", clause, re.I):
-        return [Statement(finish(re.sub(r"\bme\b", "the user", clause)), "preference", keyword(best.group("x")))]
+        return [Statement(finish(_possessive(clause) if "me" in clause.split() else f"{clause} for the user"),
+                          "preference", keyword(best.group("x") or best.group("y")))]
     match = _PREFERENCE_RE.match(clause)
     if not match:
         return []
@@ -511,7 +533,7 @@ _MUST_RE = re.compile(r"^(?:every|all|any|each|anything|everything|nothing)\b\s*
                       r"(?:must|has to|have to|needs? to|should|shall|may not|must not|can't|cannot|goes through|"
                       r"go through|requires?|needs?)\b", re.I)
 _STRONG = ("always", "never", "don't", "do not", "dont", "don't ever", "do not ever", "never ever", "stop")
-_NO_RULE_RE = re.compile(r"^no\s+(?:more\s+)?[\w`'-]+(?:\s+[\w`'-]+){0,3}\s+(?:after|before|on|in|without|anywhere|"
+_NO_RULE_RE = re.compile(r"^no\s+(?!need\b|worries\b|problem\b|rush\b|idea\b|luck\b|clue\b)(?:more\s+)?[\w`'-]+(?:\s+[\w`'-]+){0,3}\s+(?:after|before|on|in|without|anywhere|"
                          r"ever|unless|during|outside|inside|past|in|from|to|for)\b", re.I)
 _PRONOUNS_ANYWHERE_RE = re.compile(r"\b(?:she|he|they|xe|ze)/(?:her|him|them|hers|his|theirs|xem|zir|they|she|he)\b", re.I)
 _STYLE_VERBS = re.compile(r"^(?:use|prefer|keep|answer|reply|respond|format|stick|default|wrap|name|sign|"
@@ -650,10 +672,16 @@ def _choice(phrase: str) -> str:
 
 # -- schedule ----------------------------------------------------------------------------
 def _schedule(clause: str) -> list[Statement]:
-    recurring = lx.RECURRENCE_RE.search(clause)
-    timed = lx.EVENT_RE.search(clause) and (lx.CLOCK_RE.search(clause) or re.search(
+    recurring = lx.RECURRENCE_RE.search(clause) or re.search(
+        rf"\b(?:most|all)\s+(?:days|mornings|evenings|weekdays|weeks)\b|^(?:{lx.DAYS})s\b|"
+        rf"\b(?:working|office|core|work) hours\b|\b(?:{lx.DAYS})(?:day)?s?\s+(?:to|through|thru|[–-])\s+(?:{lx.DAYS})",
+        clause, re.I)
+    timed = (lx.EVENT_RE.search(clause) and (lx.CLOCK_RE.search(clause) or re.search(
         rf"\b(?:on|every|each|until|till|starts?|ends?|begins?|is)\s+(?:the\s+)?(?:{lx.DAYS}|{lx.MONTHS}|"
-        r"\d{1,2}(?:st|nd|rd|th)\b)", clause, re.I))
+        r"\d{1,2}(?:st|nd|rd|th)\b)", clause, re.I))) or re.search(
+        rf"\b(?:starts?|begins?|ends?|happens?|closes?|opens?|is due|are due|goes live|go live|kicks? off|"
+        rf"must be (?:done|ready|sent|filed|submitted)|has to be (?:done|ready|sent|filed|submitted))\s+"
+        rf"(?:in|on|at|by|every)\s+(?:the\s+)?(?:{lx.MONTHS}|(?:{lx.DAYS})|\d{{1,2}}(?:st|nd|rd|th)\b)", clause, re.I)
     if not (recurring or timed):
         return []
     text = third_person(clause) if re.match(rf"^(?:{_I}|{_IM}|my)\b", clause) else clause
@@ -810,8 +838,12 @@ def classify_clause(clause: str, hint: str | None = None) -> list[Statement]:
         return []
     pronouns = _PRONOUNS_ANYWHERE_RE.search(clause)
     if pronouns and re.search(r"\b(?:pronouns?|I|i|my|me|please|go by)\b", clause):
-        return [Statement(finish(f"The user's pronouns are {pronouns.group(0)}"), "identity", pronouns.group(0),
-                          "pronouns")]
+        said = Statement(finish(f"The user's pronouns are {pronouns.group(0)}"), "identity", pronouns.group(0),
+                         "pronouns")
+        rest = _PRONOUNS_ANYWHERE_RE.sub("", clause).strip(" ,")
+        rest = re.sub(r"\s*,\s*,\s*|\bpronouns\b\s*", " ", rest).strip(" ,")
+        others = [s for s in _detect(rest, hint) if s.slot != "pronouns"] if len(rest.split()) >= 2 else []
+        return others + [said]
     found = _detect(clause, hint)
     if found or hint != "rule" or len(clause.split()) < 4 or re.match(
             r"^(?:I|i|I'm|i'm|we|we're|it|it's|that|this|there|he|she|they|you|you're|when|if|before|after)\b", clause):
@@ -829,7 +861,7 @@ def _detect(clause: str, hint: str | None) -> list[Statement]:
 
 
 _JOINT_RE = re.compile(r"(,\s+(?:and\s+|but\s+|then\s+)?|\s+and\s+|\s+but\s+|\s+—\s+)")
-_SUBJECTLESS_RE = re.compile(r"^(?:speak|live in|based in|originally from|work (?:at|for|as)|not a (?:big |huge )?fan of|"
+_SUBJECTLESS_RE = re.compile(r"^(?:speak|live in|based in|originally from|work (?:at|for|as)|working (?:at|for)|not a (?:big |huge )?fan of|"
                              r"big fan of|mostly|usually|mainly|primarily|can't stand)\b", re.I)
 _PRONOUN_RE = re.compile(r"^(?:he|she)(?:'s|’s)?\b", re.I)
 _TRAILER_RE = re.compile(r"(?:[\s,]+(?:lol|lmao|haha+|tbh|imo|imho|fwiw|ha|heh|xd|:\)|:d|;\)|🙂|😅|🙏|👍|thx|"
@@ -923,8 +955,13 @@ def _extract(text: str) -> list[Statement]:
             clause = _TRAILER_RE.sub("", clause.rstrip(" .!…"))
             if _SUBJECTLESS_RE.match(clause):  # "Speak Portuguese", "not a fan of ORMs", "mostly python"
                 verb = clause.split()[0].casefold()
-                clause = ("I'm " if verb in ("based", "originally", "not", "big") else
-                          "I work with " if verb in ("mostly", "usually", "mainly", "primarily") else "I ") + clause
+                if verb in ("mostly", "usually", "mainly", "primarily"):
+                    rest = re.sub(r"\s+(?:these days|nowadays|lately)$", "", clause.split(None, 1)[1] if " " in clause
+                                  else "")
+                    if rest and len(rest.split()) <= 5:
+                        out.append(Statement(finish(f"The user {verb} works with {rest}"), "preference", keyword(rest)))
+                    continue
+                clause = ("I'm " if verb in ("based", "originally", "not", "big", "working") else "I ") + clause
             pronoun = _PRONOUN_RE.match(clause)
             if pronoun and person:
                 clause = person + (" is" if pronoun.group(0)[-2:] in ("'s", "’s") else "") + clause[pronoun.end():]
