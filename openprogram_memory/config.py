@@ -90,6 +90,17 @@ def _writer_model(value: Any) -> str:
     raise ValueError("expected 'rules' or 'anthropic:<model>'")
 
 
+def _path_list(value: Any) -> tuple[str, ...]:
+    """A list of directories: a TOML list, or one string split on ``os.pathsep`` (env, ``config set``)."""
+    items = value.split(os.pathsep) if isinstance(value, str) else value
+    if not isinstance(items, (list, tuple)) or not all(isinstance(item, str) for item in items):
+        raise ValueError("expected a list of directory paths")
+    paths = tuple(item.strip() for item in items if item.strip())
+    if any("\0" in item for item in paths):
+        raise ValueError("a path cannot contain a NUL character")
+    return paths
+
+
 def _clock(value: Any) -> str:
     text = str(value).strip()
     match = re.fullmatch(r"(\d{2}):(\d{2})", text)
@@ -121,6 +132,8 @@ KEYS: dict[str, Key] = {
         Key("memory.watcher.poll_seconds", 300, _int_range(1, 86_400), "seconds"),
         Key("memory.watcher.idle_seconds", 1800, _int_range(0, 604_800), "seconds"),
         Key("memory.organize.at", "03:00", _clock, "HH:MM local time"),
+        Key("memory.watch.paths", (), _path_list,
+            f"codex / pi transcript directories `memory watch` imports from (list; {os.pathsep!r}-separated in env)"),
     ]
 }
 
@@ -244,6 +257,8 @@ def load_settings(
 
 
 def _toml_value(value: Any) -> str:
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml_value(item) for item in value) + "]"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):

@@ -126,6 +126,7 @@ def _exit_code(outcomes: list[Any]) -> int:
 
 def watch_command(
     once: bool = typer.Option(False, "--once", help="One poll, then exit."),
+    poll: bool = typer.Option(False, "--poll", help="Poll on a timer instead of reacting to file events."),
     state: Optional[str] = StateOption,
     json: bool = JsonOption,
 ) -> None:
@@ -134,6 +135,7 @@ def watch_command(
         _poll(state, json)
         return
     with reporting(json):
+        from ..writer.watch_events import watch_events
         from ..writer.watcher import watch
 
         settings = memory_settings(state)
@@ -145,10 +147,20 @@ def watch_command(
                 else:
                     console.print(f"{o.session}: {'ok' if o.ok else o.reason}")
 
-        err_console.print(f"watching every {settings['memory.watcher.poll_seconds']} s "
-                          f"(idle after {settings['memory.watcher.idle_seconds']} s); Ctrl-C stops")
+        def imported(path: Any, count: int) -> None:
+            if json:
+                print_json({"imported": count, "path": str(path)})
+            else:
+                console.print(f"{path}: {count} new node(s) imported")
+
+        how = (f"polling every {settings['memory.watcher.poll_seconds']} s" if poll else
+               "on file events (sessions" + "".join(f", {p}" for p in settings["memory.watch.paths"]) + ")")
+        err_console.print(f"watching {how}; idle after {settings['memory.watcher.idle_seconds']} s; Ctrl-C stops")
         try:
-            watch(settings, on_poll=report)
+            if poll:
+                watch(settings, on_poll=report)
+            else:
+                watch_events(settings, on_poll=report, on_import=imported)
         except KeyboardInterrupt:
             pass
 

@@ -1,0 +1,171 @@
+"""``memory watch`` driven by file events instead of a timer (SPEC §14: writes triggered by events).
+
+It watches, with ``watchfiles`` (inotify / FSEvents / ReadDirectoryChangesW):
+
+- the bundled session store — a session that changed gets a new idle
+  deadline (``updated_at`` + ``memory.watcher.idle_seconds``); when the
+  earliest deadline passes, one poll of :func:`.watcher.watch_once` runs
+  right then, instead of up to ``poll_seconds`` later;
+- the directories in ``memory.watch.paths`` (codex rollouts, pi sessions,
+  Claude Code transcripts) — a ``*.jsonl`` file that grew has its new lines
+  imported at once (:func:`~openprogram_memory.sessions.importers.tail.import_appended`;
+  the format is read off its first line), which moves that session's
+  deadline like any other change.
+
+Idle detection and the write contract are those of :mod:`.watcher` — the
+same ``watch_once`` decides, writes and records. A poll still runs at least
+every ``memory.watcher.poll_seconds`` (the nightly organize, deadlines the
+events missed). Between events it wakes every tenth of the idle time
+(0.5 s to 60 s) to see whether a deadline passed, so a session is written
+at most 10 % of ``idle_seconds`` late. Where events are unavailable (``watchfiles`` missing, the
+inotify watch limit reached) it falls back to the polling loop.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from datetime import timedelta
+from pathlib import Path
+from typing import Callable
+
+from ..config import Settings
+from ..failures import FailureCode, MemoryFailure, as_failure
+from ..fsutil import ensure_dir
+from ..organizer.due import parse_instant
+from ..sessions.store import SessionStore
+from ..workspace.layout import Layout
+from . import journal
+from .pipeline import open_workspace
+from .watcher import STATE_FILE, CorruptState, Outcome, load_processed, watch, watch_once
+
+log = logging.getLogger("openprogram_memory.writer")
+
+TICK_SECONDS = 60.0  # the longest a passed deadline waits when no event comes
+MIN_TICK_SECONDS = 0.5
+DEBOUNCE_MS = 200
+
+
+def transcript_format(path: Path) -> str | None:
+    """The transcript format of ``path`` from its first JSON-object line (None: not one, or empty yet)."""
+    from ..sessions.importers import FORMATS
+
+    try:
+        with open(path, "rb") as handle:
+            for raw in handle:
+                if raw.strip():
+                    line = json.loads(raw)
+                    break
+            else:
+                return None
+    except (OSError, ValueError):
+        return None
+    if not isinstance(line, dict):
+        return None
+    return next((name for name, (fmt, _) in FORMATS.items() if fmt.owns(line)), None)
+
+
+def import_transcript(settings: Settings, path: Path) -> int:
+    """Import the lines appended to one watched transcript; failures are recorded, never raised."""
+    from ..sessions.importers.tail import STATE_DIR, import_appended
+
+    layout = Layout(settings.memory_dir)
+    fmt = transcript_format(path)
+    if fmt is None:
+        return 0
+    try:
+        return import_appended(SessionStore(settings.sessions_dir), fmt, path, layout.state(STATE_DIR)).imported
+    except Exception as exc:
+        failure = as_failure(exc, FailureCode.SESSION_NODES_UNAVAILABLE)
+        log.warning("import of %s failed: %s", path, failure)
+        journal.emit_event(layout, "memory.import_failed", {"path": str(path), "format": fmt,
+                                                             "code": failure.code.value, "message": failure.message})
+        return 0
+
+
+def next_deadline(settings: Settings) -> float:
+    """When the earliest unprocessed session goes idle (epoch seconds; ``inf`` when none will)."""
+    idle = timedelta(seconds=int(settings["memory.watcher.idle_seconds"]))
+    try:
+        processed = load_processed(Layout(settings.memory_dir).state(STATE_FILE))
+    except CorruptState:
+        processed = {}  # watch_once reports it; a deadline too early only costs one poll
+    deadlines = []
+    for info in SessionStore(settings.sessions_dir).list_sessions():
+        updated = parse_instant(info.updated_at)
+        if updated is not None and processed.get(info.session) != info.updated_at:
+            deadlines.append((updated + idle).timestamp())
+    return min(deadlines, default=float("inf"))
+
+
+def watch_paths(settings: Settings) -> list[Path]:
+    """The configured transcript directories that exist (a missing one is logged and skipped)."""
+    found = []
+    for raw in settings["memory.watch.paths"]:
+        path = Path(raw).expanduser()
+        if path.is_dir():
+            found.append(path.resolve())
+        else:
+            log.warning("memory.watch.paths: %s is not a directory; not watched", path)
+    return found
+
+
+def watch_events(settings: Settings, *, stop: threading.Event | None = None,
+                 on_poll: Callable[[list[Outcome]], None] | None = None,
+                 on_import: Callable[[Path, int], None] | None = None, tick_seconds: float = TICK_SECONDS) -> None:
+    """Watch until ``stop`` is set (or interrupted); fall back to polling where events are unavailable."""
+    try:
+        import watchfiles
+    except ImportError:
+        log.warning("watchfiles is not installed: polling every %s s", settings["memory.watcher.poll_seconds"])
+        watch(settings, on_poll=on_poll)
+        return
+    open_workspace(settings)  # the watcher may create it, as a poll would
+    ensure_dir(settings.sessions_dir)
+    sources = watch_paths(settings)
+    poll_every = float(settings["memory.watcher.poll_seconds"])
+    idle = float(settings["memory.watcher.idle_seconds"])
+    tick = max(MIN_TICK_SECONDS, min(tick_seconds, poll_every, idle / 10))
+
+    def poll() -> None:
+        try:
+            outcomes: list[Outcome] = watch_once(settings)
+        except MemoryFailure as failure:  # e.g. the workspace is busy being recovered
+            log.warning("watcher poll failed: %s", failure)
+            outcomes = []
+        if on_poll is not None:
+            on_poll(outcomes)
+
+    for path in sources:  # lines appended while nobody watched
+        for transcript in sorted(path.rglob("*.jsonl")):
+            _imported(settings, transcript, on_import)
+    poll()
+    last_poll, deadline = time.monotonic(), next_deadline(settings)
+    try:
+        for changes in watchfiles.watch(settings.sessions_dir, *sources, stop_event=stop, yield_on_timeout=True,
+                                        rust_timeout=int(tick * 1000), debounce=DEBOUNCE_MS, raise_interrupt=False):
+            grown = sorted({Path(p) for _, p in changes if p.endswith(".jsonl") and _under(Path(p), sources)})
+            for transcript in grown:
+                _imported(settings, transcript, on_import)
+            if changes:
+                deadline = next_deadline(settings)
+            if time.time() >= deadline or time.monotonic() - last_poll >= poll_every:
+                poll()
+                last_poll, deadline = time.monotonic(), next_deadline(settings)
+    except OSError as exc:  # no events here (inotify limit, unsupported file system)
+        log.warning("file events unavailable (%s): polling every %s s", exc, poll_every)
+        watch(settings, on_poll=on_poll)
+
+
+def _imported(settings: Settings, transcript: Path, on_import: Callable[[Path, int], None] | None) -> None:
+    if transcript.is_file():
+        count = import_transcript(settings, transcript)
+        if on_import is not None and count:
+            on_import(transcript, count)
+
+
+def _under(path: Path, roots: list[Path]) -> bool:
+    return any(path == root or root in path.parents for root in roots)
+

@@ -1,0 +1,108 @@
+"""``memory watch`` on file events: appended transcript lines imported at once, idle sessions written on time."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from openprogram_memory.config import load_settings, parse_value
+from openprogram_memory.failures import MemoryFailure
+from openprogram_memory.sessions.importers import import_paths
+from openprogram_memory.sessions.store import SessionStore
+from openprogram_memory.writer.watch_events import transcript_format, watch_events
+
+from .helpers import settings
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "sessions"
+
+
+def with_values(cfg, **values):
+    merged = dict(cfg.values)
+    merged.update({key.replace("__", "."): value for key, value in values.items()})
+    return replace(cfg, values=merged)
+
+
+class Watcher:
+    """``watch_events`` in a thread, stopped (and joined) on exit."""
+
+    def __init__(self, cfg) -> None:
+        self.stop = threading.Event()
+        self.polls: list = []
+        self.imports: list = []
+        self.thread = threading.Thread(target=watch_events, args=(cfg,), daemon=True, kwargs={
+            "stop": self.stop, "on_poll": self.polls.append,
+            "on_import": lambda path, count: self.imports.append((path, count))})
+
+    def __enter__(self) -> "Watcher":
+        self.thread.start()
+        wait_until(lambda: self.polls, 30)  # started: the first poll ran
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop.set()
+        self.thread.join(10)
+        assert not self.thread.is_alive()
+
+
+def wait_until(condition, timeout: float) -> float:
+    start = time.monotonic()
+    while time.monotonic() - start < timeout:
+        if condition():
+            return time.monotonic() - start
+        time.sleep(0.02)
+    raise AssertionError(f"not within {timeout} s")
+
+
+@pytest.mark.parametrize("fixture", [FIXTURES / "codex" / "crud.jsonl", FIXTURES / "pi" / "branched.jsonl"],
+                         ids=["codex", "pi"])
+def test_a_line_appended_to_a_watched_transcript_is_imported_within_2_s(tmp_path: Path, fixture: Path) -> None:
+    fmt = transcript_format(fixture)
+    expected = import_paths(SessionStore(tmp_path / "whole"), fmt, [fixture])
+    session = expected.sessions[0]
+    watched = tmp_path / "agent-sessions" / "2026" / "01"
+    watched.mkdir(parents=True)
+    lines = fixture.read_bytes().splitlines(keepends=True)
+    live = watched / fixture.name
+    live.write_bytes(b"".join(lines[:6]))  # there before the watcher starts: imported on start
+    cfg = with_values(settings(enabled=False), memory__watch__paths=(str(tmp_path / "agent-sessions"),),
+                      memory__watcher__poll_seconds=3600)
+    store = SessionStore(cfg.sessions_dir)
+    with Watcher(cfg) as watcher:
+        before = store.session_info(session).node_count
+        assert watcher.imports and before < expected.imported
+        with open(live, "ab") as handle:
+            handle.write(b"".join(lines[6:]))
+        took = wait_until(lambda: store.exists(session) and store.session_info(session).node_count
+                          == expected.imported, 2.0)
+    assert took < 2.0
+
+
+def test_a_session_is_written_when_it_goes_idle_not_a_poll_later(tmp_path: Path, fake) -> None:
+    cfg = with_values(settings(idle=1), memory__watcher__poll_seconds=3600)
+    store = SessionStore(cfg.sessions_dir)
+    with Watcher(cfg) as watcher:
+        store.create_session("chat")
+        store.append("chat", "user", "I'm Dana. Always answer in metric units.")
+        store.append("chat", "assistant", "Noted.")
+        wait_until(lambda: any(o.session == "chat" for poll in watcher.polls for o in poll), 15)
+    outcome = next(o for poll in watcher.polls for o in poll if o.session == "chat")
+    assert outcome.ok and outcome.recorded
+
+
+def test_a_file_of_no_known_format_is_left_alone(tmp_path: Path) -> None:
+    odd = tmp_path / "notes.jsonl"
+    odd.write_text('{"hello": "world"}\n')
+    assert transcript_format(odd) is None
+    assert transcript_format(FIXTURES / "claude-code" / "rewind.jsonl") == "claude-code"
+
+
+def test_watch_paths_config_key_is_validated() -> None:
+    assert parse_value("memory.watch.paths", ["~/.codex/sessions", " "]) == ("~/.codex/sessions",)
+    assert parse_value("memory.watch.paths", "/a:/b") == ("/a", "/b")
+    with pytest.raises(MemoryFailure):
+        parse_value("memory.watch.paths", [1, 2])
+    assert load_settings(environ={"OPENPROGRAM_MEMORY_WATCH_PATHS": "/x:/y"})["memory.watch.paths"] == ("/x", "/y")
