@@ -67,8 +67,9 @@ _LOG_LINE_RE = re.compile(
     r"(?:ERROR|WARN(?:ING)?|INFO|DEBUG|TRACE|FATAL|CRITICAL|PASS|FAIL(?:ED)?|OK)\b[\s:\]]|"
     r"[\w.]*(?:Error|Exception|Warning):|npm (?:ERR|WARN)|E\s{2,}|"
     r"[{\[]\s*[\"'{\[]|[}\]],?\s*$|\"[\w-]+\"\s*:|diff --git|index [0-9a-f]+\.\.|@@ |[+-]{3} |"
-    r"(?:def|class|import|from \S+ import|return|function|const|let|var|fn|pub|SELECT|INSERT|UPDATE \w+ SET|"
-    r"CREATE|#include|package)\b[^.!?]*$)"
+    r"(?:def|class|function|const|let|var|fn|pub|return)\s+[\w$.\[\]]+\s*[=(:{<;]|from [\w.]+ import |import [\w.]+$|"
+    r"import [\w.{}, ]+ from |(?-i:SELECT|INSERT INTO|UPDATE \w+ SET|CREATE (?:TABLE|INDEX)|ALTER TABLE|DELETE FROM)\b|"
+    r"#include|package [\w.]+;?$)"
 )
 _CODE_LINE_RE = re.compile(r"[;{}]\s*$|^\s*[})\]]|=>|==|!=|::|\w+\([^)]*\)\s*[;{:]?\s*$")
 

@@ -97,7 +97,8 @@ _MOMENT_RE = re.compile(
     r"test|bug|error|ticket|issue|one|sprint|change|diff|run|task|month|quarter|call|conversation|chat|script|"
     r"class|module|snippet|output|case|query|page|component)|that (?:file|one|function|test|line|error|bug|pr|"
     r"commit|branch|change|diff|script|class)|these (?:files|tests|errors|changes|lines)|those (?:files|tests|"
-    r"errors|changes)|next (?:week|month|time)(?! of\b)|last (?:night|week)(?! of\b)|in a (?:minute|bit|sec|second)|"
+    r"errors|changes)|next (?:week|month|time|monday|tuesday|wednesday|thursday|friday|saturday|sunday)(?! of\b)|"
+    r"just (?:\w+ed|got|came|went|left|broke|died|sent|said|told|ran|made|did|found)|last (?:night|week)(?! of\b)|in a (?:minute|bit|sec|second)|"
     r"for (?:the )?(?:moment|time being)|next (?:sprint|release|quarter|year)|temporar(?:y|ily)|a minute ago|an hour ago|this year|"
     r"for this (?:pr|task|change|one|session|run|ticket|repo|refactor)|until (?:friday|monday|tomorrow|further notice|"
     r"next week|then|it's fixed)|the (?:above|following)|above|below|yet|again|so far|omg|ugh|rn)\b",
@@ -180,7 +181,7 @@ _ROLE_RE = re.compile(
     rf"^(?:{_IM}(?:\s+(?:now|currently|actually|also|still|basically|officially))?\s+(?:an?\s+|the\s+|"
     rf"(?=(?:[\w-]+\s+){{0,2}}(?-i:(?:[A-Z]{{2,4}}|lead|head|senior|junior|staff|principal|chief))\b))|"
     rf"{_I}(?:'ve| have) been (?:an?|the)\s+|{_I}{_ADV}\s+(?:do|am doing|'m doing)\s+(?=.+\bfor a living\b)|"
-    rf"{_I}{_ADV}\s+work\s+as\s+(?:an?|the)?\s*|{_I}(?:'ve| have)? (?:been )?(?:promoted|hired) (?:to|as)\s+(?:an?\s+)?|"
+    rf"{_I}{_ADV}\s+work\s+(?:\w+\s+)?as\s+(?:an?|the)?\s*|{_IM}{_ADV}\s+working\s+as\s+(?:an?|the)?\s*|{_I}(?:'ve| have)? (?:been )?(?:promoted|hired) (?:to|as)\s+(?:an?\s+)?|"
     rf"my (?:role|job|title|job title|position) (?:is|was changed to)\s+(?:an?\s+)?)(?P<v>.+)$",
     re.I,
 )
@@ -309,9 +310,10 @@ def _possessive(text: str) -> str:
 
 
 def _looks_like_org(value: str) -> bool:
-    first = value.split()[0] if value.split() else ""
-    return bool(first) and (first[0].isupper() or first.casefold() in ("a", "an")) and first.casefold() not in (
-        "the", "this", "that", "it")
+    first = value.split()[0].strip(",.") if value.split() else ""
+    return bool(first) and first.casefold() not in (
+        "the", "this", "that", "it", "home", "night", "nights", "weekends", "work", "my", "your", "our", "least",
+        "all", "some", "times", "first", "once", "scale", "random", "large", "speed", "length", "best", "most")
 
 
 # -- personal -------------------------------------------------------------------------
@@ -391,6 +393,9 @@ _PERSON_IS_RE = re.compile(rf"^(?:is|are)\s+(?:also\s+|now\s+)?(?:(?:our|my|the|
 
 
 def _people(clause: str) -> list[Statement]:
+    if re.search(r"\b(?:this|these|those|it)\b(?!\s+(?:team|company|project|service|repo)\b)", clause, re.I) \
+            and not re.search(r"\b(?:always|every|any|all)\b", clause, re.I):
+        return []  # "my boss wants this done by Friday" is about the task at hand
     colleague = _COLLEAGUE_RE.match(clause)
     if colleague:
         rest = clause[colleague.end():].strip(" ,")
@@ -453,6 +458,8 @@ _PREFERENCE_RE = re.compile(
     rf"my (?:biggest\s+)?pet peeve\b|{_I}{_ADV}\s+want\s+(?:short|shorter|long|longer|concise|terse|detailed|brief|"
     rf"simple|plain|direct|honest|blunt)\b|"
     rf"{_I}{_ADV}\s+(?:use|write|code|program|develop|work|live)(?:\s+{ADVERBS})?\s+(?:in|with)?\s*(?=(?-i:[A-Z`]))|"
+    rf"{_I}{_ADV}\s+use\s+(?!(?:the|this|that|it|these|those|your|some|a lot|them)\b)[\w`.+#-]+(?:\s+(?:with|on|for)\b|$)|"
+    rf"[\w`.+#-]+(?:\s+[\w`.+#-]+)?\s+over\s+[\w`.+#-]+(?:\s+[\w`.+#-]+)?\s+(?:for me|any day|every time)$|"
     rf"{_I}{_ADV}\s+(?:find|think)\s+(?:\S+\s+){{1,4}}(?:annoying|distracting|useless|unreadable|noisy|"
     rf"overkill|helpful|easier|clearer|cleaner|more readable|hard to (?:read|follow)|confusing|painful|useful)\b|"
     rf"my (?:editor|ide|shell|terminal|os|browser|keyboard|setup|stack|language|distro|laptop) (?:of choice )?is\b|"
@@ -505,7 +512,8 @@ once twice more less fun good bad true false happens works worked seems fails fa
 nothing everything anything someone nobody everyone when what how why who""".split())
 _RULE_PREFIX_RE = re.compile(
     r"^(?:(?:please|pls|plz|kindly)\s+)?(?P<p>(?:from now on|going forward|moving forward|in (?:the )?future|"
-    r"henceforth|by default|as a rule|in general|generally|for (?:all|every|any) [\w\s-]{2,30}?|"
+    r"henceforth|by default)(?:,\s*|\s+(?=(?:please\s+)?[a-z]+\b))|(?:as a rule|in general|generally|"
+    r"for (?:all|every|any) [\w\s-]{2,30}?|"
     r"(?:when(?:ever)?|if|each time|every time|any time|anytime|before|after|once)\s+(?:you|we|I|i|writing|"
     r"adding|making|creating|editing|touching|committing|pushing|opening|reviewing|there's|there is|the|a|an|"
     r"something|anything|someone|tests?|[\w-]+ing)\b[^,]{0,80}?)(?:,\s*|\s+(?=(?:please\s+)?(?:always|never|"
@@ -518,9 +526,9 @@ _RULE_LEAD_RE = re.compile(
     r"(?:always )?|be sure to|remember to|you (?:should|must|shall|need to|have to)(?: always| never| not)?|"
     r"(?:I|i) (?:want|need|expect|would like|'d like) you to(?: always| never)?|(?:I|i)'d (?:like|prefer) (?:it )?if you|"
     r"(?:I|i) prefer (?:that )?you|only|please|pls|use|prefer|keep|write|answer|reply|respond|format|put|add|"
-    r"include|run|ask|check|call|address|refer|stick|default|wrap|name|sign|prefix|end|start|commit|push|"
+    r"include|run|ask|check|call|address|refer|stick|default|wrap|name(?!'s| is)|sign|prefix|end|start|commit|push|"
     r"pin|lint|test|document|comment|explain|cite|give|show|tell|mention|limit|cap|follow|treat|leave|favou?r|"
-    r"go|let|link|mark|tag|label|assume|skip|ping|cc|loop|squash|rebase|merge|open|file|log|print|return|raise|"
+    r"go|link|mark|tag|label|assume|skip|ping|cc|loop|squash|rebase|merge|open|file|log|print|return|raise|"
     r"type|spell|capitali[sz]e|lowercase|uppercase|indent|sort|split|batch|be|make|do)\b",
     re.I,
 )
@@ -543,7 +551,7 @@ _ONE_OFF_RE = re.compile(r"(?<![\w/])(?:[\w.-]+/[\w./-]*)|\bthat(?:\s+(?:file|on
                          r"branch|change|diff|script|class|method|module|thing|part|bit|section|page|query|endpoint)\b|$)|"
                          r"\b(?:this|these|those|here|there|the above|the file|the function|the test|"
                          r"the error|the bug|the logs?|the output|the diff|the pr|the branch|the script|"
-                         r"the code|the script|line \d+|then$|the whole|the entire|[\w/-]+\.(?:py|js|ts|tsx|go|rs|rb|java|md|json|yaml|yml|toml|"
+                         r"the script|line \d+|then$|the whole|the entire|the other|another|[\w/-]+\.(?:py|js|ts|tsx|go|rs|rb|java|md|json|yaml|yml|toml|"
                          r"sh|sql|css|html|txt|lock|cfg|ini))\b", re.I)
 
 
@@ -574,7 +582,7 @@ def _rule(clause: str, hint: str | None) -> list[Statement]:
         return []
     standing = bool(prefix or _ALWAYS_RULE_RE.search(clause)) or marker.startswith(("you ", "i ")) or hint == "rule"
     one_off = _ONE_OFF_RE.search(clause)
-    if marker in _STRONG or marker in ("avoid", "no more", "make sure to always", "make sure you always"):
+    if marker in _STRONG or marker in ("avoid", "no more") or marker.startswith(("make sure", "be sure", "remember")):
         if one_off and not standing:
             return []
     elif not standing:
@@ -614,7 +622,8 @@ _DECISION_RE = re.compile(
     r"(?:going|sticking|staying) with\b|switching (?:from|to)\b|moving (?:from|to)\b|no more\b|"
     r"(?:we're|we are) (?:not|no longer) (?:going to|gonna) use\b)",
 )
-_DECISION_I_RE = re.compile(_DECISION_RE.pattern, re.I)
+_DECISION_I_RE = re.compile(r"^(?:(?:after|following|in|at|on|since|from|for)\s+[\w\s'’-]{1,30}?,?\s+(?=we\b|the team\b))?"
+                            + _DECISION_RE.pattern[1:], re.I)
 _FROM_TO_RE = re.compile(r"\bfrom\s+(?P<old>[\w.+#/-]+(?:\s+[\w.+#/-]+)?)\s+(?:to|for)\s+(?P<new>[\w.+#/-]+)", re.I)
 _INSTEAD_RE = re.compile(r"\b(?:instead of|rather than|over|replacing|not)\s+(?P<old>[A-Z`][\w.+#/-]*"
                          r"(?:\s+[A-Z\d][\w.+#/-]*)?)")
@@ -682,7 +691,7 @@ def _schedule(clause: str) -> list[Statement]:
         rf"\b(?:starts?|begins?|ends?|happens?|closes?|opens?|is due|are due|goes live|go live|kicks? off|"
         rf"must be (?:done|ready|sent|filed|submitted)|has to be (?:done|ready|sent|filed|submitted))\s+"
         rf"(?:in|on|at|by|every)\s+(?:the\s+)?(?:{lx.MONTHS}|(?:{lx.DAYS})|\d{{1,2}}(?:st|nd|rd|th)\b)", clause, re.I)
-    if not (recurring or timed):
+    if not (recurring or timed) or _PASSING_RE.search(clause):
         return []
     text = third_person(clause) if re.match(rf"^(?:{_I}|{_IM}|my)\b", clause) else clause
     anchor = lx.EVENT_RE.search(clause)
@@ -751,6 +760,10 @@ push pull commit test look find refactor clean start stop keep change replace dr
 convert translate format sort print log call ask wait help implement debug profile document comment paste copy
 pin unpin lock restart rebuild rerun retry reset rebase cherry-pick stash tag release ship migrate export import
 for in on at by with from to of about after before during because since if when while though although as so""".split())
+_PASSING_RE = re.compile(r"\b(?:is|are) (?:(?:still|currently|now)\s+)?(?:stuck|backed up|at \d+\s*%|"
+                         r"running (?:hot|low|out)|out of|over capacity|overloaded|behind|ahead)(?!\w)|"
+                         r"\b(?:has|have) \d+\S*\s+\w+\s+(?:backed up|queued|pending|stuck|failing)\b|"
+                         r"\bkeeps? \w+ing\b", re.I)
 _SYMPTOM_RE = re.compile(r"(?:returns|throws|raises|fails|errors|crashes|hangs|breaks|takes|shows|prints|outputs|loads|"
                          r"renders|spits|gives|complains|keeps|seems|looks|works|happens|disappears|appears|"
                          r"times|blows|dies|leaks|explodes|freezes|stalls|flakes|warns|logs)$", re.I)
@@ -797,9 +810,7 @@ def _fact(clause: str, hint: str | None) -> list[Statement]:
         if match and (match.group("s").casefold() in lx.COMMON_CAPS - {"staging", "prod", "production", "main",
                                                                        "develop", "master", "dev", "release"}):
             match = None
-    if not match:
-        return []
-    if len(clause.split()) < 3:
+    if not match or len(clause.split()) < 3 or _FACT_STATUS_RE.search(clause) or _PASSING_RE.search(clause):
         return []
     subject = _subject(clause, match)
     text = third_person(clause) if re.match(r"^my\b", clause, re.I) else clause
