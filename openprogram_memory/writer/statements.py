@@ -98,7 +98,8 @@ _MOMENT_RE = re.compile(
     r"class|module|snippet|output|case|query|page|component)|that (?:file|one|function|test|line|error|bug|pr|"
     r"commit|branch|change|diff|script|class)|these (?:files|tests|errors|changes|lines)|those (?:files|tests|"
     r"errors|changes)|next (?:week|month|time|monday|tuesday|wednesday|thursday|friday|saturday|sunday)(?! of\b)|"
-    r"just (?:\w+ed|got|came|went|left|broke|died|sent|said|told|ran|made|did|found)|last (?:night|week)(?! of\b)|in a (?:minute|bit|sec|second)|"
+    r"just (?:(?!adopted|married|moved|joined|started|relocated|welcomed)\w+ed|came|went|broke|died|sent|said|told|ran|"
+    r"made|did|found)|last (?:night|week)(?! of\b)|in a (?:minute|bit|sec|second)|"
     r"for (?:the )?(?:moment|time being)|next (?:sprint|release|quarter|year)|temporar(?:y|ily)|a minute ago|an hour ago|this year|"
     r"for this (?:pr|task|change|one|session|run|ticket|repo|refactor)|until (?:friday|monday|tomorrow|further notice|"
     r"next week|then|it's fixed)|the (?:above|following)|above|below|yet|again|so far|omg|ugh|rn)\b",
@@ -393,7 +394,8 @@ _PERSON_IS_RE = re.compile(rf"^(?:is|are)\s+(?:also\s+|now\s+)?(?:(?:our|my|the|
 
 
 def _people(clause: str) -> list[Statement]:
-    if re.search(r"\b(?:this|these|those|it)\b(?!\s+(?:team|company|project|service|repo)\b)", clause, re.I) \
+    if re.search(r"\b(?:this|these|those|it)\b(?!\s+(?:team|company|project|service|repo)\b)", clause.split(",")[0],
+                 re.I) \
             and not re.search(r"\b(?:always|every|any|all)\b", clause, re.I):
         return []  # "my boss wants this done by Friday" is about the task at hand
     colleague = _COLLEAGUE_RE.match(clause)
