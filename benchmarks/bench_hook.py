@@ -62,11 +62,12 @@ def build(state: Path, n: int) -> tuple[Corpus, float]:
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
-def cold_ms(argv: list[str], runs: int, stdin: bytes = b"") -> tuple[float, float, bytes]:
-    """Median wall and CPU (user + sys) ms of a fresh process, after one warm-up that also writes bytecode.
+def cold_ms(argv: list[str], runs: int, stdin: bytes = b"") -> tuple[float, float, float, bytes]:
+    """Median wall, fastest wall and median CPU (user + sys) ms of a fresh process, after one warm-up.
 
-    CPU time is what the process itself costs; on a shared, busy machine
-    wall time also counts the wait for a core.
+    The warm-up also writes bytecode. CPU time is what the process itself
+    costs; on a shared, busy machine wall time also counts the wait for a
+    core, and the fastest run is the closest to an idle machine.
     """
     walls, cpus, out = [], [], b""
     for run in range(runs + 1):
@@ -79,7 +80,7 @@ def cold_ms(argv: list[str], runs: int, stdin: bytes = b"") -> tuple[float, floa
             walls.append(wall)
             cpus.append((after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000)
         out = done.stdout
-    return statistics.median(walls), statistics.median(cpus), out
+    return statistics.median(walls), min(walls), statistics.median(cpus), out
 
 
 def event(name: str, **fields: str) -> bytes:
@@ -97,18 +98,20 @@ def bench(n: int, runs: int, work: Path) -> dict[str, float]:
         "python -c pass": ([sys.executable, "-c", "pass"], b""),
         "SessionStart": (hook, event("SessionStart", source="startup")),
         "UserPromptSubmit": (hook, event("UserPromptSubmit", prompt=prompt)),
-        "Stop (spawns the worker)": (hook, event("Stop")),
         "memory search --json (Typer)": ([CLI, "memory", "search", prompt, "--state", str(state), "--json"], b""),
+        # last: each run leaves a worker importing and writing, which competes for the cores
+        "Stop (spawns the worker)": (hook, event("Stop")),
     }
     out: dict[str, float] = {}
+    fastest: dict[str, float] = {}
     cpu: dict[str, float] = {}
-    print(f"{'cold, median of ' + str(runs):32s} {'wall':>8s}    {'cpu':>8s}")
+    print(f"{'cold, ' + str(runs) + ' runs':32s} {'wall p50':>11s} {'wall min':>11s} {'cpu p50':>11s}")
     for label, (argv, stdin) in rows.items():
-        out[label], cpu[label], stdout = cold_ms(argv, runs, stdin)
+        out[label], fastest[label], cpu[label], stdout = cold_ms(argv, runs, stdin)
         size = f"{len(stdout):,} B out" if label in ("SessionStart", "UserPromptSubmit") else ""
-        print(f"{label:32s} {out[label]:8.1f} ms {cpu[label]:8.1f} ms   {size}")
+        print(f"{label:32s} {out[label]:8.1f} ms {fastest[label]:8.1f} ms {cpu[label]:8.1f} ms   {size}")
     for label in ("SessionStart", "UserPromptSubmit"):
-        verdict = "ok" if out[label] <= 150 else "OVER"
+        verdict = "ok" if out[label] <= 150 else ("OVER (fastest run ok)" if fastest[label] <= 150 else "OVER")
         print(f"{label:32s} wall {out[label] / out['python -c pass']:4.1f}x and cpu "
               f"{cpu[label] / cpu['python -c pass']:4.1f}x the interpreter floor; wall target 150 ms: {verdict}")
     time.sleep(2)  # let the Stop workers finish before the directory goes

@@ -9,7 +9,10 @@ stdio on ``.scriptorium/hook.log``, so the agent never waits for it::
 Import first (only the lines appended since the last hook, see
 :mod:`openprogram_memory.sessions.importers.tail`), then the write entry of
 SPEC §5 through the provider, which records every failure in
-``writer-status.json`` and ``events.jsonl``. A failed import is recorded
+``writer-status.json`` and ``events.jsonl``. A write that finds the lock
+busy (another hook's write of the same conversation) is tried again a few
+times: nobody waits for this process, and a lost forced write would leave
+the session's last turns to the idle watcher. A failed import is recorded
 too, and the write still runs over what the store already holds.
 """
 
@@ -18,6 +21,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+import time
 
 from ..config import load_settings
 from ..failures import FailureCode, as_failure
@@ -28,6 +32,8 @@ from ..writer import journal
 
 log = logging.getLogger("openprogram_memory.hook")
 FORMAT = "claude-code"
+WRITE_ATTEMPTS = 4
+LOCK_RETRY_SECONDS = 2.0
 
 
 def run(state: str | None, session: str, transcripts: list[str], force: bool) -> int:
@@ -52,7 +58,14 @@ def run(state: str | None, session: str, transcripts: list[str], force: bool) ->
             journal.record_failure(layout, session, failure, None)
     from ..provider import FilesMemory
 
-    failure = FilesMemory(settings).write(session, force=force)  # the pipeline records any failure
+    memory = FilesMemory(settings)
+    for attempt in range(1, WRITE_ATTEMPTS + 1):
+        failure = memory.write(session, force=force)  # the pipeline records any failure
+        if failure is None or failure.code is not FailureCode.CONCURRENT_UPDATE or attempt == WRITE_ATTEMPTS:
+            break
+        # Stop and SessionEnd often fire together: the later write must not be lost to the earlier one's lock.
+        log.info("write lock busy (attempt %d of %d); retrying in %s s", attempt, WRITE_ATTEMPTS, LOCK_RETRY_SECONDS)
+        time.sleep(LOCK_RETRY_SECONDS)
     if failure is None:
         log.info("write of %s (force=%s): ok", session, force)
     else:

@@ -210,3 +210,13 @@ def test_the_hook_path_does_not_load_the_cli_libraries(written_state: Path) -> N
                             timeout=60)
     assert result.returncode == 0, result.stderr
     assert "FastAPI" in result.stdout
+
+
+def test_a_write_that_found_the_lock_busy_is_retried_once_it_is_free(empty_state: Path) -> None:
+    ws = MemoryWorkspace.open(load_settings(empty_state))
+    with write_lock(ws.layout, 5):
+        hook(empty_state, {"session_id": SESSION, "transcript_path": str(REWIND), "hook_event_name": "SessionEnd",
+                           "reason": "logout"})
+        wait_for(lambda: writer_status(empty_state).get("last_failure"))
+    wait_for(lambda: writer_status(empty_state).get("last_outcome") == "success")
+    assert "FastAPI" in FilesMemory(load_settings(empty_state)).search("billing web framework")
