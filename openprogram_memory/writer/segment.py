@@ -93,7 +93,7 @@ _SHELL_PROMPT_RE = re.compile(r"^\s*(?:\$|%|>|❯|➜|#)\s+\S|^\s*[\w.-]+@[\w.-]
 
 def _output_like(line: str) -> bool:
     caps = re.findall(r"\b[A-Z]{3,}\b", line)
-    return bool(_OUTPUT_LINE_RE.match(line) or _COLUMNS_RE.search(line) or len(caps) >= 3
+    return bool(_OUTPUT_LINE_RE.match(line) or _COLUMNS_RE.search(line) or len(caps) >= max(3, len(line.split()) // 2)
                 or (line.startswith("(") and line.rstrip().endswith(")")))
 
 

@@ -132,13 +132,19 @@ _RANGE_RE = re.compile(r"\b\d{1,2}(?::\d{2})?\s*(?:am|pm)?\s*(?:[–-]|to)\s*\d{
                        r"\b(?:usually|normally|typically|mostly)\b.*\b(?:online|offline|away|off|around|available)\b", re.I)
 
 
+_WHEN_DONE_RE = re.compile(r"^(?:yesterday|today|last (?:night|week)|this (?:morning|week|month|quarter|year))$", re.I)
+_EVENT_VERB_RE = re.compile(r"\b(?:decided|agreed|chose|settled|voted|moved|relocated|joined|started|switched|migrated|"
+                            r"adopted|married|promoted|hired)\b", re.I)
+
+
 def _negative(clause: str) -> bool:
     """Questions, hypotheticals, reported speech, moment-bound talk, passing states and status."""
     if clause.endswith("?") or _QUESTION_RE.match(clause):
         return True
     if _HYPOTHETICAL_RE.search(clause) or _REPORTED_RE.search(clause):
         return True
-    if _MOMENT_RE.search(clause):
+    moment = _MOMENT_RE.search(clause)
+    if moment and not (_WHEN_DONE_RE.search(moment.group(0)) and _EVENT_VERB_RE.search(clause)):
         return True
     if _STATE_RE.match(clause) and not (lx.RECURRENCE_RE.search(clause) or _RANGE_RE.search(clause)):
         return True
@@ -526,7 +532,7 @@ _RULE_LEAD_RE = re.compile(
     r"^(?:(?:please|pls|plz|kindly)\s+)?"
     r"(?P<marker>don't ever|do not ever|never ever|always|never|don't|do not|dont|avoid|stop(?= \w+ing\b)|no more|make sure (?:to |you )?"
     r"(?:always )?|be sure to|remember to|you (?:should|must|shall|need to|have to)(?: always| never| not)?|"
-    r"(?:I|i) (?:want|need|expect|would like|'d like) you to(?: always| never)?|(?:I|i)'d (?:like|prefer) (?:it )?if you|"
+    r"(?:I|i)(?: want| need| expect| would like|'d like|’d like| 'd like) you to(?: always| never)?|(?:I|i)'d (?:like|prefer) (?:it )?if you|"
     r"(?:I|i) prefer (?:that )?you|only|please|pls|use|prefer|keep|write|answer|reply|respond|format|put|add|"
     r"include|run|ask|check|call|address|refer|stick|default|wrap|name(?!'s| is)|sign|prefix|end|start|commit|push|"
     r"pin|lint|test|document|comment|explain|cite|give|show|tell|mention|limit|cap|follow|treat|leave|favou?r|"
@@ -535,6 +541,8 @@ _RULE_LEAD_RE = re.compile(
     re.I,
 )
 _ALWAYS_RULE_RE = re.compile(r"\b(?:always|never|from now on|going forward|moving forward|in (?:the )?future|"
+                             r"when(?:ever)? (?:you can|possible|it makes sense|in doubt|unsure)|where(?:ver)? possible|"
+                             r"if possible|unless I say otherwise|unless told otherwise|as a default|"
                              r"by default|whenever|every time|each time|any time|at all times|no matter what|"
                              r"without exception|ever)\b", re.I)
 _QUANTIFIED_RE = re.compile(r"\b(?:any|every|all)\s+new\b|\bnew\s+\w+|\b(?:for|on|in|with|to)\s+(?:any|every|all|each)\b|"
@@ -593,7 +601,7 @@ def _rule(clause: str, hint: str | None) -> list[Statement]:
             return []
     text = re.sub(r"^(?:please|pls|plz|kindly)\s+", "", clause, flags=re.I)
     text = re.sub(r",?\s+(?:please|pls|plz|thanks|thx|ty)$", "", text, flags=re.I)
-    text = re.sub(r"^(?:I|i) (?:want|need|expect|would like|'d like) you to\s+", "", text)
+    text = re.sub(r"^(?:I|i)(?: want| need| expect| would like|'d like|’d like) you to\s+", "", text)
     if text.startswith(("I ", "i ", "my ", "My ")):
         text = third_person(text)
     return [Statement(finish(text), "rule", keyword(" ".join(after) or clause, last=True))]
@@ -783,7 +791,7 @@ def _broad_fact(clause: str) -> re.Match[str] | None:
         return None
     subject = match.group("s")
     words = subject.split()
-    if words[0].casefold() in _IMPERATIVE_FIRST:
+    if words[0].casefold() in _IMPERATIVE_FIRST or re.match(r"\d+\+?\s+(?:years?|yrs?|months?)\b", subject, re.I):
         return None
     if not (re.match(r"(?:the|our|all|both)\b", subject, re.I) or lx.THING_RE.search(subject)
             or re.search(r"[`'\"./:_-]|\d", subject) or any(w[:1].isupper() for w in words[1:])
@@ -963,6 +971,10 @@ def _extract(text: str) -> list[Statement]:
     person: str | None = None
     for sentence in sentences(text):
         body, hint = strip_lead(sentence)
+        label, colon, rest = body.rpartition(": ")
+        if colon and len(label.split()) <= 14 and len(rest.split()) >= 2:  # "some background …: I'm Chiara"
+            hint = hint or strip_lead(label + ":  x")[1]
+            body = rest
         for clause in clauses(body):
             clause, inner = strip_lead(clause)
             clause = _TRAILER_RE.sub("", clause.rstrip(" .!…"))
