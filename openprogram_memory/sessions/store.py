@@ -113,17 +113,33 @@ class SessionStore:
     def session_info(self, session_id: str) -> SessionInfo:
         """The session's head, times, node count and metadata."""
         meta = self._read_meta(session_id)
-        return SessionInfo(
-            session=session_id,
-            head=meta.get("head_id"),
-            created_at=meta["created_at"],
-            updated_at=meta["updated_at"],
-            node_count=int(meta.get("node_count", 0)),
-            metadata=dict(meta["metadata"]),
-        )
+        try:
+            info = SessionInfo(
+                session=session_id,
+                head=meta.get("head_id"),
+                created_at=meta["created_at"],
+                updated_at=meta["updated_at"],
+                node_count=int(meta.get("node_count", 0)),
+                metadata=dict(meta["metadata"]),
+            )
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise MemoryFailure(
+                FailureCode.SESSION_NODES_UNAVAILABLE,
+                f"session {session_id!r}: meta.json is damaged ({type(exc).__name__}: {exc})",
+                details={"session": session_id, "path": str(self._meta_path(session_id))},
+            ) from None
+        if not isinstance(info.created_at, str) or not isinstance(info.updated_at, str):
+            raise MemoryFailure(FailureCode.SESSION_NODES_UNAVAILABLE,
+                                f"session {session_id!r}: meta.json times are not strings",
+                                details={"session": session_id, "path": str(self._meta_path(session_id))})
+        return info
 
-    def list_sessions(self) -> list[SessionInfo]:
-        """Every session, most recently updated first."""
+    def list_sessions(self, damaged: list[MemoryFailure] | None = None) -> list[SessionInfo]:
+        """Every session, most recently updated first.
+
+        A half-written or damaged session is not listed; ``damaged``, when
+        given, collects why, so a caller looping over sessions can report it.
+        """
         if not self.root.is_dir():
             return []
         infos = []
@@ -131,8 +147,9 @@ class SessionStore:
             if entry.is_dir() and is_valid_id(entry.name) and (entry / "meta.json").is_file():
                 try:
                     infos.append(self.session_info(entry.name))
-                except MemoryFailure:
-                    continue  # a half-written or damaged session is not listed
+                except MemoryFailure as failure:
+                    if damaged is not None:
+                        damaged.append(failure)
         return sorted(infos, key=lambda info: (info.updated_at, info.session), reverse=True)
 
     def head(self, session_id: str) -> str | None:

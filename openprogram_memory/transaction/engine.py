@@ -108,8 +108,14 @@ def staged_edit(
     runtime_update: Callable[[RuntimeState, TxResult], None] | None = None,
     step: StepHook | None = None,
     force_views: bool = False,
+    deletes_need_base: bool = False,
 ) -> TxResult:
-    """Run ``edit`` on a staging copy and install the result whole, or nothing."""
+    """Run ``edit`` on a staging copy and install the result whole, or nothing.
+
+    ``deletes_need_base``: a caller-written whole file or patch may remove
+    records only against the ``base_revision`` it read, so a stale read never
+    deletes what it did not see.
+    """
     check_envelope_values(base_revision, message)
     with write_lock(ws.layout, lock_timeout):
         recover_workspace(ws)
@@ -128,7 +134,7 @@ def staged_edit(
             outcome = edit(staging)
             result = _validate_and_install(
                 ws, staging, baseline, fingerprint, before, policy, allowed_deletes, message, runtime_update, step,
-                force_views,
+                force_views, deletes_need_base,
             )
             if isinstance(outcome, dict):
                 result.extra.update(outcome)
@@ -149,6 +155,7 @@ def _validate_and_install(
     runtime_update: Callable[[RuntimeState, TxResult], None] | None,
     step: StepHook | None,
     force_views: bool = False,
+    deletes_need_base: bool = False,
 ) -> TxResult:
     changes = staging.effective_changes()
     if not changes and not force_views:
@@ -202,6 +209,13 @@ def _validate_and_install(
     old_changed_ids = {i for rel in topic_bytes if rel in baseline.files for i in baseline.files[rel].ids}
     lost = sorted(i for i in old_changed_ids if i not in new_ids)
     _check_lost_ids(policy, lost, allowed_deletes, baseline, new_tree, topic_bytes)
+    if lost and deletes_need_base and before is None:
+        shown = ", ".join("^" + i for i in lost[:20]) + (" …" if len(lost) > 20 else "")
+        raise MemoryFailure(
+            FailureCode.INVALID_ARGUMENT,
+            f"this change removes record(s) {shown}; removing records by whole file or patch needs the "
+            "base_revision you read them at (a stale read must not delete what it never saw)",
+            details={"rule": "delete-needs-base-revision", "deleted_ids": lost})
     _check_links(new_tree)
 
     created = [i for rel in sorted(topic_bytes) if rel in new_files for i in new_files[rel].ids if i not in baseline_ids]

@@ -126,7 +126,7 @@ class MemoryWorkspace:
             edit = _patch_edit(patch)
             message = commit_message or "memory: apply patch"
         return staged_edit(self, edit, policy=Policy.MODEL, lock_timeout=lock_timeout,
-                           base_revision=base_revision, message=message)
+                           base_revision=base_revision, message=message, deletes_need_base=True)
 
     def write_topic(self, path: str, content: str, *, base_revision: str | None = None,
                     message: str | None = None) -> TxResult:

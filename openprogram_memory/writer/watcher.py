@@ -114,7 +114,11 @@ def watch_once(settings: Settings, now: datetime | None = None, *, write_fn: Cal
         processed = None
     idle = timedelta(seconds=int(settings["memory.watcher.idle_seconds"]))
     outcomes = PollReport()
-    for info in sorted(store.list_sessions(), key=lambda i: (i.updated_at, i.session)):
+    damaged: list[MemoryFailure] = []
+    infos = store.list_sessions(damaged)
+    for failure in damaged:  # one damaged session is reported; the others are still written
+        outcomes.append(_damaged(ws, failure, moment))
+    for info in sorted(infos, key=lambda i: (i.updated_at, i.session)):
         updated = parse_instant(info.updated_at)
         if updated is None or moment - updated < idle:
             continue
@@ -133,6 +137,15 @@ def watch_once(settings: Settings, now: datetime | None = None, *, write_fn: Cal
     if scheduled_organize_due(RuntimeState.load(ws.layout), moment, settings["memory.organize.at"], tz):
         outcomes.organize = organize_logged(ws, moment)
     return outcomes
+
+
+def _damaged(ws, failure: MemoryFailure, now: datetime) -> Outcome:
+    session = str(failure.details.get("session", "?"))
+    log.warning("idle writer skips session %s: %s", session, failure.message)
+    journal.emit_event(ws.layout, "memory.ingest_ended",
+                       {"session": session, "ok": False, "retryable": False, "reason": failure.code.value,
+                        "message": failure.message}, now)
+    return Outcome(session, "", False, False, failure.code.value, failure.message)
 
 
 def _write_one(ws, session: str, updated_at: str, now: datetime, write_fn: Callable[..., None]) -> Outcome:

@@ -123,7 +123,7 @@ def test_git_status_clean_and_fsck_after_each_transaction():
         [{"path": "topics/a.md", "action": "delete"}],
     ]
     for change in edits:
-        result = ws.update(changes=change)
+        result = ws.update(changes=change, base_revision=ws.revision())
         assert result.git_committed and result.commit
         status = subprocess.run(["git", "status", "--porcelain"], cwd=ws.root, capture_output=True, text=True)
         assert status.stdout == ""

@@ -131,3 +131,31 @@ def test_symlinked_topic_leaving_the_workspace_is_not_read(ws, tmp_path):
 def test_symlink_inside_the_workspace_still_reads(ws):
     os.symlink("people/dana.md", ws.root / "topics" / "alias.md")
     assert ws.read_topic("topics/alias.md") == ws.read_topic(DANA)
+
+
+@pytest.mark.parametrize("form", ["changes", "patch", "delete"])
+def test_removing_records_by_whole_file_or_patch_needs_base_revision(ws, form):
+    first, second = ws.tree().files[DANA].ids
+    text = ws.read_topic(DANA)
+    kept = "# Dana\n\n" + text.split("\n\n", 1)[1].split("\n\n", 1)[0] + "\n"
+    kept_defs = [line for line in text.splitlines() if line.startswith("[^") and line.split("]")[0][2:] in kept]
+    kept += "\n" + "\n".join(kept_defs) + "\n"
+    if form == "changes":
+        update = {"changes": [{"path": DANA, "content": kept}]}
+    elif form == "delete":
+        update = {"changes": [{"path": DANA, "action": "delete"}]}
+    else:
+        import difflib
+
+        diff = difflib.unified_diff(text.splitlines(True), kept.splitlines(True), f"a/{DANA}", f"b/{DANA}")
+        update = {"patch": "".join(diff)}
+    failure = rejected(ws, FailureCode.INVALID_ARGUMENT, **update)
+    removed = [first, second] if form == "delete" else [second]
+    assert failure.details["deleted_ids"] == sorted(removed) and f"^{removed[0]}" in failure.message
+    result = ws.update(**update, base_revision=ws.revision())
+    assert sorted(result.deleted_ids) == sorted(removed)
+
+
+def test_adding_records_needs_no_base_revision(ws):
+    text = ws.read_topic(DANA) + "\n" + record("Dana rides to work.", "openprogram/s1/u3", "e9")
+    assert ws.update(changes=[{"path": DANA, "content": text}]).block_ids

@@ -141,3 +141,24 @@ def test_retryable_write_failures_from_the_pipeline_are_classified(cfg, ws, stor
     fake.queue.append(MemoryFailure(FailureCode.MODEL_TRANSPORT, "connection reset", retryable=True))
     outcomes = watch_once(cfg, now=LATER)
     assert [(o.retryable, o.recorded) for o in outcomes] == [(True, False)]
+
+
+@pytest.mark.parametrize("damage", [
+    lambda meta: meta.pop("created_at"),
+    lambda meta: meta.update(updated_at=12),
+    lambda meta: meta.update(metadata=None),
+])
+def test_one_damaged_session_is_reported_and_the_others_are_still_written(cfg, ws, store, fake, damage):
+    chain(store, "good", ["m1", "m2"])
+    chain(store, "bad", ["b1"])
+    meta_path = store.root / "bad" / "meta.json"
+    meta = json.loads(meta_path.read_text())
+    damage(meta)
+    meta_path.write_text(json.dumps(meta))
+    outcomes = watch_once(cfg, now=LATER)
+    by_session = {o.session: o for o in outcomes}
+    assert by_session["good"].ok and marked(store, "good", ws) == {"m1", "m2"}
+    bad = by_session["bad"]
+    assert not bad.ok and not bad.retryable and bad.reason == "SESSION_NODES_UNAVAILABLE"
+    assert "meta.json" in bad.message
+    assert any(e["session"] == "bad" and e["ok"] is False for e in _ended(ws))
