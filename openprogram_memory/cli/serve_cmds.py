@@ -24,9 +24,10 @@ def serve_command(
 ) -> None:
     """Serve the memory web page and /api/memory on 127.0.0.1 until interrupted.
 
-    Reads need nothing; writes need the owner token from
-    <state>/memory/.scriptorium/owner-token as 'Authorization: Bearer <token>'
-    (the page served here carries it).
+    Memory is owner-only, reads too. Open the printed login URL once (its
+    code works once and sets a browser session cookie); API clients send the
+    token from <state>/memory/.scriptorium/owner-token as
+    'Authorization: Bearer <token>'.
     """
     from ..web.auth import token_path
     from ..web.server import serve
@@ -38,12 +39,14 @@ def serve_command(
 
         def ready(server) -> None:
             if as_json:
-                print_json({"url": server.url, "port": server.port, "token_file": str(token_file)})
+                print_json({"url": server.url, "login_url": server.login_url, "port": server.port,
+                            "token_file": str(token_file)})
             else:
                 console.print(f"Memory is served at [bold]{server.url}[/] (127.0.0.1 only; Ctrl-C stops it)")
-                console.print(f"Writes need the owner token in {token_file}")
+                console.print(f"Open [bold]{server.login_url}[/] to sign in (the code works once)")
+                console.print(f"API clients: 'Authorization: Bearer <token>' with the token in {token_file}")
                 console.file.flush()
             if open_browser:
-                webbrowser.open(server.url)
+                webbrowser.open(server.login_url)
 
         serve(settings, port, on_ready=ready)

@@ -9,12 +9,14 @@ Three guards, all cheap and all local:
   must come from the server's own origin; ``Sec-Fetch-Site`` when present
   must say ``same-origin`` or ``none``. Scripts send neither and rely on
   the token alone.
-- **Owner token** — every write needs ``Authorization: Bearer <token>``.
-  The token lives in ``<state>/memory/.scriptorium/owner-token`` (mode
-  0600, created on first serve), so whoever can read the owner's state
-  directory can write, and nobody else. Reads need no token: they are
-  served to 127.0.0.1 only and carry no CORS headers, so another site's
-  page cannot read them.
+- **Owner only, reads too** — every ``/api/memory/*`` request needs either
+  ``Authorization: Bearer <token>`` (API clients; the token lives in
+  ``<state>/memory/.scriptorium/owner-token``, mode 0600, created on first
+  serve) or the browser session cookie. The page itself carries no
+  secret: ``serve`` prints a login URL with a one-time code; opening it
+  sets an HttpOnly, SameSite=Strict session cookie and redirects to the
+  clean URL (Jupyter's model). Another local account can fetch the page
+  but can neither read memory nor write.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from __future__ import annotations
 import hmac
 import os
 import secrets
+import threading
+from http.cookies import CookieError, SimpleCookie
 from pathlib import Path
 
 from ..fsutil import FILE_MODE, ensure_dir
@@ -110,3 +114,45 @@ def bearer_matches(header: str | None, token: str) -> bool:
     if scheme.lower() != "bearer":
         return False
     return hmac.compare_digest(given.strip().encode("utf-8"), token.encode("utf-8"))
+
+
+class BrowserSessions:
+    """One server's login code (single use) and the browser sessions it opened."""
+
+    def __init__(self, port: int) -> None:
+        self.cookie_name = f"openprogram_memory_{port}"  # cookies ignore ports: one name per server
+        self._code: str | None = secrets.token_urlsafe(24)
+        self._sessions: set[str] = set()
+        self._lock = threading.Lock()
+
+    @property
+    def login_code(self) -> str | None:
+        """The unused login code (None once redeemed)."""
+        return self._code
+
+    def redeem(self, code: str) -> str | None:
+        """A new session id for the right, unused code; None otherwise."""
+        with self._lock:
+            if self._code is None or not hmac.compare_digest(code.encode("utf-8"), self._code.encode("utf-8")):
+                return None
+            self._code = None
+            session = secrets.token_urlsafe(32)
+            self._sessions.add(session)
+            return session
+
+    def set_cookie(self, session: str) -> str:
+        return f"{self.cookie_name}={session}; HttpOnly; SameSite=Strict; Path=/"
+
+    def valid(self, cookie_header: str | None) -> bool:
+        """Whether the request's ``Cookie`` header carries a session of this server."""
+        if not cookie_header:
+            return False
+        try:
+            morsel = SimpleCookie(cookie_header).get(self.cookie_name)
+        except CookieError:
+            return False
+        if morsel is None:
+            return False
+        given = morsel.value.encode("utf-8")
+        with self._lock:
+            return any(hmac.compare_digest(given, known.encode("utf-8")) for known in self._sessions)

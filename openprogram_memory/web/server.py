@@ -8,8 +8,13 @@ fundamental first:
 2. the route exists — else 404 (405 for a known path, wrong method);
 3. memory is enabled — else 503 ``MEMORY_DISABLED``, before any workspace
    is created;
-4. writes only: same-origin (403), body within 1 MiB (400), owner token
-   (401) — and only then the transaction runs.
+4. writes: same-origin (403), body within 1 MiB (400);
+5. every memory route, reads too: the owner token or the browser session
+   cookie (401) — and only then the route runs.
+
+``GET /`` is the page, which holds no secret; ``GET /?code=<one-time
+code>`` (the URL ``serve`` prints) sets the session cookie and redirects
+to ``/``.
 
 Failures leave as the one error object of SPEC §6 with
 ``MemoryFailure.http_status``; an unexpected exception is a 500 with the
@@ -32,7 +37,7 @@ from ..config import Settings
 from ..failures import FailureCode, MemoryFailure, as_failure
 from ..transaction.update_request import load_request_json
 from .api import MemoryApi, Reply
-from .auth import bearer_matches, host_allowed, token_path, write_origin_allowed
+from .auth import BrowserSessions, bearer_matches, host_allowed, token_path, write_origin_allowed
 from .page import render_page
 
 log = logging.getLogger(__name__)
@@ -66,6 +71,7 @@ class MemoryHTTPServer(ThreadingHTTPServer):
         self.api = api
         self.active = threading.BoundedSemaphore(MAX_ACTIVE_REQUESTS)
         super().__init__(address, MemoryRequestHandler)
+        self.sessions = BrowserSessions(self.port)
 
     @property
     def port(self) -> int:
@@ -74,6 +80,12 @@ class MemoryHTTPServer(ThreadingHTTPServer):
     @property
     def url(self) -> str:
         return f"http://{BIND_HOST}:{self.port}/"
+
+    @property
+    def login_url(self) -> str:
+        """The page URL with the one-time login code (what ``serve`` prints)."""
+        code = self.sessions.login_code
+        return self.url + (f"?code={code}" if code else "")
 
 
 class HttpError(Exception):
@@ -170,6 +182,8 @@ class MemoryRequestHandler(BaseHTTPRequestHandler):
         if url.path in ("/", "/index.html"):
             if method != "GET":
                 raise HttpError(405, "the page is GET only", {"Allow": "GET"})
+            if "code" in query:
+                return self._login(query["code"])
             self._send_page()
             return None
         api = self.server.api
@@ -181,18 +195,36 @@ class MemoryRequestHandler(BaseHTTPRequestHandler):
         handler, args = found
         ws = api.workspace()  # MEMORY_DISABLED here, before anything is created
         if method == "GET":
+            self._check_owner(ws)
             return handler(ws, query, *args)
         if not write_origin_allowed(self.headers.get("Origin"), self.headers.get("Sec-Fetch-Site"), self.server.port):
             raise HttpError(403, "cross-origin writes are refused: only this server's own page may write")
         raw = self._read_body()  # read before answering, so the client sees even a 401
-        if not bearer_matches(self.headers.get("Authorization"), api.token or ""):
-            raise HttpError(
-                401,
-                f"writes need the owner token: send 'Authorization: Bearer <token>' with the token "
-                f"from {token_path(ws.layout.scriptorium)}",
-                {"WWW-Authenticate": 'Bearer realm="openprogram-memory"'},
-            )
+        self._check_owner(ws)
         return handler(ws, query, *args, _parse_json(raw))
+
+    def _check_owner(self, ws) -> None:
+        """The owner token, or the session cookie of this server's login link — else 401."""
+        if bearer_matches(self.headers.get("Authorization"), self.server.api.token or ""):
+            return
+        if self.server.sessions.valid(self.headers.get("Cookie")):
+            return
+        raise HttpError(
+            401,
+            "memory is owner-only: send 'Authorization: Bearer <token>' with the token from "
+            f"{token_path(ws.layout.scriptorium)}, or open the login URL `openprogram memory serve` printed",
+            {"WWW-Authenticate": 'Bearer realm="openprogram-memory"'},
+        )
+
+    def _login(self, code: str) -> Reply | None:
+        session = self.server.sessions.redeem(code)
+        if session is None:
+            raise HttpError(401, "this login code is wrong or already used; restart `openprogram memory serve` "
+                                 "for a new login URL")
+        # 303 to the clean URL: the code leaves the address bar and history.
+        self._send(303, b"", "text/plain; charset=utf-8",
+                   {"Location": "/", "Set-Cookie": self.server.sessions.set_cookie(session)})
+        return None
 
     def _read_body(self) -> bytes:
         """The request body, at most ``MAX_BODY_BYTES`` (a larger one is refused unread)."""
@@ -234,13 +266,8 @@ class MemoryRequestHandler(BaseHTTPRequestHandler):
         self._send(reply.status, data, "application/json; charset=utf-8", reply.headers)
 
     def _send_page(self) -> None:
-        api = self.server.api
-        token = ""
-        if api.settings().enabled:
-            api.workspace()
-            token = api.token or ""
         nonce = secrets.token_urlsafe(16)
-        data = render_page(token=token, nonce=nonce).encode("utf-8")
+        data = render_page(nonce=nonce).encode("utf-8")
         csp = (f"default-src 'none'; script-src 'nonce-{nonce}'; style-src 'nonce-{nonce}'; "
                "connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; "
                "frame-ancestors 'none'")

@@ -77,6 +77,8 @@ class Client:
             return Answer(error.code, error.headers, _decode(error.read(), error.headers))
 
     def get(self, path: str, **kwargs: Any) -> Answer:
+        """A read as the owner's API client (token sent) unless ``auth=False``."""
+        kwargs.setdefault("auth", True)
         return self.request("GET", path, **kwargs)
 
 

@@ -30,7 +30,11 @@ def test_serve_prints_its_url_and_serves(state_dir: Path):
         ready = json.loads(line)
         assert ready["url"] == f"http://127.0.0.1:{ready['port']}/"
         assert ready["token_file"] == str(state_dir / "memory" / ".scriptorium" / "owner-token")
-        with urllib.request.urlopen(ready["url"] + "api/memory/status", timeout=30) as response:
+        assert ready["login_url"].startswith(ready["url"] + "?code=")
+        token = Path(ready["token_file"]).read_text().strip()
+        request = urllib.request.Request(ready["url"] + "api/memory/status",
+                                         headers={"Authorization": f"Bearer {token}"})
+        with urllib.request.urlopen(request, timeout=30) as response:
             assert json.load(response)["topics"] == 0  # the workspace was created on first serve
         assert Path(ready["token_file"]).stat().st_mode & 0o777 == 0o600
     finally:

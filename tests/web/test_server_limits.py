@@ -18,7 +18,7 @@ def raw_request(client: Client, method: str, path: str, body: bytes | None = Non
                 headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], bytes]:
     port = int(client.base.rsplit(":", 1)[1])
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    conn.request(method, path, body=body, headers=headers or {})
+    conn.request(method, path, body=body, headers={"Authorization": f"Bearer {client.token}", **(headers or {})})
     response = conn.getresponse()
     data = response.read()
     conn.close()
