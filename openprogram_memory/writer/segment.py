@@ -63,7 +63,7 @@ def agent_generated(text: str) -> bool:
 _FENCE_RE = re.compile(r"^\s*(```|~~~)")
 _LOG_LINE_RE = re.compile(
     r"^\s*(?:\$ |> |>>> |#!|% |PS [A-Z]:|\[tool (?:call|result|error)\]|Traceback \(|File \"|at [\w.$<>]+\(|"
-    r"Exception in thread|Caused by:|error TS\d+|.*\bis not assignable to\b|\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}|\[?\d{2}:\d{2}:\d{2}|\d+\s*\|\s|"
+    r"Exception in thread|Caused by:|-+>\s|Running in [0-9a-f]+|error TS\d+|.*\bis not assignable to\b|\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}|\[?\d{2}:\d{2}:\d{2}|\d+\s*\|\s|"
     r"(?:ERROR|WARN(?:ING)?|INFO|DEBUG|TRACE|FATAL|CRITICAL|PASS|FAIL(?:ED)?|OK)\b[\s:\]]|"
     r"[\w.]*(?:Error|Exception|Warning):|npm (?:ERR|WARN)|E\s{2,}|"
     r"[{\[]\s*[\"'{\[]|[}\]],?\s*$|\"[\w-]+\"\s*:|diff --git|index [0-9a-f]+\.\.|@@ |[+-]{3} |"
@@ -191,7 +191,8 @@ _FILLER_WORDS = (  # lead-ins that never start a statement of their own
 )
 _PUNCTUATED_WORDS = (  # lead-ins only when punctuation follows ("No, …" but not "No emojis")
     r"no|nope|yes|yeah|yep|sure|cool|great|nice|thanks|thank you|ty|right|k|first|second|third|then|finally|"
-    r"note|reminder|update|correction|context|background|change of plans?|change of mind|wait|"
+    r"note|reminder|update|correction|context|background|change of plans?|change of mind|wait|final call|"
+    r"final answer|final decision|decision made|decision|verdict|"
     r"good|perfect|awesome|got it|understood|makes sense|sounds good|lol|haha"
 )
 _FILLER_RE = re.compile(

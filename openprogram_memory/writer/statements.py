@@ -86,7 +86,8 @@ _HYPOTHETICAL_RE = re.compile(
     re.I,
 )
 _REPORTED_RE = re.compile(
-    r"\b(?:said|says|say that|told (?:me|us|him|her|them)|tells (?:me|us)|wrote|writes that|asked|asks|mentioned|"
+    r"\b(?:said|says|say that|told (?:me|us|him|her|them)|tells (?:me|us)|wrote (?:that|:)|writes that|asked|asks|"
+    r"mentioned(?: that|:)|"
     r"according to|quote|quoting|claims?|the (?:comment|docstring|docs|readme|error|message|log|ticket|commit "
     r"message|linter|warning|output|prompt) (?:says|said|reads|read|states)|reads:)\b|\"[^\"]{12,}\"|“[^”]{12,}”",
     re.I,
@@ -344,7 +345,8 @@ _PERSONAL_RE = re.compile(
     r"collect|brew|homebrew|woodwork|read|draw|write (?:poetry|fiction|novels))\b|"
     r"my (?:birthday|bday|hobby|hobbies|diet|allergy|allergies|time ?zone|tz|weekends?|evenings|"
     r"partner's|wife's|husband's|kids'|kid's|son's|daughter's)\b|"
-    rf"{_I} was born\b|{_I}{_ADV}\s+grew up\b|{_IM}\s+(?:born and raised|raised)\b|{_IM}\s+(?:on|in)\s+(?:[A-Z]{{2,5}}T?|UTC|GMT)(?:\s*[+-]\s*\d{{1,2}}(?::\d{{2}})?)?\b|"
+    rf"{_I} was born\b|{_IM}\s+on\s+(?-i:[A-Z]\w+)\s+time\b|(?:we|I|i)(?:'ve| have)?\s+(?:got\s+)?(?:a|an|two|three|four|\d+)\s+"
+    rf"(?:\w+\s+){{0,2}}(?:{lx.FAMILY})\b|{_I}{_ADV}\s+grew up\b|{_IM}\s+(?:born and raised|raised)\b|{_IM}\s+(?:on|in)\s+(?:[A-Z]{{2,5}}T?|UTC|GMT)(?:\s*[+-]\s*\d{{1,2}}(?::\d{{2}})?)?\b|"
     rf"{_IM}\s+(?:\w+\s+)?(?:hours?|hrs?)\s+(?:ahead|behind)|{_I}{_ADV}\s+(?:don't|do not)\s+(?:work|check slack|"
     r"answer)\s+(?:on\s+)?(?:weekends|fridays|evenings)|"
     rf"{_I}{_ADV}\s+(?:speak|am learning|'m learning|learn)\s+|{_IM}\s+learning\s+|{_IM}\s+(?:really\s+)?into\s+|"
@@ -366,7 +368,8 @@ def _personal(clause: str) -> list[Statement]:
             r"\b(?:marathons?|\d+k|races?|ultras?|weekends?|mornings?|evenings?|free time|spare time|"
             r"for fun|hobby|guitar|piano|violin|drums|bass|chess|football|soccer|tennis|basketball|"
             r"volleyball|golf|cricket|rugby|hockey|badminton|squash|board games|video games|games|d&d|"
-            r"every|each|daily|weekly|poetry|fiction|novels|books|sci-fi|fantasy|club|league|band|choir|orchestra)\b",
+            r"every|each|daily|weekly|poetry|fiction|novels|books|sci-fi|fantasy|club|league|band|choir|orchestra|"
+            r"\w*marathons?|triathlons?|ironmans?)\b",
             clause, re.I):
         return []  # "I run the data team", "I read the logs" are not hobbies
     slot = "timezone" if _TIMEZONE_RE.search(clause) and re.search(r"time ?zone|\btz\b|UTC|GMT|[A-Z]{2,4}T\b|"
@@ -415,7 +418,8 @@ def _people(clause: str) -> list[Statement]:
     if name is None:
         return []
     rest = clause[len(name):].strip()
-    rest = re.sub(r"^(?:and\s+[A-Z][\w'’-]+(?:\s+[A-Z][\w'’-]+)?|\([^)]*\)|,\s*(?:our|my|the)\s+[\w\s-]{1,30},)\s*",
+    rest = re.sub(r"^(?:and\s+[A-Z][\w'’-]+(?:\s+[A-Z][\w'’-]+)?|\([^)]*\)|,\s*(?:our|my|the)\s+[\w\s-]{1,30},|"
+                  r"(?:from|in|on)\s+(?:the\s+)?[\w-]+(?:\s+team)?(?=\s))\s*",
                   "", rest).strip()
     verb = _PERSON_VERB_RE.match(rest)
     if not verb:
@@ -463,7 +467,10 @@ _PREFERENCE_RE = re.compile(
     rf"{_I}{_ADV}\s+(?:tend to|usually|always|generally)\s+(?:prefer|use|go for|reach for|pick|choose|like|want)\b|"
     rf"{_I}(?:'ve| have)\s+always\s+(?:liked|loved|preferred|hated|used)\b|{_I}{_ADV}\s+(?:really\s+)?dig\b|"
     rf"(?:\w+\s+){{1,4}}(?:annoys|bugs|bothers|irritates) me\b|(?:\w+\s+){{1,4}}(?:is|are) (?:a|my) pet peeve|"
-    rf"my (?:biggest\s+)?pet peeve\b|{_I}{_ADV}\s+want\s+(?:short|shorter|long|longer|concise|terse|detailed|brief|"
+    rf"my (?:biggest\s+)?pet peeve\b|(?-i:[A-Za-z][\w`.+#-]*)(?:\s+[\w`.+#-]+)?\s+(?:>|>>|≫)\s+[A-Za-z][\w`.+#-]*$|{_IM}\s+(?:really\s+)?big on\b|"
+    rf"{_I}{_ADV}\s+(?:don't|do not)\s+care\s+(?:much\s+|too much\s+)?(?:about|for)\b|"
+    rf"{_I}'?d{_ADV}\s+(?:pick|choose|take|go with)\s+.+\s+over\s+|"
+    rf"(?:\w+\s+){{1,4}}(?:is|are) (?:a must|non-negotiable|essential|a dealbreaker|a deal-breaker) for me|{_I}{_ADV}\s+want\s+(?:short|shorter|long|longer|concise|terse|detailed|brief|"
     rf"simple|plain|direct|honest|blunt)\b|"
     rf"{_I}{_ADV}\s+(?:use|write|code|program|develop|work|live)(?:\s+{ADVERBS})?\s+(?:in|with)?\s*(?=(?-i:[A-Z`]))|"
     rf"{_I}{_ADV}\s+use\s+(?!(?:the|this|that|it|these|those|your|some|a lot|them)\b)[\w`.+#-]+(?:\s+(?:with|on|for)\b|$)|"
@@ -747,6 +754,8 @@ _NP_VERB_RE = re.compile(
     r"^(?P<s>(?:(?:the|our|all (?:our|the)|both|all)\s+)?(?:[`'\"“]?[\w./:+*#@-]+[`'\"”]?\s+){0,4}?"
     r"[`'\"“]?[\w./:+*#@-]+[`'\"”]?)\s+(?:(?:also|only|still|always|never|usually|just|all|both|automatically)\s+)?"
     r"(?P<v>is|are|isn't|aren't|has|have|can't|cannot|must|needs to|need to|has to|have to|"
+    r"(?<=s )(?:deploy|run|go|live|use|need|get|talk|write|read|sync|expire|rotate|build|ship|point|depend|belong|"
+    r"follow|match|share|get)|"
     r"(?:is|are) (?:being|not|only|also|generated|managed|hosted|built|written|deployed|owned|stored|backed|"
     r"synced|mirrored|kept|run|used|served|pinned|locked|set|configured|shared|called|named)|"
     r"(?!(?:is|was|has|does|this|its|us|as|yes|thanks|status|bonus|focus|process|access|address|class|pass|less|"
