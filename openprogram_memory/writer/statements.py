@@ -153,7 +153,6 @@ def _negative(clause: str) -> bool:
 
 
 # -- names ---------------------------------------------------------------------------
-_WORD_RE = re.compile(r"[^\W\d_][\w'’.-]*", re.UNICODE)
 
 
 def _is_name_word(word: str) -> bool:
@@ -599,7 +598,7 @@ def _rule(clause: str, hint: str | None) -> list[Statement]:
         return []
     standing = bool(prefix or _ALWAYS_RULE_RE.search(clause)) or marker.startswith(("you ", "i ")) or hint == "rule"
     one_off = _ONE_OFF_RE.search(clause)
-    if marker in _STRONG or marker in ("avoid", "no more") or marker.startswith(("make sure", "be sure", "remember")):
+    if marker in _STRONG or marker in ("avoid", "no more"):
         if one_off and not standing:
             return []
     elif not standing:
@@ -750,80 +749,19 @@ _WE_FACT_RE = re.compile(
 )
 
 
-_NP_VERB_RE = re.compile(
-    r"^(?P<s>(?:(?:the|our|all (?:our|the)|both|all)\s+)?(?:[`'\"“]?[\w./:+*#@-]+[`'\"”]?\s+){0,4}?"
-    r"[`'\"“]?[\w./:+*#@-]+[`'\"”]?)\s+(?:(?:also|only|still|always|never|usually|just|all|both|automatically)\s+)?"
-    r"(?P<v>is|are|isn't|aren't|has|have|can't|cannot|must|needs to|need to|has to|have to|"
-    r"(?<=s )(?:deploy|run|go|live|use|need|get|talk|write|read|sync|expire|rotate|build|ship|point|depend|belong|"
-    r"follow|match|share|get)|"
-    r"(?:is|are) (?:being|not|only|also|generated|managed|hosted|built|written|deployed|owned|stored|backed|"
-    r"synced|mirrored|kept|run|used|served|pinned|locked|set|configured|shared|called|named)|"
-    r"(?!(?:is|was|has|does|this|its|us|as|yes|thanks|status|bonus|focus|process|access|address|class|pass|less|"
-    r"unless|plus|minus|news|bus|gas|lens|chaos|series|basis|analysis|always|perhaps|sometimes|ops)\b)[a-z]+(?<!ss)s)\b"
-    r"(?P<rest>.+)$",
-)
-_NOT_FACT_SUBJECT_RE = re.compile(r"^(?:i|i'm|we|we're|you|you're|he|she|they|it|it's|this|that|these|those|there|"
-                                  r"here|what|which|who|how|why|when|where|if|so|and|but|or|my|your|his|her|"
-                                  r"everything|nothing|something|anything|everyone|someone|one|let's|lets|please|"
-                                  r"just|also|not|no|yes|ok|okay|thanks|sorry|hey|hi)\b", re.I)
-_FACT_STATE_RE = re.compile(r"\b(?:terrible|awful|clean|stable|slow|fast|fine|good|bad|great|okay|nice|weird|wrong|"
-                            r"annoying|broken|down|up|ready|done|about to|getting|huge mess|at \d+%?|now$|right|"
-                            r"happy|sad|tired|sick|confused|sure|unsure|correct|incorrect|interesting|cool|"
-                            r"better|worse|fixed|gone|missing|empty|failing|passing|red|green|stuck|late|early)\b",
-                            re.I)
-
-
-_IMPERATIVE_FIRST = frozenset("""run add fix check squash bump write kill split make see rename delete remove update create
-generate open use go let try show tell explain give move put set get send build deploy install upgrade revert merge
-push pull commit test look find refactor clean start stop keep change replace drop skip ignore read review draft
-convert translate format sort print log call ask wait help implement debug profile document comment paste copy
-pin unpin lock restart rebuild rerun retry reset rebase cherry-pick stash tag release ship migrate export import
-for in on at by with from to of about after before during because since if when while though although as so""".split())
 _PASSING_RE = re.compile(r"\b(?:is|are) (?:(?:still|currently|now)\s+)?(?:stuck|backed up|at \d+\s*%|"
                          r"running (?:hot|low|out)|out of|over capacity|overloaded|behind|ahead)(?!\w)|"
                          r"\b(?:has|have) \d+\S*\s+\w+\s+(?:backed up|queued|pending|stuck|failing)\b|"
                          r"\bkeeps? \w+ing\b", re.I)
-_SYMPTOM_RE = re.compile(r"(?:returns|throws|raises|fails|errors|crashes|hangs|breaks|takes|shows|prints|outputs|loads|"
-                         r"renders|spits|gives|complains|keeps|seems|looks|works|happens|disappears|appears|"
-                         r"times|blows|dies|leaks|explodes|freezes|stalls|flakes|warns|logs)$", re.I)
 _FACT_STATUS_RE = re.compile(r"\b(?:now|already|anymore|yet)$|\b(?:has|have) been \w+(?:ed|en)\b|\b(?:is|are) (?:built|done|deployed|merged|finished|complete|"
                              r"completed|live|out|back|fixed|updated|upgraded)\b(?!\s+(?:with|on|in|from|to|by|via|as))|"
                              r"\b(?:new|latest) version\b|\b\d+\s*(?:ms|s|sec|secs|seconds|minutes|mins)$", re.I)
-_EVALUATIVE_RE = re.compile(r"\b(?:so|much|nicer|quick|quicker|pretty|really|too|very|complete|enough|in|slower|"
-                            r"faster|worse|better|easier|harder|cleaner|messier|huge|tiny|ugly|gross|lovely|busy|quiet|crazy|wild)\b", re.I)
-
-
-def _broad_fact(clause: str) -> re.Match[str] | None:
-    """A declarative "<thing> <present verb> …" about a system, project or place."""
-    match = _NP_VERB_RE.match(clause)
-    if not match or _NOT_FACT_SUBJECT_RE.match(clause) or len(clause.split()) < 4:
-        return None
-    subject = match.group("s")
-    words = subject.split()
-    if words[0].casefold() in _IMPERATIVE_FIRST or re.match(r"\d+\+?\s+(?:years?|yrs?|months?)\b", subject, re.I):
-        return None
-    if not (re.match(r"(?:the|our|all|both)\b", subject, re.I) or lx.THING_RE.search(subject)
-            or re.search(r"[`'\"./:_-]|\d", subject) or any(w[:1].isupper() for w in words[1:])
-            or words[0][:1].isupper() and words[0].casefold() not in lx.COMMON_CAPS):
-        return None
-    if match.group("v") in ("is", "are") and _EVALUATIVE_RE.match(match.group("rest").strip()):
-        return None
-    if re.match(r"(?:an?|our (?:house|home|family|kids|life|weekends?))\b", subject, re.I) or _FACT_STATUS_RE.search(clause):
-        return None
-    if _SYMPTOM_RE.match(match.group("v")):
-        return None  # what the code does wrong right now is the bug at hand, not a fact to keep
-    if _subject_person(clause) and not lx.THING_RE.search(subject) and not re.search(r"[`'\"./:_-]", subject):
-        return None  # a person: the people detector's business
-    if _FACT_STATE_RE.search(match.group("rest")) and match.group("v") in ("is", "are", "isn't", "aren't"):
-        return None
-    return match
 
 
 def _fact(clause: str, hint: str | None) -> list[Statement]:
     if _WE_FACT_RE.match(clause) and re.search(r"\b(?:it|this|that|them|these|those)\b", clause, re.I):
         return []
-    match = (_FACT_SUBJECT_RE.match(clause) or _WE_FACT_RE.match(clause) or _FACT_BARE_RE.match(clause)
-             or _broad_fact(clause))
+    match = _FACT_SUBJECT_RE.match(clause) or _WE_FACT_RE.match(clause) or _FACT_BARE_RE.match(clause)
     if not match:
         match = _FACT_NAMED_RE.match(clause)
         if match and (match.group("s").casefold() in lx.COMMON_CAPS - {"staging", "prod", "production", "main",
