@@ -63,7 +63,7 @@ def agent_generated(text: str) -> bool:
 _FENCE_RE = re.compile(r"^\s*(```|~~~)")
 _LOG_LINE_RE = re.compile(
     r"^\s*(?:\$ |> |>>> |#!|% |PS [A-Z]:|\[tool (?:call|result|error)\]|Traceback \(|File \"|at [\w.$<>]+\(|"
-    r"Exception in thread|Caused by:|-+>\s|Running in [0-9a-f]+|error TS\d+|.*\bis not assignable to\b|\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}|\[?\d{2}:\d{2}:\d{2}|\d+\s*\|\s|"
+    r"Exception in thread|Caused by:|-+>\s|--\s|//\s|Running in [0-9a-f]+|error TS\d+|.*\bis not assignable to\b|\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}|\[?\d{2}:\d{2}:\d{2}|\d+\s*\|\s|"
     r"(?:ERROR|WARN(?:ING)?|INFO|DEBUG|TRACE|FATAL|CRITICAL|PASS|FAIL(?:ED)?|OK)\b[\s:\]]|"
     r"[\w.]*(?:Error|Exception|Warning):|npm (?:ERR|WARN)|E\s{2,}|"
     r"[{\[]\s*[\"'{\[]|[}\]],?\s*$|\"[\w-]+\"\s*:|diff --git|index [0-9a-f]+\.\.|@@ |[+-]{3} |"
