@@ -220,3 +220,13 @@ def test_a_write_that_found_the_lock_busy_is_retried_once_it_is_free(empty_state
         wait_for(lambda: writer_status(empty_state).get("last_failure"))
     wait_for(lambda: writer_status(empty_state).get("last_outcome") == "success")
     assert "FastAPI" in FilesMemory(load_settings(empty_state)).search("billing web framework")
+
+
+def test_subagent_stop_imports_the_sub_agents_transcript_too(empty_state: Path) -> None:
+    subagent = FIXTURES / "subagent.jsonl"
+    sub_session = import_paths(SessionStore(empty_state.parent / "probe"), "claude-code", [subagent]).sessions[0]
+    result = hook(empty_state, {"session_id": SESSION, "transcript_path": str(REWIND), "hook_event_name": "SubagentStop",
+                                "agent_transcript_path": str(subagent), "stop_hook_active": False})
+    assert (result.returncode, result.stdout) == (0, b"")
+    store = SessionStore(load_settings(empty_state).sessions_dir)
+    wait_for(lambda: store.exists(SESSION) and store.exists(sub_session))
