@@ -4,10 +4,12 @@ Four stages, each seeing the result of the ones before (via :class:`DraftTree`):
 
 1. **merge duplicates** — exact and near duplicates anywhere in the tree
    (:mod:`.similarity`) become one record: the kept record (one in the core
-   if any, else the earliest created) absorbs the others' block IDs as
-   aliases, placed *before* its identity (``^dup ^keep`` — the last ID stays
-   the identity, so links and creation order are untouched), and their
-   citations are unioned. Nothing is deleted: every old ID still resolves.
+   if any; then the one whose words cover most of the group, so "Oslo,
+   Norway" wins over "Oslo"; then the earliest created) absorbs the others'
+   block IDs as aliases, placed *before* its identity (``^dup ^keep`` — the
+   last ID stays the identity, so links and creation order are untouched),
+   and their citations are unioned. Nothing is deleted: every old ID still
+   resolves.
 2. **clean the core** — a core record that :func:`classify_statement` calls
    ``project`` moves to ``topics/projects/<slug>.md`` (an existing project
    topic it names, else a new one titled with the name); ``other``
@@ -37,7 +39,7 @@ from ..workspace.layout import CORE_TOPIC
 from ..workspace.tree import TreeState
 from .classify import CORE_CATEGORIES, core_rank, explain_statement, project_name
 from .draft import DraftRecord, DraftTree
-from .similarity import duplicate_groups, normalized
+from .similarity import duplicate_groups, normalized, tokens
 
 MAX_TOPIC_RECORDS = 30
 PROJECTS_DIR = "topics/projects"
@@ -67,18 +69,21 @@ def merge_duplicates(draft: DraftTree) -> None:
     records = draft.records()
     for group in duplicate_groups([r.content for r in records]):
         members = [records[i] for i in group]
-        keep = min(members, key=_keep_key)
-        dups = [r for r in sorted(members, key=_keep_key) if r is not keep and not draft.conflicts(r, keep.topic)]
+        words = {id(r): {t for t in tokens(r.content) if len(t) > 3} for r in members}  # content words only
+        union = set().union(*words.values())
+
+        def key(record: DraftRecord) -> tuple:
+            # the core is what sessions see, so a core copy is kept; then the one that says the most
+            # ("Oslo, Norway" over "Oslo"); then the oldest
+            return (record.topic != CORE_TOPIC, len(union - words[id(record)]), record.order, record.topic)
+
+        keep = min(members, key=key)
+        dups = [r for r in sorted(members, key=key) if r is not keep and not draft.conflicts(r, keep.topic)]
         if not dups:
             continue
         kind = "exact" if all(normalized(d.content) == normalized(keep.content) for d in dups) else "near"
         draft.merge(keep, dups, f"{kind} duplicate(s) of ^{keep.identity}: "
                     + ", ".join(f"^{d.identity} ({d.topic})" for d in dups))
-
-
-def _keep_key(record: DraftRecord) -> tuple:
-    # the core is what sessions see, so a core copy is kept; then the oldest
-    return (record.topic != CORE_TOPIC, record.order, record.topic)
 
 
 # -- 2. the core ------------------------------------------------------------

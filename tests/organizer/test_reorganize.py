@@ -198,3 +198,19 @@ def test_cli_sleep(messy, tmp_path):
     assert result.exit_code == 64 and json.loads(result.stdout)["code"] == "INVALID_ARGUMENT"
     human = runner.invoke(app, ["memory", "sleep", "--state", state])
     assert human.exit_code == 0 and "Nothing to organize" in human.stdout
+
+
+def test_merging_near_duplicates_keeps_the_richer_wording(tmp_path):
+    ws = workspace(tmp_path / "state")
+    sources = archive(ws, 2)
+    ws.update(changes=[{"path": "topics/notes.md", "content": topic([
+        ("# Notes", None),
+        ("Dana lives in Oslo near the old harbour.", sources[0]),
+        ("Dana lives in Oslo near the old harbour, Norway.", sources[1]),
+    ])}])
+    older, newer = [r.memory_id for r in ws.records()]
+    report = reorganize(ws, now=NOW)
+    assert report["merged"] == 1
+    (kept,) = ws.records()
+    assert kept.content == "Dana lives in Oslo near the old harbour, Norway."
+    assert ws.get(newer)["memory_id"] == ws.get(older)["memory_id"] == kept.memory_id
