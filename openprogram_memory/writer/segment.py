@@ -157,8 +157,8 @@ def sentences(text: str) -> list[str]:
     out: list[str] = []
     for line in prose(text):
         line = _BULLET_RE.sub("", line)
-        asides = re.findall(r"\(([^()]{3,120})\)", line)  # "(I'm in Bangkok, ICT)" is a sentence of its own
-        line = re.sub(r"\s*\([^()]{3,120}\)", "", line) if asides else line
+        asides = re.findall(r"(?<=\s)\(([^()]{3,120})\)", line)  # "(I'm in Bangkok, ICT)" is a sentence of its own
+        line = re.sub(r"\s+\([^()]{3,120}\)", "", line) if asides else line
         for sentence in _split_ends(line) + [a for a in asides if len(a.split()) >= 3]:
             for piece in re.split(r"\s*;\s*|\s+\|\s+", sentence):
                 out.extend(p.strip() for p in _DASH_RE.split(piece) if p.strip())

@@ -88,7 +88,7 @@ _HYPOTHETICAL_RE = re.compile(
 _REPORTED_RE = re.compile(
     r"\b(?:said|says|say that|told (?:me|us|him|her|them)|tells (?:me|us)|wrote (?:that|:)|writes that|asked|asks|"
     r"mentioned(?: that|:)|"
-    r"according to|quote|quoting|claims?|the (?:comment|docstring|docs|readme|error|message|log|ticket|commit "
+    r"according to|quote:|quoting|claims? that|the (?:comment|docstring|docs|readme|error|message|log|ticket|commit "
     r"message|linter|warning|output|prompt) (?:says|said|reads|read|states)|reads:)\b|\"[^\"]{12,}\"|“[^”]{12,}”",
     re.I,
 )
@@ -552,7 +552,7 @@ _RULE_LEAD_RE = re.compile(
 _ALWAYS_RULE_RE = re.compile(r"\b(?:always|never|from now on|going forward|moving forward|in (?:the )?future|"
                              r"when(?:ever)? (?:you can|possible|it makes sense|in doubt|unsure)|where(?:ver)? possible|"
                              r"if possible|unless I say otherwise|unless told otherwise|as a default|"
-                             r"after (?:each|every)|before (?:each|every|any)|"
+                             r"after (?:each|every)|before (?:each|every|any)|unless (?:I|i|we) (?:ask|say|tell|request)|"
                              r"by default|whenever|every time|each time|any time|at all times|no matter what|"
                              r"without exception|ever)\b", re.I)
 _QUANTIFIED_RE = re.compile(r"\b(?:any|every|all)\s+new\b|\bnew\s+\w+|\b(?:for|on|in|with|to)\s+(?:any|every|all|each)\b|"
@@ -567,9 +567,9 @@ _PRONOUNS_ANYWHERE_RE = re.compile(r"\b(?:she|he|they|xe|ze)/(?:her|him|them|her
 _STYLE_VERBS = re.compile(r"^(?:use|prefer|keep|answer|reply|respond|format|stick|default|wrap|name|sign|"
                           r"prefix|spell|capitali[sz]e|lowercase|uppercase|indent|cite|call me|address me|refer to me|"
                           r"favou?r|avoid|only|limit|cap)\b", re.I)
-_ONE_OFF_RE = re.compile(r"(?<![\w/])(?:[\w.-]+/[\w./-]*)|\bthat(?:\s+(?:file|one|function|test|line|error|bug|pr|commit|"
+_ONE_OFF_RE = re.compile(r"(?<![\w/])(?:[\w.-]+/[\w./-]*)|\b(?:there|then|it)$|\bthat(?:\s+(?:file|one|function|test|line|error|bug|pr|commit|"
                          r"branch|change|diff|script|class|method|module|thing|part|bit|section|page|query|endpoint)\b|$)|"
-                         r"\b(?:this|these|those|here|there|the above|the file|the function|the test|"
+                         r"\b(?:this|these|those|here|the above|the file|the function(?! names?)|the test(?!s)|"
                          r"the error|the bug|the logs?|the output|the diff|the pr|the branch|the script|"
                          r"the script|line \d+|then$|the whole|the entire|the other|another|[\w/-]+\.(?:py|js|ts|tsx|go|rs|rb|java|md|json|yaml|yml|toml|"
                          r"sh|sql|css|html|txt|lock|cfg|ini))\b", re.I)
@@ -603,7 +603,8 @@ def _rule(clause: str, hint: str | None) -> list[Statement]:
     standing = bool(prefix or _ALWAYS_RULE_RE.search(clause)) or marker.startswith(("you ", "i ")) or hint == "rule"
     one_off = _ONE_OFF_RE.search(clause)
     if marker in _STRONG or marker in ("avoid", "no more"):
-        if one_off and not standing:
+        if one_off and not standing and not (
+                re.fullmatch(r"(?:there|then|it)", one_off.group(0).strip(), re.I) and _QUANTIFIED_RE.search(clause)):
             return []
     elif not standing:
         generic = _STYLE_VERBS.match(re.sub(r"^(?:please|pls|plz|kindly)\s+", "", body, flags=re.I))
