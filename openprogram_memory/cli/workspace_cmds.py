@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import shlex
+import shutil
 import subprocess
 import sys
-import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Optional
@@ -195,6 +195,7 @@ def edit(
 ) -> None:
     """Edit a topic in $EDITOR on a scratch copy; install only when valid."""
     from ..workspace.layout import check_topic_path
+    from ..workspace.scratch import keep, make_scratch
 
     with reporting(json):
         ws = open_workspace(memory_settings(state))
@@ -208,37 +209,50 @@ def edit(
             if failure.code is not FailureCode.MEMORY_NOT_FOUND:
                 raise
             original = ""
-        scratch_dir = Path(tempfile.mkdtemp(prefix="openprogram-memory-edit-"))
+        scratch_dir = make_scratch(ws.root, "edit")
         scratch = scratch_dir / Path(rel).name
         scratch.write_text(original, encoding="utf-8")
-        while True:
-            _run_editor(scratch)
-            try:
-                draft = _read_draft(scratch)
-                if draft == original:
-                    emit({"ok": True, "changed_files": [], "revision": base}, json,
-                         lambda: console.print("No change."))
-                    return
-                result = ws.write_topic(rel, draft, base_revision=base).to_json()
-            except MemoryFailure as failure:
-                if failure.code not in (FailureCode.INVALID_TOPIC_FORMAT, FailureCode.MISSING_SOURCE,
-                                        FailureCode.INVALID_ARGUMENT, FailureCode.MEMORY_NOT_FOUND):
-                    raise
-                err_console.print(f"[bold red]{failure.code.value}[/]: {escape(failure.message)}")
-                err_console.print(f"Your draft is kept at {scratch}")
-                again = reopen
-                if again is None:
-                    again = sys.stdin.isatty() and typer.confirm("Reopen the draft to fix it?", default=True)
-                if again:
-                    continue
-                failure.details["draft"] = str(scratch)
-                if json:
-                    from .output import print_json
+        try:
+            _edit_loop(ws, rel, scratch, original, base, json, reopen)
+        except BaseException as exc:
+            drafted = scratch.exists() and scratch.read_text(encoding="utf-8", errors="replace") != original
+            if drafted and not (isinstance(exc, typer.Exit) and exc.exit_code == 0):
+                keep(scratch_dir)  # a draft that did not install stays for its person; reclaim() leaves it
+            else:
+                shutil.rmtree(scratch_dir, ignore_errors=True)
+            raise
+        shutil.rmtree(scratch_dir, ignore_errors=True)
 
-                    print_json(failure.to_json())
-                raise typer.Exit(EXIT_REJECTED)
-            emit(result, json, lambda: _tx_human(result))
-            return
+
+def _edit_loop(ws, rel: str, scratch: Path, original: str, base: str, json: bool, reopen: Optional[bool]) -> None:
+    while True:
+        _run_editor(scratch)
+        try:
+            draft = _read_draft(scratch)
+            if draft == original:
+                emit({"ok": True, "changed_files": [], "revision": base}, json,
+                     lambda: console.print("No change."))
+                return
+            result = ws.write_topic(rel, draft, base_revision=base).to_json()
+        except MemoryFailure as failure:
+            if failure.code not in (FailureCode.INVALID_TOPIC_FORMAT, FailureCode.MISSING_SOURCE,
+                                    FailureCode.INVALID_ARGUMENT, FailureCode.MEMORY_NOT_FOUND):
+                raise
+            err_console.print(f"[bold red]{failure.code.value}[/]: {escape(failure.message)}")
+            err_console.print(f"Your draft is kept at {scratch}")
+            again = reopen
+            if again is None:
+                again = sys.stdin.isatty() and typer.confirm("Reopen the draft to fix it?", default=True)
+            if again:
+                continue
+            failure.details["draft"] = str(scratch)
+            if json:
+                from .output import print_json
+
+                print_json(failure.to_json())
+            raise typer.Exit(EXIT_REJECTED)
+        emit(result, json, lambda: _tx_human(result))
+        return
 
 
 def register(memory_app: typer.Typer) -> None:

@@ -22,7 +22,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable
 from urllib.parse import quote, unquote
 
 from ..failures import FailureCode, MemoryFailure
@@ -262,10 +262,19 @@ def plan_append(memory_root: Path, messages: Iterable[SourceMessage]) -> dict[st
     return plan
 
 
-def archive_messages(memory_root: Path, messages: Iterable[SourceMessage]) -> list[str]:
-    """Append ``messages`` to their thread archives; return changed relpaths."""
+def archive_messages(memory_root: Path, messages: Iterable[SourceMessage],
+                     before_write: Callable[[dict[str, tuple[int, int]]], None] | None = None) -> list[str]:
+    """Append ``messages`` to their thread archives; return changed relpaths.
+
+    ``before_write`` gets ``{relpath: (old size, new size)}`` before any byte
+    is written (the git-pending ledger notes them, so recovery can cut an
+    interrupted append back).
+    """
     changed: list[str] = []
-    for rel, (old, new) in plan_append(memory_root, messages).items():
+    plan = plan_append(memory_root, messages)
+    if plan and before_write is not None:
+        before_write({rel: (len(old), len(new)) for rel, (old, new) in plan.items()})
+    for rel, (old, new) in plan.items():
         path = memory_root / rel
         ensure_dir(path.parent)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, FILE_MODE)

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..failures import FailureCode, MemoryFailure
-from ..fsutil import read_json, atomic_write_json
 from ..topics.model import parse_topic
 from ..topics.normalize import NormalizeContext, check_strict, has_records, normalize_doc, prune_empty
 from ..topics.ids import source_anchor
@@ -24,7 +23,8 @@ from ..views.derived import CoreRender, derived_views, timeline_entries
 from ..workspace.layout import RUNTIME, TIMELINE, is_derived
 from ..workspace.state import REVISIONS, RuntimeState, write_lock
 from ..workspace.tree import FileSummary, TreeState, summarize
-from .history import commit_paths
+from . import gitcheck, ledger
+from .history import commit_paths, tree_differences
 from .install import StepHook, install, recover
 from .staging import Staging
 from .update_request import check_envelope_values
@@ -32,7 +32,9 @@ from .update_request import check_envelope_values
 if TYPE_CHECKING:
     from ..workspace.api import MemoryWorkspace
 
-GIT_PENDING = "git-pending.json"
+GIT_PENDING = ledger.GIT_PENDING
+# What a resync of a damaged ledger compares with HEAD.
+MEMORY_AREAS = ("topics", "sources", "timeline", "core.md", "recent_events.jsonl", "relations.json")
 
 
 class Policy(enum.Enum):
@@ -57,6 +59,7 @@ class TxResult:
     git_committed: bool = False
     commit: str | None = None
     git_error: str | None = None
+    git_code: str | None = None  # GIT_COMMIT_FAILED (retried next time) or GIT_UNAVAILABLE (damage)
     core: CoreRender | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -73,6 +76,7 @@ class TxResult:
         }
         if self.git_error:
             out["git_error"] = self.git_error
+            out["git_code"] = self.git_code
         out.update(self.extra)
         return out
 
@@ -284,13 +288,10 @@ class OverlaySources:
         return self.staged.get((rel, anchor)) or self.base.lookup(rel, anchor, check)
 
 
-def note_git_pending(ws: "MemoryWorkspace", paths: list[str]) -> None:
-    """Remember files changed outside a transaction (archive appends) for the next commit."""
-    if not paths:
-        return
-    pending_file = ws.layout.state(GIT_PENDING)
-    pending = read_json(pending_file, []) or []
-    atomic_write_json(pending_file, sorted(set(pending) | set(paths)))
+def note_git_pending(ws: "MemoryWorkspace", paths: list[str],
+                     appends: dict[str, tuple[int, int]] | None = None) -> None:
+    """Note paths (and archive appends) in the git-pending ledger *before* they change."""
+    ledger.note(ws.layout, paths, appends)
 
 
 def _read_bytes(path) -> bytes | None:
@@ -396,21 +397,28 @@ def _changed_views(ws: "MemoryWorkspace", views: dict[str, str | None], full: bo
     return out
 
 
-def _git_commit(ws: "MemoryWorkspace", message: str, result: TxResult) -> None:
+def _git_commit(ws: "MemoryWorkspace", message: str, result: TxResult) -> list[str]:
     """Commit after install; a failure is reported, never disguised as a rollback.
 
     The paths were noted as pending before the install, so a commit that
     fails (or a process killed before it) is completed by the next one.
+    Returns notes about repairs made on the way (dropped ledger entries, a resync).
     """
-    pending_file = ws.layout.state(GIT_PENDING)
-    paths = read_json(pending_file, []) or []
+    pending = ledger.load(ws.layout)
+    notes = [f"dropped unsafe path {rel} from {GIT_PENDING}" for rel in pending.dropped]
+    paths = set(pending.paths)
     try:
-        result.commit = commit_paths(ws.root, paths, message)
+        if pending.resync:
+            paths.update(tree_differences(ws.root, MEMORY_AREAS))
+            notes.append(f"{GIT_PENDING} was damaged; committed every difference between the memory tree and HEAD")
+        result.commit = commit_paths(ws.root, sorted(paths), message)
         result.git_committed = True
-        pending_file.unlink(missing_ok=True)
+        ledger.clear(ws.layout)
     except MemoryFailure as failure:
         result.git_committed = False
         result.git_error = failure.message
+        result.git_code = failure.code.value
+    return notes
 
 
 def commit_pending(ws: "MemoryWorkspace", message: str) -> TxResult:
@@ -420,9 +428,37 @@ def commit_pending(ws: "MemoryWorkspace", message: str) -> TxResult:
     return result
 
 
-def recover_workspace(ws: "MemoryWorkspace") -> str | None:
-    """Finish or roll back an interrupted install, then commit what is pending."""
+def needs_recovery(ws: "MemoryWorkspace", check_index: bool = False) -> bool:
+    """Signs that a process died mid-change: an install journal, a ledger, git lock files
+    (and, when asked, a damaged git index: that reads the whole index, so only at open)."""
+    layout = ws.layout
+    return (layout.install_dir.exists() or ledger.ledger_file(layout).exists()
+            or bool(gitcheck.stale_locks(layout.git)) or (check_index and gitcheck.index_damaged(layout.git)))
+
+
+def recover_workspace(ws: "MemoryWorkspace", check_index: bool = False) -> list[str]:
+    """Under the write lock: finish or roll back an interrupted install, clear what a crash left in git,
+    cut torn archive appends back, and commit what is pending. Returns what it did."""
+    notes: list[str] = []
+    if not needs_recovery(ws, check_index):
+        return notes
     outcome = recover(ws.layout)
-    if ws.layout.state(GIT_PENDING).exists():
-        commit_pending(ws, "memory: commit changes left by an interrupted transaction")
-    return outcome
+    if outcome:
+        notes.append(f"an interrupted install was {outcome}")
+    pending_exists = ledger.ledger_file(ws.layout).exists()
+    removed = gitcheck.remove_locks(gitcheck.stale_locks(ws.layout.git, deep=pending_exists))
+    if removed:
+        notes.append("removed stale git lock file(s) left by a killed process: " + ", ".join(sorted(set(removed))[:5]))
+    if gitcheck.index_damaged(ws.layout.git):
+        gitcheck.rebuild_index(ws.root)
+        notes.append("the git index was damaged; rebuilt it from HEAD")
+    if pending_exists:
+        pending = ledger.load(ws.layout)
+        rolled = ledger.settle_appends(ws.layout, pending)
+        if rolled:  # the archive cache notices the new sizes by signature
+            notes.append("rolled back interrupted archive append(s): " + ", ".join(rolled))
+        result = TxResult(revision="")
+        notes += _git_commit(ws, "memory: commit changes left by an interrupted transaction", result)
+        if result.git_error:
+            notes.append(f"{result.git_code}: {result.git_error}")
+    return notes

@@ -86,15 +86,26 @@ def update_index(git_dir: Path, changes: dict[bytes, tuple[os.stat_result, bytes
             else:
                 st, hex_sha, mode = value
                 entries[name] = entry_from_stat(name, st, mode, hex_sha)
-        body = _HEADER.pack(b"DIRC", 2, len(entries)) + b"".join(entries[name] for name in sorted(entries))
-        data = body + hashlib.sha1(body).digest()
-        lock_path = git_dir / "index.lock"
-        fd = os.open(lock_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        try:
-            os.write(fd, data)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(lock_path, index_path)
-        fsync_dir(git_dir)
-        _CACHE[key] = (_sig(index_path), entries)
+        _write(git_dir, entries)
+
+
+def write_index(git_dir: Path, entries: dict[bytes, bytes]) -> None:
+    """Replace the whole index with packed ``entries`` (a repair)."""
+    with _LOCK:
+        _write(git_dir, dict(entries))
+
+
+def _write(git_dir: Path, entries: dict[bytes, bytes]) -> None:
+    index_path = git_dir / "index"
+    body = _HEADER.pack(b"DIRC", 2, len(entries)) + b"".join(entries[name] for name in sorted(entries))
+    data = body + hashlib.sha1(body).digest()
+    lock_path = git_dir / "index.lock"
+    fd = os.open(lock_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(lock_path, index_path)
+    fsync_dir(git_dir)
+    _CACHE[str(index_path)] = (_sig(index_path), entries)

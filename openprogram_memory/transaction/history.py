@@ -17,6 +17,7 @@ from pathlib import Path
 from ..failures import FailureCode, MemoryFailure
 from ..workspace.layout import GIT_EXCLUDE
 from .gitindex import update_index
+from .update_request import check_envelope_values
 
 AUTHOR = b"OpenProgram Memory <memory@openprogram.local>"
 FILE_MODE = 0o100644
@@ -47,13 +48,53 @@ def init_repo(root: Path) -> None:
         exclude.write_text(current + ("" if current.endswith("\n") or not current else "\n") + GIT_EXCLUDE)
 
 
+def _sync_index(root: Path, stats: dict) -> None:
+    update_index(root / ".git", {path: (None if value is None else (value[0], value[1], FILE_MODE))
+                                 for path, value in stats.items()})
+
+
+def _head(root: Path, repo) -> tuple[bytes | None, bytes | None]:
+    """HEAD's commit and tree, (None, None) before the first commit; damage is GIT_UNAVAILABLE.
+
+    A HEAD at a missing commit must not be mistaken for "no commit yet":
+    that would start a new root history and report it as committed.
+    """
+    try:
+        head = repo.refs[b"HEAD"]
+    except KeyError:
+        return None, None
+    except Exception as exc:  # noqa: BLE001 - a garbled ref file
+        raise _damaged(root, f"HEAD is unreadable ({type(exc).__name__})") from None
+    try:
+        tree = repo.object_store[head].tree
+        repo.object_store[tree]
+    except Exception as exc:  # noqa: BLE001 - missing or corrupt object
+        name = head.decode("ascii", "replace")[:40] if isinstance(head, bytes) else repr(head)
+        raise _damaged(root, f"HEAD points at commit {name}, which is missing or damaged "
+                             f"({type(exc).__name__})") from None
+    return head, tree
+
+
+def _damaged(root: Path, what: str) -> MemoryFailure:
+    from .gitcheck import repair_hint
+
+    return MemoryFailure(FailureCode.GIT_UNAVAILABLE, f"{what}; history is not written until it is repaired: "
+                         + repair_hint(root), retryable=False)
+
+
 def _update_tree(store, tree_sha: bytes | None, changes: dict[tuple[bytes, ...], bytes | None], new_objects: list) -> bytes | None:
     """Apply ``{path parts: blob sha or None}`` below ``tree_sha``; None if empty."""
     from dulwich.objects import Tree
 
     tree = Tree()
     if tree_sha is not None:
-        for entry in store[tree_sha].items():
+        try:
+            items = store[tree_sha].items()
+        except Exception as exc:  # noqa: BLE001 - a truncated or missing tree object is damage, not a retry
+            raise MemoryFailure(FailureCode.GIT_UNAVAILABLE, f"tree {tree_sha.decode('ascii', 'replace')} in HEAD "
+                                f"is missing or damaged ({type(exc).__name__}); run `git fsck`",
+                                retryable=False) from None
+        for entry in items:
             tree.add(entry.path, entry.mode, entry.sha)
     direct: dict[bytes, bytes | None] = {}
     nested: dict[bytes, dict[tuple[bytes, ...], bytes | None]] = {}
@@ -97,14 +138,11 @@ def commit_paths(root: Path, paths: list[str], message: str) -> str | None:
     """
     from dulwich.objects import Blob, Commit
 
+    check_envelope_values(None, message)  # a NUL would corrupt history (fsck: nulInCommit)
     try:
         repo = _repo(root)
         store = repo.object_store
-        try:
-            head = repo.refs[b"HEAD"]
-            parent_tree = store[head].tree
-        except KeyError:
-            head, parent_tree = None, None
+        head, parent_tree = _head(root, repo)
         new_objects: list = []
         changes: dict[tuple[bytes, ...], bytes | None] = {}
         stats: dict[bytes, tuple[os.stat_result, bytes] | None] = {}
@@ -127,6 +165,9 @@ def commit_paths(root: Path, paths: list[str], message: str) -> str | None:
             new_objects.append(empty)
             tree_id = empty.id
         if tree_id == parent_tree:
+            # already committed (a commit killed between its ref update and
+            # its index write): bring the index in line all the same
+            _sync_index(root, stats)
             return None
         now = int(time.time())
         commit = Commit()
@@ -147,8 +188,7 @@ def commit_paths(root: Path, paths: list[str], message: str) -> str | None:
         else:
             if not repo.refs.set_if_equals(b"HEAD", head, commit.id):
                 raise MemoryFailure(FailureCode.GIT_COMMIT_FAILED, "HEAD moved during commit")
-        update_index(root / ".git", {path: (None if value is None else (value[0], value[1], FILE_MODE))
-                                     for path, value in stats.items()})
+        _sync_index(root, stats)
         return commit.id.decode("ascii")
     except MemoryFailure as failure:
         if failure.code is FailureCode.GIT_UNAVAILABLE:
@@ -215,3 +255,29 @@ def head_id(root: Path) -> str | None:
         return _repo(root).refs[b"HEAD"].decode()
     except (KeyError, MemoryFailure):
         return None
+
+
+def tree_differences(root: Path, areas: tuple[str, ...]) -> list[str]:
+    """Paths under ``areas`` (directories or files) whose bytes differ from HEAD: a full scan, for repairs."""
+    from dulwich.objects import Blob
+
+    repo = _repo(root)
+    head, tree = _head(root, repo)
+    committed: dict[str, bytes] = {}
+    if tree is not None:
+        for path, _mode, sha in repo.object_store.iter_tree_contents(tree):
+            rel = path.decode("utf-8", "surrogateescape")
+            if rel in areas or rel.split("/", 1)[0] in areas:
+                committed[rel] = sha
+    on_disk: dict[str, bytes] = {}
+    for area in areas:
+        top = root / area
+        if top.is_file() and not top.is_symlink():
+            on_disk[area] = Blob.from_string(top.read_bytes()).id
+            continue
+        for dirpath, _dirs, names in os.walk(top):
+            for name in names:
+                full = Path(dirpath) / name
+                if full.is_file() and not full.is_symlink():
+                    on_disk[full.relative_to(root).as_posix()] = Blob.from_string(full.read_bytes()).id
+    return sorted(rel for rel in set(committed) | set(on_disk) if committed.get(rel) != on_disk.get(rel))

@@ -18,8 +18,9 @@ import shutil
 from pathlib import Path
 from typing import Callable
 
+from ..failures import FailureCode, MemoryFailure
 from ..fsutil import FILE_MODE, ensure_dir, fsync_dir
-from ..workspace.layout import Layout
+from ..workspace.layout import Layout, state_path
 
 JOURNAL = "journal.json"
 DONE = "done"
@@ -94,6 +95,35 @@ def _remove_empty_parents(layout: Layout, directory: Path) -> None:
         directory = directory.parent
 
 
+def _read_journal(layout: Layout, journal: Path) -> list[dict]:
+    """The journal's entries; every path must lie inside the workspace, every slot be a plain name.
+
+    The journal is written atomically, so damage means someone else wrote
+    it; nothing is touched then, and the failure names the file and the fix.
+    """
+    rel = journal.relative_to(layout.root).as_posix()
+    try:
+        entries = json.loads(journal.read_text(encoding="utf-8"))["entries"]
+        if not isinstance(entries, list):
+            raise TypeError("entries is not a list")
+        for entry in entries:
+            if state_path(layout, entry["path"], allow_runtime=True) is None:
+                raise ValueError(f"path {str(entry['path'])[:200]!r} is not inside the memory tree")
+            if not (isinstance(entry["slot"], str) and entry["slot"].isdigit()):
+                raise ValueError(f"slot {str(entry['slot'])[:50]!r} is not a slot number")
+            if not all(isinstance(entry[key], bool) for key in ("existed", "delete")):
+                raise TypeError("existed/delete must be true or false")
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise MemoryFailure(
+            FailureCode.TRANSACTION_FAILURE_UNKNOWN,
+            f"{rel} is damaged ({type(exc).__name__}: {exc}); the interrupted install cannot be finished "
+            f"safely, and no file was touched. Repair: move {layout.install_dir.relative_to(layout.root)} "
+            "out of the workspace (it holds the backups), then run `openprogram memory restore HEAD`",
+            details={"file": rel, "repair": "openprogram memory restore HEAD"},
+        ) from None
+    return entries
+
+
 def recover(layout: Layout) -> str | None:
     """Finish or roll back an interrupted install. Returns what it did."""
     base = layout.install_dir
@@ -104,7 +134,7 @@ def recover(layout: Layout) -> str | None:
         # crashed before the journal: nothing was touched yet
         shutil.rmtree(base, ignore_errors=True)
         return "discarded"
-    entries = json.loads(journal.read_text())["entries"]
+    entries = _read_journal(layout, journal)
     if (base / DONE).exists():
         _cleanup(layout, entries)
         return "rolled-forward"

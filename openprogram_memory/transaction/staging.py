@@ -1,6 +1,8 @@
 """The staging copy an edit works on.
 
-The staging area lives in the system temp dir. It is copy-on-write: a file
+The staging area lives in the system temp dir, named after the workspace
+and the owning process (:mod:`..workspace.scratch`) so an open after a
+crash reclaims it. It is copy-on-write: a file
 is copied into it when the edit first writes it, and reads of untouched
 files fall through to the installed workspace. That keeps the cost of an
 edit proportional to what it touches (a full copy of a 10,000-record
@@ -13,12 +15,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 from pathlib import Path
 
 from ..failures import FailureCode, MemoryFailure
 from ..sources.archive import SourceMessage
 from ..workspace.layout import TOPICS, check_topic_path
+from ..workspace.scratch import make_scratch
 from ..workspace.tree import TopicCache
 
 
@@ -28,8 +30,7 @@ class Staging:
     def __init__(self, root: Path, cache: TopicCache) -> None:
         self.root = root
         self.cache = cache
-        self.dir = Path(tempfile.mkdtemp(prefix="openprogram-memory-stage-"))
-        os.chmod(self.dir, 0o700)
+        self.dir = make_scratch(root, "stage")
         self.changes: dict[str, str | None] = {}
         # Sources declared by this edit (new-source-*): archived with the
         # install, so a rejected edit leaves the archive untouched too.

@@ -45,6 +45,8 @@ class MemoryWorkspace:
         self.cache: TopicCache = topic_cache(self.root)
         # The trusted pre-install callback: set in code on the instance only.
         self.pre_install: Callable[[InstallPlan], None] | None = None
+        # What opening repaired after a crash (reported by status as warnings).
+        self.recovery_notes: list[str] = []
 
     # -- opening -------------------------------------------------------
     @classmethod
@@ -58,11 +60,15 @@ class MemoryWorkspace:
                 raise MemoryFailure(FailureCode.MEMORY_NOT_FOUND,
                                     f"no memory workspace at {ws.root}; run `openprogram memory init`")
             ws.init()
-        if ws.layout.install_dir.exists() or ws.layout.state("git-pending.json").exists():
-            from ..transaction.engine import recover_workspace
+        from ..transaction.engine import needs_recovery, recover_workspace
+        from .scratch import reclaim
 
+        reclaimed = reclaim(ws.root)
+        if reclaimed:
+            ws.recovery_notes.append(f"removed {len(reclaimed)} staging/scratch director(ies) of a killed process")
+        if needs_recovery(ws, check_index=True):
             with write_lock(ws.layout, EDIT_LOCK_TIMEOUT):
-                recover_workspace(ws)
+                ws.recovery_notes += recover_workspace(ws, check_index=True)
         return ws
 
     def init(self) -> bool:
@@ -161,12 +167,14 @@ class MemoryWorkspace:
         git commit is retried with the next transaction.
         """
         from ..sources.archive import archive_messages
-        from ..transaction.engine import commit_pending, note_git_pending
+        from ..transaction.engine import commit_pending, note_git_pending, recover_workspace
 
         with write_lock(self.layout, EDIT_LOCK_TIMEOUT):
-            changed = archive_messages(self.root, messages)
+            recover_workspace(self)
+            # noted before the bytes change, so a kill mid-append is cut back or committed by recovery
+            changed = archive_messages(self.root, messages,
+                                       before_write=lambda sizes: note_git_pending(self, list(sizes), sizes))
             if changed:
-                note_git_pending(self, changed)
                 commit_pending(self, f"memory: archive {len(messages)} source message(s)")
         return changed
 
@@ -241,6 +249,8 @@ class MemoryWorkspace:
                 + " — move the ones that matter earlier in topics/core.md, or run `openprogram memory sleep`")
         if not self.settings["memory.core.inject"]:
             warnings.append("memory.core.inject=false: the injected core block is empty")
+        warnings += [f"recovered: {note}" for note in self.recovery_notes]
+        warnings += self.git_warnings()
         return {
             "revision": self.revision(),
             "workspace_id": self.workspace_id,
@@ -260,6 +270,26 @@ class MemoryWorkspace:
                      "inject": bool(self.settings["memory.core.inject"])},
             "warnings": warnings,
         }
+
+    def git_warnings(self) -> list[str]:
+        """Git damage a person should know about: history stops until it is repaired."""
+        from ..transaction import gitcheck, ledger
+
+        out = []
+        problem = gitcheck.head_problem(self.root)
+        if problem:
+            out.append(f"GIT_UNAVAILABLE: {problem}; new changes install but are not committed — "
+                       + gitcheck.repair_hint(self.root))
+        locks = gitcheck.stale_locks(self.layout.git)
+        if locks:
+            out.append("git lock file(s) present: " + ", ".join(p.name for p in locks[:5])
+                       + " (removed by the next change if no git command is running)")
+        if gitcheck.index_damaged(self.layout.git):
+            out.append("the git index is damaged (rebuilt from HEAD by the next open)")
+        if ledger.ledger_file(self.layout).exists():
+            out.append(f"changes wait for a git commit (.scriptorium/{ledger.GIT_PENDING}); "
+                       "the next change commits them")
+        return out
 
     def log(self, limit: int = 50) -> list[dict[str, Any]]:
         return [{"commit": c.id, "message": c.message, "time": c.time, "author": c.author}

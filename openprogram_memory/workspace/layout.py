@@ -78,6 +78,29 @@ def resolves_inside(root: Path, rel: str) -> bool:
     return real == real_root or real.startswith(real_root + os.sep)
 
 
+def state_path(layout: Layout, rel: object, allow_runtime: bool = False) -> str | None:
+    """A memory-tree path read from runtime state (install journal, git ledger), or None if unsafe.
+
+    Our own state files can still be damaged or planted: a path is used only
+    when it is a relative, normalized path inside ``topics/``, ``sources/``,
+    ``timeline/`` or a derived file (or ``runtime.json``, which installs
+    with the tree, when ``allow_runtime``), that resolves inside the workspace.
+    """
+    if not isinstance(rel, str) or not rel or "\0" in rel or "\\" in rel or rel.startswith("/"):
+        return None
+    parts = rel.split("/")
+    if any(part in ("", ".", "..") for part in parts) or os.path.isabs(rel):
+        return None
+    if parts[0] not in (TOPICS, SOURCES, TIMELINE) and not (len(parts) == 1 and rel in DERIVED_FILES) \
+            and not (allow_runtime and rel == RUNTIME):
+        return None
+    root = os.path.realpath(layout.root)
+    parent = os.path.realpath(os.path.join(root, *parts[:-1]))
+    if parent != root and not parent.startswith(root + os.sep):
+        return None
+    return rel
+
+
 def check_topic_path(path: str) -> str:
     """Normalize a caller-supplied path to ``topics/…md`` or refuse it.
 

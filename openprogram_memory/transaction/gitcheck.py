@@ -1,0 +1,118 @@
+"""Git damage a crash (or a person) can leave, found at open and repaired where it is safe.
+
+- **stale lock files**: every commit is made under the workspace write
+  lock, so a ``.git/*.lock`` seen while holding it was left by a killed
+  process; it is removed (otherwise every later commit fails with
+  "File exists" and history silently stops);
+- **a damaged index** (bad header or checksum): rewritten from HEAD's tree;
+- **HEAD at a missing or unreadable commit or tree**: not repairable
+  without choosing history for the person; reported (status warnings,
+  ``GIT_UNAVAILABLE`` on commit) — never a ``git_committed: true`` lie.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+from .gitindex import entry_from_stat, write_index
+
+_TOP_LOCKS = ("index.lock", "HEAD.lock", "packed-refs.lock", "config.lock")
+
+
+def stale_locks(git_dir: Path, deep: bool = False) -> list[Path]:
+    """Lock files in ``git_dir``: the index, HEAD and refs always; loose objects when ``deep``."""
+    found = [git_dir / name for name in _TOP_LOCKS if (git_dir / name).exists()]
+    refs = git_dir / "refs"
+    for dirpath, _dirs, names in os.walk(refs):
+        found.extend(Path(dirpath) / name for name in names if name.endswith(".lock"))
+    if deep:
+        objects = git_dir / "objects"
+        try:
+            fans = [entry for entry in os.scandir(objects) if len(entry.name) == 2 and entry.is_dir()]
+        except OSError:
+            fans = []
+        for fan in fans:
+            with os.scandir(fan.path) as it:
+                found.extend(Path(entry.path) for entry in it if entry.name.endswith(".lock"))
+    return found
+
+
+def remove_locks(locks: list[Path]) -> list[str]:
+    removed = []
+    for path in locks:
+        try:
+            path.unlink()
+            removed.append(path.name)
+        except FileNotFoundError:
+            pass
+    return removed
+
+
+def index_damaged(git_dir: Path) -> bool:
+    """Whether ``.git/index`` exists but fails its header or trailing checksum."""
+    try:
+        data = (git_dir / "index").read_bytes()
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
+    if len(data) < 32 or data[:4] != b"DIRC" or int.from_bytes(data[4:8], "big") not in (2, 3, 4):
+        return True
+    return hashlib.sha1(data[:-20]).digest() != data[-20:]
+
+
+def rebuild_index(root: Path) -> None:
+    """Rewrite the index from HEAD's tree (work-tree stat where the bytes match)."""
+    from dulwich.objects import Blob
+    from dulwich.repo import Repo
+
+    repo = Repo(str(root))
+    entries: dict[bytes, bytes] = {}
+    try:
+        tree = repo.object_store[repo.refs[b"HEAD"]].tree
+    except KeyError:
+        tree = None
+    if tree is not None:
+        for path, mode, sha in repo.object_store.iter_tree_contents(tree):
+            full = root / os.fsdecode(path)
+            try:
+                st = os.lstat(full)
+                same = Blob.from_string(full.read_bytes()).id == sha
+            except OSError:
+                st, same = None, False
+            if st is None or not same:
+                st = os.stat_result((mode, 0, 0, 0, 0, 0, 0, 0, 0, 0))  # no stat: git re-hashes it
+            entries[path] = entry_from_stat(path, st, mode, sha)
+    write_index(root / ".git", entries)
+
+
+def head_problem(root: Path) -> str | None:
+    """Why HEAD cannot carry a new commit (missing or unreadable commit or tree), or None."""
+    from dulwich.repo import Repo
+
+    try:
+        repo = Repo(str(root))
+    except Exception as exc:  # noqa: BLE001 - any failure to open is the finding
+        return f"the git repository cannot be opened ({type(exc).__name__}: {exc})"
+    try:
+        head = repo.refs[b"HEAD"]
+    except KeyError:
+        return None  # no commit yet
+    except Exception as exc:  # noqa: BLE001
+        return f"HEAD is unreadable ({type(exc).__name__}: {exc})"
+    try:
+        commit = repo.object_store[head]
+        tree = repo.object_store[commit.tree]
+        for entry in tree.items():  # top-level entries must be readable too
+            repo.object_store[entry.sha]
+    except Exception as exc:  # noqa: BLE001
+        name = head.decode("ascii", "replace")[:40] if isinstance(head, bytes) else str(head)
+        return f"HEAD points at commit {name}, which is missing or damaged ({type(exc).__name__})"
+    return None
+
+
+def repair_hint(root: Path) -> str:
+    return (f"inspect with `git -C {root} fsck`, then point HEAD at the last good commit "
+            f"(`git -C {root} reset --soft <commit>`); memory files are intact")
