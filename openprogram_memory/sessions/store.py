@@ -11,22 +11,35 @@ Layout under ``root`` (``<state>/sessions``)::
 
 Reading one node is one file, so walking a branch costs the steps walked,
 never the size of the session. ``index.jsonl`` is the cheap way to know
-every node and its parent (for branch tips) without opening node files; it
-can lag after a crash and :meth:`SessionStore.rebuild_index` recreates it
-from ``history/``. Directories are 0700, files 0600, every rewrite is
-atomic (temp file, fsync, replace).
+every node and its parent (for branch tips) without opening node files;
+:meth:`SessionStore.rebuild_index` recreates it from ``history/``.
+Directories are 0700, files 0600, every rewrite is atomic (temp file,
+fsync, replace).
+
+Crash safety: a change that touches more than one file (append: node,
+index line, ``meta.json``; rewind and markers: several nodes) is written
+as one ``journal.json`` first — the commit point — then applied, then the
+journal is removed. Whoever next takes the session's lock, or reads a
+session with a journal or temp files in it, redoes a journal it finds and
+removes stray temp files, so a killed process leaves the session exactly
+as before the change or exactly as after it. A session is created in a
+temporary directory and renamed into place whole.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import threading
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
 from ..failures import FailureCode, MemoryFailure
 from ..fsutil import atomic_write_json, atomic_write_text, ensure_dir
-from .files import SessionLock, append_lines, write_json_files
+from .files import SessionLock, write_json_files
+from .journal import JOURNAL, apply_journal, new_session_dir, read_journal, reclaim_new_dirs, stray_temps
 from .nodes import REWOUND_KEY, Node, SessionInfo, is_valid_id, new_id, validate_id, validate_role
 from .timestamps import normalize_time, now_iso
 
@@ -39,6 +52,7 @@ class SessionStore:
 
     def __init__(self, root: Path | str) -> None:
         self.root = Path(root)
+        self._held = threading.local()  # sessions whose lock this thread holds
 
     # -- paths and low-level I/O -------------------------------------------------
 
@@ -51,12 +65,31 @@ class SessionStore:
     def _node_path(self, session_id: str, node_id: str) -> Path:
         return self._dir(session_id) / "history" / f"{validate_id(node_id, 'node id')}.json"
 
-    def _locked(self, session_id: str) -> SessionLock:
+    def _locked(self, session_id: str) -> "_Held":
         if not self._dir(session_id).is_dir():
             self._read_meta(session_id)  # raises the "no session" failure
-        return SessionLock(self._dir(session_id) / ".lock", session_id)
+        return _Held(self, session_id)
+
+    def _holds(self, session_id: str) -> bool:
+        return session_id in getattr(self._held, "sessions", ())
+
+    def _recover(self, session_id: str) -> None:
+        """Redo a journal left by a killed writer and drop its temp files (caller holds the lock)."""
+        directory = self._dir(session_id)
+        journal = read_journal(directory, session_id)
+        if journal is not None:
+            apply_journal(directory, journal)
+        for path in stray_temps(directory, deep=journal is not None):
+            path.unlink(missing_ok=True)
 
     def _read_meta(self, session_id: str) -> dict[str, Any]:
+        directory = self._dir(session_id)
+        if stray_temps(directory, deep=False) or (directory / JOURNAL).exists():
+            if self._holds(session_id):
+                self._recover(session_id)
+            elif directory.is_dir():
+                with self._locked(session_id):
+                    pass  # taking the lock recovers
         path = self._meta_path(session_id)
         try:
             meta = json.loads(path.read_text(encoding="utf-8"))
@@ -79,6 +112,34 @@ class SessionStore:
     def _write_meta(self, session_id: str, meta: dict[str, Any]) -> None:
         atomic_write_json(self._meta_path(session_id), meta)
 
+    def _commit(self, session_id: str, nodes: list[Node], *, index_lines: list[str] = (),
+                meta: dict[str, Any] | None = None, fsync: bool = True) -> None:
+        """Write nodes, index lines and meta as one unit: journal first, then the files."""
+        if not nodes and not index_lines and meta is None:
+            return
+        directory = self._dir(session_id)
+        try:
+            node_data = [n.to_json() for n in nodes]
+            json.dumps(node_data)
+        except TypeError as exc:
+            raise MemoryFailure(FailureCode.INVALID_ARGUMENT, f"node metadata is not JSON ({exc})") from None
+        index = directory / "index.jsonl"
+        try:
+            index_size = index.stat().st_size
+        except FileNotFoundError:
+            index_size = 0
+        journal = {"version": 1, "nodes": node_data, "index_size": index_size,
+                   "index_append": "".join(line + "\n" for line in index_lines), "meta": meta}
+        if len(nodes) + bool(index_lines) + (meta is not None) == 1 and not index_lines:
+            # one file: its atomic replace is the commit point already
+            if nodes:
+                self._write_nodes(session_id, nodes, fsync=fsync)
+            else:
+                self._write_meta(session_id, meta)
+            return
+        atomic_write_json(directory / JOURNAL, journal, fsync=fsync)
+        apply_journal(directory, journal, fsync=fsync)
+
     # -- sessions ----------------------------------------------------------------
 
     def exists(self, session_id: str) -> bool:
@@ -93,21 +154,33 @@ class SessionStore:
         An existing id is ``INVALID_ARGUMENT`` unless ``exist_ok``.
         """
         session_id = validate_id(session_id, "session id") if session_id is not None else new_id()
-        for directory in (self.root.parent, self.root, self._dir(session_id), self._dir(session_id) / "history"):
+        for directory in (self.root.parent, self.root):
             ensure_dir(directory)  # one level at a time: mkdir(parents=True) ignores mode for parents
-        with self._locked(session_id):
-            if self.exists(session_id):
+        exists = MemoryFailure(
+            FailureCode.INVALID_ARGUMENT, f"session {session_id!r} already exists", details={"session": session_id}
+        )
+        if self.exists(session_id):
+            if exist_ok:
+                return session_id
+            raise exists
+        stamp = normalize_time(created_at) if created_at else now_iso()
+        meta = {"session": session_id, "head_id": None, "created_at": stamp, "updated_at": stamp,
+                "node_count": 0, "branches": {}, "metadata": {}}
+        reclaim_new_dirs(self.root)
+        fresh = new_session_dir(self.root, session_id)
+        try:
+            ensure_dir(fresh / "history")
+            atomic_write_json(fresh / "meta.json", meta)
+            try:
+                os.rename(fresh, self._dir(session_id))  # whole, or not at all
+            except OSError:
+                if not self.exists(session_id):
+                    raise
                 if exist_ok:
                     return session_id
-                raise MemoryFailure(
-                    FailureCode.INVALID_ARGUMENT, f"session {session_id!r} already exists", details={"session": session_id}
-                )
-            stamp = normalize_time(created_at) if created_at else now_iso()
-            self._write_meta(
-                session_id,
-                {"session": session_id, "head_id": None, "created_at": stamp, "updated_at": stamp,
-                 "node_count": 0, "branches": {}, "metadata": {}},
-            )
+                raise exists from None
+        finally:
+            shutil.rmtree(fresh, ignore_errors=True)
         return session_id
 
     def session_info(self, session_id: str) -> SessionInfo:
@@ -248,9 +321,8 @@ class SessionStore:
                 old = self.get_node(session_id, node.id)
                 fixed.append(replace(node, predecessor=old.predecessor, role=validate_role(node.role)))
                 meta["updated_at"] = max(meta["updated_at"], node.updated_at)
-            self._write_nodes(session_id, fixed)
             if fixed:
-                self._write_meta(session_id, meta)
+                self._commit(session_id, fixed, meta=meta)
 
     def _check_new_node(self, session_id: str, node_id: str, parent: str | None, pending: set[str]) -> None:
         if node_id in pending or self.has_node(session_id, node_id):
@@ -277,11 +349,6 @@ class SessionStore:
 
     def _insert_locked(self, session_id: str, meta: dict[str, Any], nodes: list[Node], *, head: str | None,
                        fsync: bool = True) -> None:
-        # Order matters for crash safety: node file, then index line, then meta.
-        # A crash leaves at worst an unindexed node file (see rebuild_index).
-        self._write_nodes(session_id, nodes, fsync=fsync)
-        append_lines(self._dir(session_id) / "index.jsonl",
-                     [json.dumps({"id": n.id, "predecessor": n.predecessor}) for n in nodes])
         for node in nodes:
             branch = meta["branches"].pop(node.predecessor, None) if node.predecessor else None
             if branch and branch.get("name"):
@@ -291,7 +358,8 @@ class SessionStore:
         if head is not None:
             meta["head_id"] = head
         if nodes or head is not None:
-            self._write_meta(session_id, meta)
+            self._commit(session_id, nodes, index_lines=[json.dumps({"id": n.id, "predecessor": n.predecessor})
+                                                          for n in nodes], meta=meta, fsync=fsync)
 
     def _write_nodes(self, session_id: str, nodes: list[Node], *, fsync: bool = True) -> None:
         try:
@@ -438,13 +506,13 @@ class SessionStore:
                     "rewind goes back along the head branch (use append --parent to fork elsewhere)",
                     details={"session": session_id, "node": to_node},
                 )
-            self._merge_metadata_locked(session_id, {node_id: {REWOUND_KEY: True} for node_id in abandoned})
+            changed = self._merged_nodes(session_id, {node_id: {REWOUND_KEY: True} for node_id in abandoned})
             if abandoned:
                 entry = meta["branches"].get(old_head, {"name": None})
                 meta["branches"][old_head] = {"name": entry.get("name"), "archived": True}
             meta["head_id"] = to_node
             meta["updated_at"] = max(meta["updated_at"], now_iso())
-            self._write_meta(session_id, meta)
+            self._commit(session_id, changed, meta=meta)
         return abandoned
 
     # -- metadata ------------------------------------------------------------------
@@ -460,6 +528,9 @@ class SessionStore:
             self._merge_metadata_locked(session_id, updates)
 
     def _merge_metadata_locked(self, session_id: str, updates: Mapping[str, Mapping[str, Any]]) -> None:
+        self._commit(session_id, self._merged_nodes(session_id, updates))
+
+    def _merged_nodes(self, session_id: str, updates: Mapping[str, Mapping[str, Any]]) -> list[Node]:
         current = {node_id: self.get_node(session_id, node_id) for node_id in updates}
         changed = []
         for node_id, changes in updates.items():
@@ -468,4 +539,27 @@ class SessionStore:
             merged = {key: value for key, value in merged.items() if value is not None}
             if merged != node.metadata:
                 changed.append(replace(node, metadata=merged))
-        self._write_nodes(session_id, changed)
+        return changed
+
+
+class _Held:
+    """The session lock, plus recovery on entry and a note that this thread holds it."""
+
+    def __init__(self, store: SessionStore, session_id: str) -> None:
+        self.store = store
+        self.session_id = session_id
+        self.lock = SessionLock(store._dir(session_id) / ".lock", session_id)
+
+    def __enter__(self) -> None:
+        self.lock.__enter__()
+        held = self.store._held.__dict__.setdefault("sessions", set())
+        held.add(self.session_id)
+        try:
+            self.store._recover(self.session_id)
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.store._held.__dict__.get("sessions", set()).discard(self.session_id)
+        self.lock.__exit__(*exc_info)

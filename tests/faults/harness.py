@@ -155,6 +155,9 @@ class Operation:
     prepare: Callable[[Path], None] | None = None
     sessions: tuple[str, ...] = ()  # sessions this operation may change (old or new state)
     writes_turns: bool = False  # marks turns written (checked as marked-or-pending)
+    # resumable in steps (an import): after a kill, running it again must
+    # give exactly the clean run's sessions
+    redo: bool = False
     env: dict[str, str] = field(default_factory=dict)
 
     def args(self, trial: Path) -> list[str]:
@@ -208,7 +211,7 @@ def operations(base: "Base") -> list[Operation]:
                                    "--time", "2026-08-12T11:00:00+00:00", "--json"], sessions=("s2",)),
         Operation("session rewind", ["session", "rewind", "s2", "--to", "n2", "--json"], sessions=("s2",)),
         Operation("import", ["memory", "import", "claude-code", str(base.fixture), "--json"],
-                  sessions=tuple(base.import_sessions)),
+                  sessions=tuple(base.import_sessions), redo=True),
         Operation("restore", ["memory", "restore", base.first_commit, "--json"]),
     ]
 
@@ -474,6 +477,11 @@ def run_trial(op: Operation, base: Base, old: Snapshot, new: Snapshot, work: Pat
         fail("records", f"block IDs neither old nor new: lost {sorted(set(old.ids) - set(after.ids))[:5]}")
     if len(set(after.ids)) != len(after.ids):
         fail("records", "a block ID appears twice")
+    if op.redo:
+        again = cli(op.args(trial), trial, spawn=spawn, env=op.env)
+        if again.code != 0:
+            fail("next-command", f"running it again: exit {again.code}: {again.out.strip()[-200:]}")
+        after.sessions = snapshot(trial / "state").sessions
     for session in set(after.sessions) | set(old.sessions) | set(new.sessions):
         view = after.sessions.get(session)
         if op.writes_turns and session in op.sessions:
