@@ -17,3 +17,28 @@ def _isolated_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("OPENPROGRAM_STATE", str(state))
     monkeypatch.setenv("EDITOR", "false")
     return state
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _private_tmpdir(tmp_path_factory: pytest.TempPathFactory):
+    """The suite's temp files go to one private $TMPDIR, which must hold no staging dir afterwards.
+
+    A staging or scratch directory left behind means some path skipped its
+    cleanup (or its reclaim on the next open). Kept drafts of a rejected
+    ``memory edit`` (marked ``.keep``) are meant to stay.
+    """
+    import tempfile
+
+    private = tmp_path_factory.mktemp("tmpdir")
+    saved_env, saved_dir = os.environ.get("TMPDIR"), tempfile.tempdir
+    os.environ["TMPDIR"] = str(private)
+    tempfile.tempdir = str(private)
+    yield private
+    tempfile.tempdir = saved_dir
+    if saved_env is None:
+        os.environ.pop("TMPDIR", None)
+    else:
+        os.environ["TMPDIR"] = saved_env
+    left = sorted(p.name for p in private.iterdir()
+                  if p.name.startswith("openprogram-memory-") and not (p / ".keep").exists())
+    assert not left, f"the test suite left staging/scratch directories in $TMPDIR: {left[:10]}"

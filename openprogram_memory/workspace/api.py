@@ -77,7 +77,7 @@ class MemoryWorkspace:
         for directory in (self.root.parent, self.root, self.layout.topics, self.layout.sources, self.layout.scriptorium):
             ensure_dir(directory)
         history.init_repo(self.root)
-        workspace_id(self.layout)
+        workspace_id(self.layout, self.settings.sessions_dir, create=not existed)
         if not (self.layout.path(".scriptorium/runtime.json")).exists():
             from ..fsutil import atomic_write_text
 
@@ -86,7 +86,7 @@ class MemoryWorkspace:
 
     @property
     def workspace_id(self) -> str:
-        return workspace_id(self.layout)
+        return workspace_id(self.layout, self.settings.sessions_dir)
 
     def revision(self) -> str:
         return REVISIONS.revision(self.root)

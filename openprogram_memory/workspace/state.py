@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import secrets
 import stat
 import threading
@@ -55,13 +56,17 @@ class RuntimeState:
         data = read_json(path, None)
         state = cls()
         if isinstance(data, dict):
-            for item in fields(cls):
-                if item.name in data and item.name != "created_order":
-                    setattr(state, item.name, data[item.name])
+            # field by field: a value of the wrong type loads as its default (SPEC §2.4)
+            for name, kinds in _FIELD_TYPES.items():
+                value = data.get(name)
+                if isinstance(value, kinds) and not isinstance(value, bool) and not (
+                        isinstance(value, int) and value < 0):
+                    setattr(state, name, value)
             created = data.get("created", [])
             if isinstance(created, list):
                 numbers = _created_numbers(data.get("created_numbers"), len(created))
-                state.created_order = {str(block_id): number for block_id, number in zip(created, numbers)}
+                state.created_order = {block_id: number for block_id, number in zip(created, numbers)
+                                       if isinstance(block_id, str)}
         _RUNTIME_CACHE[str(path)] = (sig, state.copy())
         return state
 
@@ -115,20 +120,80 @@ def _created_numbers(value: object, count: int) -> list[int]:
 
 
 _RUNTIME_CACHE: dict[str, tuple[tuple[int, int, int], RuntimeState]] = {}
+_FIELD_TYPES: dict[str, tuple[type, ...]] = {
+    "version": (int,),
+    "batches_since_organize": (int,),
+    "tokens_since_organize": (int,),
+    "writes_since_global": (int,),
+    "last_global_at": (str,),
+    "last_local_at": (str,),
+    "last_write_at": (str,),
+}
 
 
-def workspace_id(layout: Layout) -> str:
-    """``w-`` + 8 hex, created once per workspace."""
-    path = layout.state("workspace-id")
+_WORKSPACE_ID = re.compile(r"w-[0-9a-f]{8}")
+WORKSPACE_ID_BACKUP = "openprogram-workspace-id"  # in .git/: survives a lost .scriptorium/
+MARKER_KEY = "memory_written_scriptorium"  # sessions.markers names it too; state may not import sessions
+
+
+def _read_id(path: Path) -> str | None:
     try:
-        value = path.read_text().strip()
-        if value.startswith("w-") and len(value) == 10:
-            return value
-    except OSError:
-        pass
-    value = "w-" + secrets.token_hex(4)
+        value = path.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return value if _WORKSPACE_ID.fullmatch(value) else None
+
+
+def workspace_id(layout: Layout, sessions_dir: Path | None = None, *, create: bool = False) -> str:
+    """``w-`` + 8 hex, created once per workspace and never regenerated silently.
+
+    Every written marker holds this value, so a new one would make every
+    written turn pending again. When ``.scriptorium/workspace-id`` is lost
+    or damaged it comes back from the copy in ``.git/``, else from the
+    markers in the session store (when they name exactly one id). Only a
+    workspace that no marker refers to gets a new one; several candidates
+    are refused with WRITER_PRECONDITION_FAILED, naming them and the fix.
+    """
+    path = layout.state("workspace-id")
+    backup = layout.git / WORKSPACE_ID_BACKUP
+    value = _read_id(path)
+    if value is not None:
+        if layout.git.is_dir() and _read_id(backup) != value:
+            atomic_write_text(backup, value + "\n")
+        return value
+    value = _read_id(backup) if layout.git.is_dir() else None
+    if value is None and not create and sessions_dir is not None:
+        found = _marker_ids(sessions_dir)
+        if len(found) > 1:
+            raise MemoryFailure(
+                FailureCode.WRITER_PRECONDITION_FAILED,
+                f"{path} is missing or damaged and the session markers name several workspaces "
+                f"({', '.join(sorted(found))}); write the id of this workspace into that file "
+                "(one line, e.g. `w-1234abcd`) — a new id would send every written turn to the writer again",
+                details={"file": str(path), "candidates": sorted(found)},
+            )
+        value = next(iter(found), None)
+    if value is None:
+        value = "w-" + secrets.token_hex(4)
     atomic_write_text(path, value + "\n")
+    if layout.git.is_dir():
+        atomic_write_text(backup, value + "\n")
     return value
+
+
+def _marker_ids(sessions_dir: Path) -> set[str]:
+    """Every workspace id a written marker in the bundled session store names (a full scan: repairs only)."""
+    found: set[str] = set()
+    if not sessions_dir.is_dir():
+        return found
+    for node in sessions_dir.glob("*/history/*.json"):
+        try:
+            value = json.loads(node.read_text(encoding="utf-8")).get("metadata", {}).get(MARKER_KEY)
+        except (OSError, ValueError, AttributeError):
+            continue
+        if isinstance(value, str) and _WORKSPACE_ID.fullmatch(value):
+            found.add(value)
+    return found
 
 
 _STEP = 16  # files between saved hash states
