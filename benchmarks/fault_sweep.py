@@ -17,9 +17,9 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "faults"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from harness import build_base, format_table, operations, sweep_op  # noqa: E402
+from faults.harness import build_base, format_table, operations, sweep_op  # noqa: E402
 
 
 def main() -> None:

@@ -115,6 +115,10 @@ def _forked(argv, env, state, kill_at, record, out_path, stdin_path) -> int:
             fd_out = os.open(out_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             os.dup2(fd_out, 1)
             os.dup2(fd_out, 2)
+            # pytest's capture replaces sys.stdout with its own object: write to the real fds
+            sys.stdout = sys.__stdout__ = open(1, "w", encoding="utf-8", closefd=False)
+            sys.stderr = sys.__stderr__ = open(2, "w", encoding="utf-8", closefd=False)
+            sys.stdin = sys.__stdin__ = open(0, encoding="utf-8", closefd=False)
             seam = None
             if kill_at is not None or record is not None:
                 sys.path.insert(0, str(HERE))
@@ -604,8 +608,8 @@ def _committed_states(memory: Path, since: str) -> list[tuple[dict[str, str], li
 
 
 def sweep_op(op: Operation, base: Base, work: Path, *, every: int = 1, seed: int = 0, spawn: bool = False,
-             limit: int | None = None) -> OpReport:
-    """Kill ``op`` at every ``every``-th mutation (seeded offset) and check each trial."""
+             limit: int | None = None, samples: int | None = None) -> OpReport:
+    """Kill ``op`` at every ``every``-th mutation (seeded offset), or at ``samples`` seeded points, and check."""
     work.mkdir(parents=True, exist_ok=True)
     mutations, new, run = record_op(op, base, work, spawn)
     report = OpReport(op.name, len(mutations))
@@ -613,8 +617,12 @@ def sweep_op(op: Operation, base: Base, work: Path, *, every: int = 1, seed: int
         report.error = f"the clean run failed: exit {run.code}: {run.out.strip()[-300:]}"
         return report
     old = snapshot(base.state)
-    offset = random.Random(f"{seed}:{op.name}").randrange(every) if every > 1 else 0
-    points = list(range(offset, len(mutations), every))
+    rng = random.Random(f"{seed}:{op.name}")
+    if samples is not None:
+        points = sorted(rng.sample(range(len(mutations)), min(samples, len(mutations))))
+    else:
+        offset = rng.randrange(every) if every > 1 else 0
+        points = list(range(offset, len(mutations), every))
     if limit is not None:
         points = points[:limit]
     for point in points:
