@@ -236,8 +236,6 @@ def _validate_and_install(
     runtime = RuntimeState.load(ws.layout)
     for block_id in lost:
         runtime.created_order.pop(block_id, None)
-    if lost:  # runtime.json stores the order as a list: number it as a reload will, or views differ on rebuild
-        runtime.created_order = {block_id: index for index, block_id in enumerate(runtime.created_order)}
     if not runtime.created_order and baseline_ids:
         runtime.assign_order([i for r in baseline.records() for i in r.ids if i in new_ids])
     runtime.assign_order([r.memory_id for rel in sorted(topic_bytes) if rel in new_files
