@@ -205,7 +205,8 @@ _HINTS = (
                         r"going forward|from now on|in future|future|please|reminder|rule of thumb|"
                         r"for (?:any|all|every)|whenever|house style|style)\b", re.I)),
     ("decision", re.compile(r"\b(?:decisions?|decided|verdict|outcome|resolution|agreed|change of plans?|"
-                            r"scratch that|final answer|final|conclusion|consensus|we're going with|changed (?:my|our) minds?)\b", re.I)),
+                            r"scratch that|final answer|final|conclusion|consensus|we're going with|changed (?:my|our) minds?|"
+                            r"(?:our|my|team|final) call|plan)\b", re.I)),
     ("preference", re.compile(r"\b(?:preferences?|pet peeve|taste)\b", re.I)),
     ("schedule", re.compile(r"\b(?:schedule|calendar|cadence|reminder)\b", re.I)),
     ("fact", re.compile(r"\b(?:context|background|fyi|for reference|for the record|architecture|infra|setup)\b",

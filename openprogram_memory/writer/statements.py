@@ -135,8 +135,10 @@ _RANGE_RE = re.compile(r"\b\d{1,2}(?::\d{2})?\s*(?:am|pm)?\s*(?:[–-]|to)\s*\d{
                        r"\b(?:usually|normally|typically|mostly)\b.*\b(?:online|offline|away|off|around|available)\b", re.I)
 
 
-_WHEN_DONE_RE = re.compile(r"^(?:yesterday|today|last (?:night|week)|this (?:morning|week|month|quarter|year))$", re.I)
+_WHEN_DONE_RE = re.compile(r"^(?:yesterday|today|last (?:night|week)|this (?:morning|week|month|quarter|year)|"
+                           r"next (?:sprint|release|quarter|year|month))$", re.I)
 _EVENT_VERB_RE = re.compile(r"\b(?:decided|agreed|chose|settled|voted|moved|relocated|joined|started|switched|migrated|"
+                            r"migrating|moving|switching|dropping|adopting|deprecating|retiring|sunsetting|"
                             r"adopted|married|promoted|hired)\b", re.I)
 
 
@@ -461,7 +463,8 @@ _PREFERENCE_RE = re.compile(
     rf"^(?:{_I}{_ADV}\s+(?:prefer|like|love|enjoy|hate|dislike|detest|loathe|adore|appreciate|can't stand|"
     rf"cannot stand|can't bear|don't mind|despise|avoid)\b|"
     rf"{_I}{_ADV}\s+(?:don't|do not|dont)(?:{_ADV})\s+(?:like|want|enjoy|care for|need|love|use)\b|"
-    rf"{_I}'?d (?:much |really |way |far )?(?:rather|prefer)\b|{_I} would (?:much |really )?(?:rather|prefer)\b|"
+    rf"{_I}'?d (?:much |really |way |far )?(?:rather|prefer)\b|{_I}'?d (?:really )?(?:like|love)\s+(?!to\b|you to\b|it if\b)|"
+    rf"(?:for me,?\s+)?[\w`.+#-]+(?:\s+[\w`.+#-]+)?\s+beats?\s+[\w`.+#-]+(?:\s+[\w`.+#-]+)?(?:\s+for me)?$|{_I} would (?:much |really )?(?:rather|prefer)\b|"
     rf"my\s+(?:all-time\s+)?(?:favou?rite|go-to|preferred|default)\b|"
     rf"{_IM}\s+(?:a\s+)?(?:big\s+|huge\s+|massive\s+|not\s+a\s+|no\s+)?(?:fan|stickler|sucker)\s+(?:of|for)\b|"
     rf"{_IM}\s+not\s+(?:a\s+)?(?:big\s+)?fan\b|{_IM}\s+(?:really\s+|kind of\s+|kinda\s+)?(?:partial to|not into|"
@@ -552,7 +555,8 @@ _RULE_LEAD_RE = re.compile(
 _ALWAYS_RULE_RE = re.compile(r"\b(?:always|never|from now on|going forward|moving forward|in (?:the )?future|"
                              r"when(?:ever)? (?:you can|possible|it makes sense|in doubt|unsure)|where(?:ver)? possible|"
                              r"if possible|unless I say otherwise|unless told otherwise|as a default|"
-                             r"after (?:each|every)|before (?:each|every|any)|unless (?:I|i|we) (?:ask|say|tell|request)|"
+                             r"after (?:each|every)|before (?:each|every|any)|before (?:you|we) (?:commit|push|merge|deploy|ship|release|"
+                             r"open a pr)|unless (?:I|i|we) (?:ask|say|tell|request)|"
                              r"by default|whenever|every time|each time|any time|at all times|no matter what|"
                              r"without exception|ever)\b", re.I)
 _QUANTIFIED_RE = re.compile(r"\b(?:any|every|all)\s+new\b|\bnew\s+\w+|\b(?:for|on|in|with|to)\s+(?:any|every|all|each)\b|"
@@ -631,6 +635,7 @@ _DECISION_RE = re.compile(
     r"aren't using|won't (?:use|be using)|will not use|don't use|do not use|use|stick with|stick to|go with|"
     r"switch to|move to|migrate to|drop|ditch|adopt|keep|are keeping|keeping|kept|won't|will stay|stay|staying|"
     r"renaming|rename|renamed|not adopting|not moving|not switching|not using|introducing|introduce|"
+    r"ended up (?:choosing|picking|going with|using|with|on)|(?:using|running) .+ (?:instead of|rather than)|"
     r"going to (?!be\b|need\b|have\b|see\b|talk\b|check\b)\w+|(?:'ll|will) (?!be\b|need\b|have\b|see\b|talk\b|"
     r"check\b|figure\b|look\b|discuss\b|sync\b|circle\b|get back\b|let\b|probably\b|try\b|deal\b|fix\b)\w+)\b|"
     r"(?:[\w`.-]+\s+){1,3}(?:stays|remains|it is|is off the table|is out|is dead|is cancelled|is canceled|wins)\b|"
@@ -643,7 +648,9 @@ _DECISION_RE = re.compile(
     r"(?:going|sticking|staying) with\b|switching (?:from|to)\b|moving (?:from|to)\b|no more\b|"
     r"(?:we're|we are) (?:not|no longer) (?:going to|gonna) use\b)",
 )
-_DECISION_I_RE = re.compile(r"^(?:(?:after|following|in|at|on|since|from|for)\s+[\w\s'’-]{1,30}?,?\s+(?=we\b|the team\b))?"
+_DECISION_I_RE = re.compile(r"^(?:(?:after|following|in|at|on|since|from|for)\s+[\w\s'’-]{1,30}?,?\s+(?=we\b|the team\b)|"
+                            r"(?:going forward|from now on|moving forward|starting (?:today|now|next \w+|\w+day))\s*,?\s+"
+                            r"(?=we\b))?"
                             + _DECISION_RE.pattern[1:], re.I)
 _FROM_TO_RE = re.compile(r"\bfrom\s+(?P<old>[\w.+#/-]+(?:\s+[\w.+#/-]+)?)\s+(?:to|for)\s+(?P<new>[\w.+#/-]+)", re.I)
 _INSTEAD_RE = re.compile(r"\b(?:instead of|rather than|over|replacing|not)\s+(?P<old>[A-Z`][\w.+#/-]*"
