@@ -66,13 +66,28 @@ def _append(state: Optional[str], as_json: bool, session: str, role: str, text: 
 @app.command("new")
 def new_session(
     session_id: Optional[str] = typer.Option(None, "--id", help="Session id (default: a new uuid4 hex)."),
+    parent_session: Optional[str] = typer.Option(
+        None, "--parent-session", help="Sub-agent session: the session that spawned it (with --parent-node)."),
+    parent_node: Optional[str] = typer.Option(
+        None, "--parent-node", help="Sub-agent session: the turn of --parent-session that spawned it."),
     state: Optional[str] = StateOption,
     as_json: bool = JsonOption,
 ) -> None:
-    """Create an empty session and print its id."""
+    """Create an empty session and print its id (linked to the turn that spawned it, if given)."""
     with reporting(as_json):
-        created = _store(state).create_session(session_id)
-        emit({"session": created}, as_json, lambda: console.print(f"Created session [bold]{created}[/]"))
+        if (parent_session is None) != (parent_node is None):
+            raise MemoryFailure(FailureCode.INVALID_ARGUMENT, "--parent-session and --parent-node go together")
+        store = _store(state)
+        if parent_session is not None and parent_node is not None:
+            created = store.create_spawned_session(parent_session, parent_node, session_id)
+        else:
+            created = store.create_session(session_id)
+        data: dict[str, Any] = {"session": created}
+        if parent_session is not None:
+            data["parent"] = {"session": parent_session, "node": parent_node}
+        emit(data, as_json, lambda: console.print(
+            f"Created session [bold]{created}[/]"
+            + (f" spawned from {parent_session}/{parent_node}" if parent_session else "")))
 
 
 @app.command("append")
@@ -108,15 +123,22 @@ def fork(
 @app.command("rewind")
 def rewind(
     session: str = typer.Argument(..., help="Session id."),
-    to_node: str = typer.Option(..., "--to", help="Node on the current branch to go back to."),
+    to_node: str = typer.Option(..., "--to", help="Node on the current branch, or on a rewound one, to go to."),
     state: Optional[str] = StateOption,
     as_json: bool = JsonOption,
 ) -> None:
-    """Move head back to --to; the later turns of the branch are marked rewound and never enter memory."""
+    """Move head to --to: back along the branch, or back onto a rewound branch (which is restored).
+
+    The abandoned turns are marked rewound and never enter memory; turns
+    already written are marked superseded, and the next written pass
+    reconsiders the records that rest only on them. Memory itself does not
+    change here.
+    """
     with reporting(as_json):
-        abandoned = _store(state).rewind(session, to_node)
-        emit({"session": session, "head": to_node, "rewound": abandoned}, as_json,
-             lambda: console.print(f"Head of {session} is now {to_node}; {len(abandoned)} turn(s) rewound"))
+        moved = _store(state).switch(session, to_node)
+        emit({"session": session, "head": to_node, "rewound": moved.abandoned, "restored": moved.restored},
+             as_json, lambda: console.print(f"Head of {session} is now {to_node}; {len(moved.abandoned)} turn(s) "
+                                            f"rewound, {len(moved.restored)} restored"))
 
 
 @app.command("show")
@@ -137,22 +159,49 @@ def show(
             nodes = [store.get_node(session, node_id) for node_id in store.parent_map(session)]
         else:
             nodes = store.get_branch(session, tip)
-        data = {"session": session, "head": head, "nodes": [_node_json(node) for node in nodes]}
-        emit(data, as_json, lambda: _print_nodes(session, head, nodes))
+        parent = store.parent_link(session)
+        spawned = store.spawned(session)
+        data: dict[str, Any] = {"session": session, "head": head, "nodes": [_node_json(node) for node in nodes]}
+        if parent:  # only spawn-linked sessions carry the keys: the §12.1 shape of others stays
+            data["parent"] = parent
+        if spawned:
+            data["spawned"] = spawned
+        emit(data, as_json, lambda: _print_nodes(session, head, nodes, parent, spawned))
 
 
-def _print_nodes(session: str, head: Optional[str], nodes: list[Node]) -> None:
+def _status(node: Node) -> str:
+    from ..sessions.nodes import SUPERSEDED_BY_PARENT_KEY, SUPERSEDED_KEY
+
+    if node.metadata.get(SUPERSEDED_BY_PARENT_KEY):
+        return "superseded (parent " + str(node.metadata[SUPERSEDED_BY_PARENT_KEY]) + ")"
+    if node.rewound:
+        return "superseded" if node.metadata.get(SUPERSEDED_KEY) else "rewound"
+    return ""
+
+
+def _print_nodes(session: str, head: Optional[str], nodes: list[Node], parent: Optional[dict[str, str]] = None,
+                 spawned: Optional[dict[str, str]] = None) -> None:
+    from ..sessions.markers import is_memory_input
+
+    children: dict[str, list[str]] = {}
+    for child, node_id in (spawned or {}).items():
+        children.setdefault(node_id, []).append(child)
+    statuses = {node.id: " ".join(filter(None, [_status(node), "spawned " + ", ".join(sorted(children[node.id]))
+                                               if node.id in children else ""])) for node in nodes}
+    columns = ("id", "role", "time", "status", "content") if any(statuses.values()) else ("id", "role", "time", "content")
     table = Table(title=f"session {session}", title_justify="left")
-    for column in ("id", "role", "time", "content"):
+    for column in columns:
         table.add_column(column, overflow="fold" if column == "content" else "ellipsis")
     for node in nodes:
-        from ..sessions.markers import is_memory_input
-
         style = None if is_memory_input(node) else "dim"
         marker = " [bold](head)[/]" if node.id == head else ""
-        table.add_row(node.id + marker, node.role, node.created_at, _preview(node.content), style=style)
+        status = [statuses[node.id]] if "status" in columns else []
+        table.add_row(node.id + marker, node.role, node.created_at, *status, _preview(node.content), style=style)
+    if parent:
+        console.print(f"spawned from session [bold]{parent['session']}[/], turn {parent['node']}")
     console.print(table)
-    console.print("[dim]dim rows are not memory input (tool, runtime-scheduled, empty or rewound turns)[/]")
+    console.print("[dim]dim rows are not memory input (tool, runtime-scheduled, empty, rewound or superseded "
+                  "turns); superseded turns were written before a rewind abandoned them[/]")
 
 
 @app.command("list")

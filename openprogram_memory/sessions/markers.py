@@ -29,9 +29,11 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from ..failures import FailureCode, MemoryFailure
+from .nodes import MARKER_KEY, SUPERSEDED_KEY
 from .store import Node, SessionStore
 
-MARKER_KEY = "memory_written_scriptorium"
+__all__ = ["MARKER_KEY", "SUPERSEDED_KEY", "PendingWalk", "is_marked", "is_memory_input", "is_runtime_scheduled",
+           "live_tips", "mark_written", "pending_turns", "pending_walk"]
 SCHEDULED_KEY = "scheduled"
 KIND_KEY = "kind"
 MEMORY_INPUT_ROLES = frozenset({"user", "assistant"})

@@ -13,6 +13,14 @@ from typing import Any, Mapping
 from ..failures import FailureCode, MemoryFailure
 
 REWOUND_KEY = "rewound"
+# The written marker (SPEC §4.2): the key names the memory provider, the value is a workspace id.
+MARKER_KEY = "memory_written_scriptorium"
+# Beside it, keyed the same way so exported sessions carry it: a written turn whose branch a rewind
+# abandoned (SPEC §15 "Superseded branches"). The value is the workspace id its marker named.
+SUPERSEDED_KEY = "memory_superseded_scriptorium"
+# On a spawned session's turns: "<parent session>/<parent node>" whose abandonment rewound them,
+# so switching the parent back restores exactly these (and not turns the child rewound itself).
+SUPERSEDED_BY_PARENT_KEY = "superseded_by_parent"
 
 _ID_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,127}")
 _ROLE_RE = re.compile(r"[a-z][a-z0-9_-]{0,63}")
@@ -59,6 +67,10 @@ class Node:
     def rewound(self) -> bool:
         """Whether a rewind abandoned this turn."""
         return bool(self.metadata.get(REWOUND_KEY))
+
+    def superseded_for(self, workspace_id: str) -> bool:
+        """Whether a rewind abandoned this turn after it was written into ``workspace_id``."""
+        return self.rewound and self.metadata.get(SUPERSEDED_KEY) == workspace_id
 
     def to_json(self) -> dict[str, Any]:
         """The node file's JSON object."""

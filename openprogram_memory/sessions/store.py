@@ -4,6 +4,8 @@ Layout under ``root`` (``<state>/sessions``)::
 
     <session>/meta.json          head_id, created_at, updated_at, node_count,
                                  branches {tip: {name, archived}}, metadata
+                                 (metadata.parent = the turn that spawned it),
+                                 spawned {child session: node}
     <session>/index.jsonl        one {"id", "predecessor"} line per node, append-only
     <session>/history/<node>.json  id, predecessor, role, content,
                                  created_at, updated_at, metadata
@@ -32,7 +34,7 @@ import json
 import os
 import shutil
 import threading
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
@@ -40,11 +42,32 @@ from ..failures import FailureCode, MemoryFailure
 from ..fsutil import atomic_write_json, atomic_write_text, ensure_dir
 from .files import SessionLock, write_json_files
 from .journal import JOURNAL, apply_journal, new_session_dir, read_journal, reclaim_new_dirs, stray_temps
-from .nodes import REWOUND_KEY, Node, SessionInfo, is_valid_id, new_id, validate_id, validate_role
+from .nodes import (
+    MARKER_KEY,
+    REWOUND_KEY,
+    SUPERSEDED_BY_PARENT_KEY,
+    SUPERSEDED_KEY,
+    Node,
+    SessionInfo,
+    is_valid_id,
+    new_id,
+    validate_id,
+    validate_role,
+)
 from .timestamps import normalize_time, now_iso
 
-__all__ = ["Node", "SessionInfo", "SessionStore", "is_valid_id", "new_id", "validate_id", "validate_role",
-           "REWOUND_KEY"]
+__all__ = ["BranchSwitch", "Node", "SessionInfo", "SessionStore", "is_valid_id", "new_id", "validate_id",
+           "validate_role", "PARENT_KEY", "REWOUND_KEY"]
+
+PARENT_KEY = "parent"  # session metadata of a spawned session: {"session", "node"} that spawned it
+
+
+@dataclass(frozen=True)
+class BranchSwitch:
+    """What :meth:`SessionStore.switch` did: turns abandoned (newest first) and restored (oldest first)."""
+
+    abandoned: list[str]
+    restored: list[str]
 
 
 class SessionStore:
@@ -482,38 +505,123 @@ class SessionStore:
         self.set_branch(session_id, tip, archived=archived)
 
     def rewind(self, session_id: str, to_node: str) -> list[str]:
-        """Move head back to ``to_node``, an ancestor of head; return the abandoned ids.
+        """Move head to ``to_node``; return the abandoned ids (see :meth:`switch`)."""
+        return self.switch(session_id, to_node).abandoned
 
-        The nodes after ``to_node`` on the old branch get ``metadata.rewound =
-        true`` (so memory never reads them and ``get_branch`` skips them) and
-        the old tip is archived. Their own ``updated_at`` stays; the session's
-        ``updated_at`` moves (a rewind is activity).
+    def switch(self, session_id: str, to_node: str) -> BranchSwitch:
+        """Move head to ``to_node``: an ancestor of head (a rewind) or a turn a rewind abandoned.
+
+        The head branch's turns after the common ancestor get ``metadata.rewound
+        = true`` (memory never reads them, ``get_branch`` skips them) and the
+        old tip is archived; those already written into a workspace are also
+        *superseded* for it (``SUPERSEDED_KEY`` = the marker's workspace id).
+        Going to an abandoned turn restores its branch up to it (rewound and
+        superseded flags removed). Sessions spawned from an abandoned turn are
+        superseded whole, and restored with it. Memory is not touched: only a
+        written pass retracts (SPEC §15). The nodes' ``updated_at`` stays; the
+        session's moves (a switch is activity).
         """
         validate_id(to_node, "node id")
         with self._locked(session_id):
             meta = self._read_meta(session_id)
-            self.get_node(session_id, to_node)
+            target_path = list(self.walk_back(session_id, to_node))
             old_head = meta.get("head_id")
-            abandoned: list[str] = []
-            for node in self.walk_back(session_id, old_head) if old_head else iter(()):
-                if node.id == to_node:
-                    break
-                abandoned.append(node.id)
-            else:
+            old_branch = [node.id for node in self.walk_back(session_id, old_head)] if old_head else []
+            on_old = set(old_branch)
+            if to_node not in on_old and not target_path[0].rewound:
                 raise MemoryFailure(
                     FailureCode.INVALID_ARGUMENT,
-                    f"node {to_node!r} is not on the current branch of session {session_id!r}; "
-                    "rewind goes back along the head branch (use append --parent to fork elsewhere)",
+                    f"node {to_node!r} is neither on the current branch of session {session_id!r} nor on a "
+                    "rewound one; rewind goes back along the head branch or returns to an abandoned branch "
+                    "(use append --parent to fork elsewhere)",
                     details={"session": session_id, "node": to_node},
                 )
-            changed = self._merged_nodes(session_id, {node_id: {REWOUND_KEY: True} for node_id in abandoned})
+            fork = next((node.id for node in target_path if node.id in on_old), None)
+            abandoned = old_branch[: old_branch.index(fork)] if fork is not None else old_branch
+            restored = [node for node in target_path if node.rewound and node.id not in on_old]
+            updates: dict[str, dict[str, Any]] = {}
+            for node in self.walk_back(session_id, old_head) if abandoned else iter(()):
+                if node.id == fork:
+                    break
+                updates[node.id] = {REWOUND_KEY: True, SUPERSEDED_KEY: node.metadata.get(MARKER_KEY)}
+            for node in restored:
+                updates[node.id] = {REWOUND_KEY: None, SUPERSEDED_KEY: None}
+            changed = self._merged_nodes(session_id, updates)
             if abandoned:
                 entry = meta["branches"].get(old_head, {"name": None})
                 meta["branches"][old_head] = {"name": entry.get("name"), "archived": True}
+            if to_node in meta["branches"]:
+                meta["branches"][to_node]["archived"] = False
             meta["head_id"] = to_node
             meta["updated_at"] = max(meta["updated_at"], now_iso())
             self._commit(session_id, changed, meta=meta)
-        return abandoned
+            spawned = meta.get("spawned", {})
+        gone, back = set(abandoned), {node.id for node in restored}
+        for child, node_id in sorted(spawned.items()):
+            if node_id in gone:
+                self._supersede_spawned(child, f"{session_id}/{node_id}", True)
+            elif node_id in back:
+                self._supersede_spawned(child, f"{session_id}/{node_id}", False)
+        return BranchSwitch(abandoned, [node.id for node in reversed(restored)])
+
+    # -- spawn links -------------------------------------------------------------
+
+    def create_spawned_session(self, parent_session: str, parent_node: str, session_id: str | None = None,
+                               *, created_at: str | None = None) -> str:
+        """Create a sub-agent session linked to the turn of ``parent_session`` that spawned it.
+
+        The link is ``metadata.parent = {"session", "node"}`` on the child and
+        ``spawned[child] = node`` in the parent's ``meta.json`` (so a rewind of
+        the parent finds its children without listing every session).
+        """
+        self.get_node(parent_session, parent_node)  # both must exist: MEMORY_NOT_FOUND otherwise
+        child = self.create_session(session_id, created_at=created_at)
+        self.link_spawn(child, parent_session, parent_node)
+        return child
+
+    def link_spawn(self, session_id: str, parent_session: str, parent_node: str) -> None:
+        """Record that ``session_id`` was spawned from ``parent_node`` of ``parent_session`` (idempotent)."""
+        if parent_session == session_id:
+            raise MemoryFailure(FailureCode.INVALID_ARGUMENT, "a session cannot be spawned from itself")
+        parent = self.get_node(parent_session, parent_node)
+        self.set_session_metadata(session_id, {PARENT_KEY: {"session": parent_session, "node": parent_node}})
+        with self._locked(parent_session):
+            meta = self._read_meta(parent_session)
+            if meta.get("spawned", {}).get(session_id) != parent_node:
+                meta.setdefault("spawned", {})[session_id] = parent_node
+                self._write_meta(parent_session, meta)
+        if parent.rewound:  # spawned from a turn already abandoned: superseded from the start
+            self._supersede_spawned(session_id, f"{parent_session}/{parent_node}", True)
+
+    def parent_link(self, session_id: str) -> dict[str, str] | None:
+        """``{"session", "node"}`` of the turn that spawned this session, or None."""
+        link = self._read_meta(session_id)["metadata"].get(PARENT_KEY)
+        return dict(link) if isinstance(link, dict) else None
+
+    def spawned(self, session_id: str) -> dict[str, str]:
+        """``{child session: parent node}`` of the sessions spawned from this one."""
+        return dict(self._read_meta(session_id).get("spawned", {}))
+
+    def _supersede_spawned(self, session_id: str, cause: str, superseded: bool) -> None:
+        """Supersede (or restore) every turn of a spawned session, and its own spawns, for ``cause``."""
+        if not self.exists(session_id):
+            return  # a dangling link (the child was deleted) is not an error
+        with self._locked(session_id):
+            updates: dict[str, dict[str, Any]] = {}
+            for node_id in self.parent_map(session_id):
+                node = self.get_node(session_id, node_id)
+                if superseded and not node.rewound:
+                    updates[node_id] = {REWOUND_KEY: True, SUPERSEDED_BY_PARENT_KEY: cause,
+                                        SUPERSEDED_KEY: node.metadata.get(MARKER_KEY)}
+                elif not superseded and node.metadata.get(SUPERSEDED_BY_PARENT_KEY) == cause:
+                    updates[node_id] = {REWOUND_KEY: None, SUPERSEDED_BY_PARENT_KEY: None, SUPERSEDED_KEY: None}
+            meta = self._read_meta(session_id)
+            meta["metadata"][SUPERSEDED_BY_PARENT_KEY] = cause if superseded else None
+            meta["metadata"] = {k: v for k, v in meta["metadata"].items() if v is not None}
+            self._commit(session_id, self._merged_nodes(session_id, updates), meta=meta)
+            spawned = meta.get("spawned", {})
+        for child in sorted(spawned):
+            self._supersede_spawned(child, cause, superseded)
 
     # -- metadata ------------------------------------------------------------------
 

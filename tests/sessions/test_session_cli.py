@@ -62,7 +62,8 @@ def test_rewind_moves_head_and_hides_turns() -> None:
     run("new", "--id", "s")
     for node_id in ("a", "b", "c"):
         run("append", "s", "--role", "user", "--text", node_id, "--id", node_id)
-    assert run("rewind", "s", "--to", "a") == {"session": "s", "head": "a", "rewound": ["c", "b"]}
+    assert run("rewind", "s", "--to", "a") == {"session": "s", "head": "a", "rewound": ["c", "b"],
+                                                "restored": []}
     assert [n["id"] for n in run("show", "s", "--tip", "c")["nodes"]] == ["a"]
 
 
