@@ -12,6 +12,7 @@ contents of each form are checked further in by the transaction.
 from __future__ import annotations
 
 import json
+import re
 from typing import TYPE_CHECKING, Any
 
 from ..failures import FailureCode, MemoryFailure
@@ -23,6 +24,7 @@ UPDATE_FORMS = ("memory_changes", "changes", "patch")
 UPDATE_KEYS = frozenset(UPDATE_FORMS) | {"sources", "base_revision", "commit_message"}
 _KINDS: dict[str, type] = {"memory_changes": list, "changes": list, "patch": str, "sources": list,
                            "base_revision": str, "commit_message": str}
+_REVISION_RE = re.compile(r"[0-9a-f]{8,128}")
 MAX_JSON_DEPTH = 32  # a real request nests about 5 deep
 SHAPE_HINT = '{"memory_changes": […]} | {"changes": […]} | {"patch": "…"}'
 
@@ -103,6 +105,10 @@ def check_envelope_values(base_revision: Any, commit_message: Any) -> None:
     """
     if base_revision is not None and not isinstance(base_revision, str):
         raise MemoryFailure(FailureCode.INVALID_ARGUMENT, "base_revision must be a string (a revision you read)")
+    if base_revision is not None and not _REVISION_RE.fullmatch(base_revision):
+        # garbage would be a CONCURRENT_UPDATE forever: retrying can never fix it
+        raise MemoryFailure(FailureCode.INVALID_ARGUMENT,
+                            f"base_revision {base_revision[:40]!r} is not a revision (hex, as reads report it)")
     if commit_message is None:
         return
     if not isinstance(commit_message, str):

@@ -98,6 +98,7 @@ def test_a_hunk_header_must_match_its_hunk(ws):
     {"commit_message": 42},
     {"commit_message": ["x"]},
     {"base_revision": 42},
+    {"base_revision": "not a revision"},
 ])
 def test_bad_envelope_values_are_refused_before_install(ws, update):
     failure = rejected(ws, FailureCode.INVALID_ARGUMENT,
