@@ -68,8 +68,10 @@ class Run:
 
 
 def cli(argv: list[str], trial: Path, *, kill_at: int | None = None, record: Path | None = None,
-        spawn: bool = False, stdin: str | None = None, env: dict[str, str] | None = None) -> Run:
-    """Run ``openprogram <argv>`` for ``trial`` (its ``state/``, ``tmp/``), armed when asked."""
+        spawn: bool = False, stdin: str | None = None, env: dict[str, str] | None = None,
+        module: str | None = None) -> Run:
+    """Run ``openprogram <argv>`` (or ``python -m <module> <argv>``) for ``trial`` (its ``state/``,
+    ``tmp/``), armed when asked."""
     state = trial / "state"
     tmp = trial / "tmp"
     tmp.mkdir(exist_ok=True)
@@ -87,18 +89,18 @@ def cli(argv: list[str], trial: Path, *, kill_at: int | None = None, record: Pat
             env_all.update({"PYTHONPATH": str(SEAM_DIR), "OPM_FAULT_ROOT": str(state),
                             "OPM_FAULT_KILL_AT": "" if kill_at is None else str(kill_at),
                             "OPM_FAULT_RECORD": "" if record is None else str(record)})
-        exe = Path(sys.executable).with_name("openprogram")
+        command = [sys.executable, "-m", module] if module else [str(Path(sys.executable).with_name("openprogram"))]
         with open(out_path, "w") as out, open(stdin_path or os.devnull) as inp:
-            proc = subprocess.run([str(exe), *argv], env=env_all, stdout=out, stderr=subprocess.STDOUT, stdin=inp)
+            proc = subprocess.run([*command, *argv], env=env_all, stdout=out, stderr=subprocess.STDOUT, stdin=inp)
         code = proc.returncode
     else:
-        code = _forked(argv, full_env, state, kill_at, record, out_path, stdin_path)
+        code = _forked(argv, full_env, state, kill_at, record, out_path, stdin_path, module)
     text = out_path.read_text(errors="replace")
     out_path.unlink()
     return Run(code, text)
 
 
-def _forked(argv, env, state, kill_at, record, out_path, stdin_path) -> int:
+def _forked(argv, env, state, kill_at, record, out_path, stdin_path, module=None) -> int:
     sys.stdout.flush()
     sys.stderr.flush()
     pid = os.fork()
@@ -125,10 +127,16 @@ def _forked(argv, env, state, kill_at, record, out_path, stdin_path) -> int:
                 import faultseam
 
                 seam = faultseam.install(str(state), kill_at, None if record is None else str(record))
-            from openprogram_memory.cli.app import app
-
             try:
-                app(args=argv, prog_name="openprogram")
+                if module:
+                    import runpy
+
+                    sys.argv = [module, *argv]
+                    runpy.run_module(module, run_name="__main__", alter_sys=True)
+                else:
+                    from openprogram_memory.cli.app import app
+
+                    app(args=argv, prog_name="openprogram")
                 code = 0
             except SystemExit as exc:
                 code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
@@ -162,6 +170,8 @@ class Operation:
     # resumable in steps (an import): after a kill, running it again must
     # give exactly the clean run's sessions
     redo: bool = False
+    stdin: str | None = None
+    module: str | None = None  # run ``python -m module argv`` instead of the CLI
     env: dict[str, str] = field(default_factory=dict)
 
     def args(self, trial: Path) -> list[str]:
@@ -217,6 +227,11 @@ def operations(base: "Base") -> list[Operation]:
         Operation("import", ["memory", "import", "claude-code", str(base.fixture), "--json"],
                   sessions=tuple(base.import_sessions), redo=True),
         Operation("restore", ["memory", "restore", base.first_commit, "--json"]),
+        # the hook command hands import + write to this detached worker; the worker is what can die midway
+        Operation("hook worker (SessionEnd: import + forced write)",
+                  ["--state", "{trial}/state", "--session", base.import_sessions[0], "--transcript", str(base.fixture),
+                   "--force"], module="openprogram_memory.agents.hook_worker",
+                  sessions=tuple(base.import_sessions), writes_turns=True),
     ]
 
 
@@ -448,7 +463,7 @@ def run_trial(op: Operation, base: Base, old: Snapshot, new: Snapshot, work: Pat
     shutil.copytree(base.state, trial / "state", symlinks=True)
     if op.prepare:
         op.prepare(trial)
-    run = cli(op.args(trial), trial, kill_at=point, spawn=spawn, env=op.env)
+    run = cli(op.args(trial), trial, kill_at=point, spawn=spawn, env=op.env, stdin=op.stdin, module=op.module)
     failures: list[str] = []
     details: list[str] = []
 
@@ -482,7 +497,7 @@ def run_trial(op: Operation, base: Base, old: Snapshot, new: Snapshot, work: Pat
     if len(set(after.ids)) != len(after.ids):
         fail("records", "a block ID appears twice")
     if op.redo:
-        again = cli(op.args(trial), trial, spawn=spawn, env=op.env)
+        again = cli(op.args(trial), trial, spawn=spawn, env=op.env, stdin=op.stdin, module=op.module)
         if again.code != 0:
             fail("next-command", f"running it again: exit {again.code}: {again.out.strip()[-200:]}")
         after.sessions = snapshot(trial / "state").sessions
@@ -583,7 +598,7 @@ def record_op(op: Operation, base: Base, work: Path, spawn: bool = False) -> tup
     if op.prepare:
         op.prepare(trial)
     log_path = work / "mutations.json"
-    run = cli(op.args(trial), trial, record=log_path, spawn=spawn, env=op.env)
+    run = cli(op.args(trial), trial, record=log_path, spawn=spawn, env=op.env, stdin=op.stdin, module=op.module)
     mutations = json.loads(log_path.read_text()) if log_path.exists() else []
     for session in op.sessions:
         cli(["session", "show", session, "--all", "--json"], trial, spawn=spawn)
