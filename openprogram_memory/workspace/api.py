@@ -238,7 +238,9 @@ class MemoryWorkspace:
         tree = self.tree()
         records = tree.records()
         runtime = RuntimeState.load(self.layout)
-        writer = read_json(self.layout.state("writer-status.json"), {}) or {}
+        writer = read_json(self.layout.state("writer-status.json"), {})
+        if not isinstance(writer, dict):  # a damaged status file reads as "no status yet" (SPEC §2.4)
+            writer = {}
         failure = writer.get("last_failure")
         core = render_core(tree, self.settings["memory.core.budget_tokens"])
         warnings: list[str] = list(self.settings.warnings)

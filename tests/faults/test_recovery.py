@@ -281,3 +281,25 @@ def test_scratch_dirs_of_dead_processes_are_reclaimed_but_kept_drafts_stay(tmp_p
     assert os.path.exists(kept) and os.path.exists(other)  # a kept draft; another workspace's
     shutil.rmtree(kept)
     shutil.rmtree(other)
+
+
+def test_a_damaged_head_tree_is_reported_never_committed(tmp_path):
+    ws = _workspace(tmp_path / "s")
+    from dulwich.repo import Repo
+
+    repo = Repo(str(ws.root))
+    tree = repo[repo.head()].tree.decode()
+    loose = ws.root / ".git" / "objects" / tree[:2] / tree[2:]
+    loose.chmod(0o600)
+    loose.write_bytes(loose.read_bytes()[:10])  # truncated
+    result = _apply(_reopen(tmp_path / "s"))
+    assert result.memory_committed is True
+    assert result.git_committed is False and result.git_code == "GIT_UNAVAILABLE"
+
+
+def test_status_survives_damaged_runtime_files(tmp_path):
+    ws = _workspace(tmp_path / "s")
+    ws.layout.state("writer-status.json").write_text("[1, 2]")
+    ws.layout.state("runtime.json").write_text('"just a string"')
+    status = _reopen(tmp_path / "s").status()
+    assert status["writer"]["last_outcome"] is None and status["last_organize"] is None
