@@ -136,6 +136,12 @@ def test_bad_calendar_date(ws, date):
 
 @pytest.mark.parametrize("mutate, rule", [
     (lambda t: re.sub(r"(\[\^e-[0-9a-f]{10}\])( \^)", r"\1 and then more text.\2", t, count=1), "text-after-citation"),
+    (lambda t: re.sub(r"\[\^e-[0-9a-f]{10}\]( \^)", r"\1", t, count=1), "uncited-text"),
+    (lambda t: t.replace("Dana runs a bike shop.", "", 1), "no-text-before-citation"),
+    (lambda t: t.replace("; Sources: ", "; ", 1), "malformed-definition"),
+    (lambda t: t + next(line for line in t.splitlines() if line.startswith("[^")) + "\n", "duplicate-definition"),
+    (lambda t: t.replace("shop.[^", "shop.[^zz][^", 1), "undefined-citation"),
+    (lambda t: re.sub(r"Sources: \[[^\]]*\]", "Sources: []", t, count=1), "empty-label"),
     (lambda t: t + "\n[^e-1111111111]: Time: `2026`; Sources: [x](../../sources/openprogram/_v2/s1.md#source-d4939e57a74bbf13)\n", "unused-definition"),
 ])
 def test_other_strict_rules(ws, mutate, rule):
@@ -185,3 +191,16 @@ def test_an_archive_changed_during_the_edit_is_refused(ws):
         ws.edit(edit, policy=Policy.MODEL)
     assert info.value.code is FailureCode.APPEND_ONLY_REQUIRED and info.value.details["rule"] == "append-only"
     assert tree_digest(ws.root / "topics") == topic_before
+
+
+def test_check_strict_refuses_a_cited_paragraph_without_a_block_id():
+    """Normalization gives every cited paragraph an ID; check_strict still refuses
+    one that skipped it (a check of text that was not normalized)."""
+    from openprogram_memory.topics.model import parse_topic
+    from openprogram_memory.topics.normalize import check_strict
+
+    doc = parse_topic("A fact.[^e1]\n\n[^e1]: Time: `2026`; Sources: [x](../sources/a/_v2/b.md#source-0)\n",
+                      "topics/x.md")
+    with pytest.raises(MemoryFailure) as info:
+        check_strict(doc, lambda rel, anchor: object(), lambda rel: False)
+    assert info.value.details["rule"] == "missing-block-id"
