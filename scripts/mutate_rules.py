@@ -106,10 +106,15 @@ def run_tests(copy: Path) -> tuple[bool, str]:
     """Whether a test failed against the copy, and the first failing test's id."""
     env = dict(os.environ, PYTHONPATH=str(copy))
     # -P: the working directory must not shadow the mutated copy on sys.path
-    command = [sys.executable, "-P", "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *TESTS]
+    # Its own --basetemp: pytest prunes old numbered temp dirs, which would
+    # pull files from under a concurrent run and fake a red test.
+    command = [sys.executable, "-P", "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider",
+               f"--basetemp={copy / 'pytest-tmp'}", *TESTS]
     done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
     failed = [line.split(" ")[1] for line in done.stdout.splitlines() if line.startswith(("FAILED ", "ERROR "))]
-    return done.returncode != 0, (failed[0] if failed else "")
+    if done.returncode != 0 and not failed:  # red, but no test named: show why
+        failed = [(done.stdout.strip().splitlines() or ["?"])[-1]]
+    return done.returncode != 0, failed[0] if failed else ""
 
 
 def imports_copy(copy: Path) -> bool:

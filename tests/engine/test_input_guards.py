@@ -160,3 +160,12 @@ def test_removing_records_by_whole_file_or_patch_needs_base_revision(ws, form):
 def test_adding_records_needs_no_base_revision(ws):
     text = ws.read_topic(DANA) + "\n" + record("Dana rides to work.", "openprogram/s1/u3", "e9")
     assert ws.update(changes=[{"path": DANA, "content": text}]).block_ids
+
+
+def test_a_write_through_a_symlinked_topic_is_refused(ws):
+    os.symlink("people/dana.md", ws.root / "topics" / "alias.md")
+    text = ws.read_topic(DANA).replace("bike shop", "car shop")
+    failure = rejected(ws, FailureCode.INVALID_TOPIC_FORMAT, changes=[{"path": "topics/alias.md", "content": text}],
+                       base_revision=ws.revision())
+    assert failure.details["rule"] == "symlink"
+    assert (ws.root / "topics" / "alias.md").is_symlink()
