@@ -204,3 +204,9 @@ def test_check_strict_refuses_a_cited_paragraph_without_a_block_id():
     with pytest.raises(MemoryFailure) as info:
         check_strict(doc, lambda rel, anchor: object(), lambda rel: False)
     assert info.value.details["rule"] == "missing-block-id"
+
+
+def test_evidence_linking_outside_the_archive_is_a_bad_source_target(ws):
+    text = re.sub(r"\(\.\./\.\./sources/[^#)]*#", "(../notes.md#", ws.read_topic("topics/people/dana.md"))
+    failure = rejected(ws, FailureCode.INVALID_TOPIC_FORMAT, changes=[{"path": "topics/people/dana.md", "content": text}])
+    assert failure.details["rule"] == "bad-source-target"
