@@ -29,7 +29,9 @@ ROLE_RE = re.compile(rf"\b(?:{ROLE_NOUNS})s?\b", re.I)
 
 FAMILY = (r"wife|husband|partner|spouse|girlfriend|boyfriend|fianc[ée]e?|kids?|children|child|son|sons|daughters?|"
           r"baby|toddler|twins|mom|mum|mother|dad|father|parents|brother|sister|siblings?|grandma|grandpa|"
-          r"grandmother|grandfather|family|dog|dogs|cat|cats|puppy|kitten|pets?|parrot|rabbit|hamster|horse")
+          r"grandmother|grandfather|family|dog|dogs|cat|cats|puppy|kitten|pets?|parrot|rabbit|hamster|horse|newborn|"
+          r"infant|grandkids|grandchildren|stepson|stepdaughter|retriever|labrador|lab|terrier|poodle|spaniel|"
+          r"shepherd|collie|beagle|husky|corgi|pug|bulldog|dachshund|tortoise|turtle|snake|lizard|goldfish")
 COLLEAGUES = (r"manager|boss|lead|tech lead|team lead|teammate|team-?mate|colleague|coworker|co-worker|cofounder|"
               r"co-founder|report|direct report|pm|product manager|em|skip(?:-level)?|cto|ceo|designer|client|"
               r"mentor|mentee|intern|reviewer|tl|architect|sre|qa|counterpart|buddy|pair|partner in crime|"

@@ -474,7 +474,8 @@ _PREFERENCE_RE = re.compile(
     rf"(?:\w+\s+){{1,4}}(?:annoys|bugs|bothers|irritates) me\b|(?:\w+\s+){{1,4}}(?:is|are) (?:a|my) pet peeve|"
     rf"my (?:biggest\s+)?pet peeve\b|(?-i:[A-Za-z][\w`.+#-]*)(?:\s+[\w`.+#-]+)?\s+(?:>|>>|≫)\s+[A-Za-z][\w`.+#-]*$|{_IM}\s+(?:really\s+)?big on\b|"
     rf"{_I}{_ADV}\s+(?:don't|do not)\s+care\s+(?:much\s+|too much\s+)?(?:about|for)\b|"
-    rf"{_I}'?d{_ADV}\s+(?:pick|choose|take|go with)\s+.+\s+over\s+|"
+    rf"{_I}'?d{_ADV}\s+(?:pick|choose|take|go with)\s+.+\s+over\s+|{_I}'?d{_ADV}\s+(?:go with|pick|choose|reach for)\s+"
+    rf".+\b(?:every time|any day|always|by default)$|nothing beats\b|"
     rf"(?:\w+\s+){{1,4}}(?:is|are) (?:a must|non-negotiable|essential|a dealbreaker|a deal-breaker) for me|{_I}{_ADV}\s+want\s+(?:short|shorter|long|longer|concise|terse|detailed|brief|"
     rf"simple|plain|direct|honest|blunt)\b|"
     rf"{_I}{_ADV}\s+(?:use|write|code|program|develop|work|live)(?:\s+{ADVERBS})?\s+(?:in|with)?\s*(?=(?-i:[A-Z`]))|"
@@ -635,7 +636,8 @@ _DECISION_RE = re.compile(
     r"aren't using|won't (?:use|be using)|will not use|don't use|do not use|use|stick with|stick to|go with|"
     r"switch to|move to|migrate to|drop|ditch|adopt|keep|are keeping|keeping|kept|won't|will stay|stay|staying|"
     r"renaming|rename|renamed|not adopting|not moving|not switching|not using|introducing|introduce|"
-    r"ended up (?:choosing|picking|going with|using|with|on)|(?:using|running) .+ (?:instead of|rather than)|"
+    r"ended up (?:choosing|picking|going with|using|with|on)|made (?:the|a) (?:call|decision)|took the decision|"
+    r"(?:using|running) .+ (?:instead of|rather than)|"
     r"going to (?!be\b|need\b|have\b|see\b|talk\b|check\b)\w+|(?:'ll|will) (?!be\b|need\b|have\b|see\b|talk\b|"
     r"check\b|figure\b|look\b|discuss\b|sync\b|circle\b|get back\b|let\b|probably\b|try\b|deal\b|fix\b)\w+)\b|"
     r"(?:[\w`.-]+\s+){1,3}(?:stays|remains|it is|is off the table|is out|is dead|is cancelled|is canceled|wins)\b|"
@@ -709,6 +711,9 @@ def _choice(phrase: str) -> str:
 
 # -- schedule ----------------------------------------------------------------------------
 def _schedule(clause: str) -> list[Statement]:
+    named = _COLLEAGUE_RE.match(clause)
+    if named and named.group("n"):
+        return []  # "our CEO Maya wants weekly metrics" is about Maya
     recurring = lx.RECURRENCE_RE.search(clause) or re.search(
         rf"\b(?:most|all)\s+(?:days|mornings|evenings|weekdays|weeks)\b|^(?:{lx.DAYS})s\b|"
         rf"\b(?:working|office|core|work) hours\b|\b(?:{lx.DAYS})(?:day)?s?\s+(?:to|through|thru|[–-])\s+(?:{lx.DAYS})",
@@ -841,7 +846,8 @@ def _detect(clause: str, hint: str | None) -> list[Statement]:
 
 
 _JOINT_RE = re.compile(r"(,\s+(?:and\s+|but\s+|then\s+)?|\s+and\s+|\s+but\s+|\s+—\s+)")
-_SUBJECTLESS_RE = re.compile(r"^(?:speak|live in|based in|originally from|work (?:at|for|as)|working (?:at|for)|not a (?:big |huge )?fan of|"
+_SUBJECTLESS_RE = re.compile(r"^(?:speak|live in|based in|originally from|work (?:at|for|as)|working (?:at|for)|love|hate|"
+                             r"adore|not a (?:big |huge )?fan of|"
                              r"big fan of|mostly|usually|mainly|primarily|can't stand)\b", re.I)
 _PRONOUN_RE = re.compile(r"^(?:he|she)(?:'s|’s)?\b", re.I)
 _TRAILER_RE = re.compile(r"(?:[\s,]+(?:lol|lmao|haha+|tbh|imo|imho|fwiw|ha|heh|xd|:\)|:d|;\)|🙂|😅|🙏|👍|thx|"
