@@ -55,6 +55,8 @@ def write_command(
                               f"{len(data['reviewed'])} reviewed with nothing durable; {data['pending']} pending.")
                 for path in data["changed_files"]:
                     console.print(f"  {path}")
+                for item in data.get("superseded", []):  # records from a branch the person abandoned
+                    console.print(f"  ^{item['memory_id']} ({item['topic']}) from an abandoned branch: {item['action']}")
             console.print(f"revision {data['revision']}")
 
         emit(data, json, human)

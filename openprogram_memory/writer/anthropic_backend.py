@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from ..failures import FailureCode, MemoryFailure
 from .backend import NOTHING_DURABLE, WriterRequest, WriterRun
 from .prompts import system_prompt, user_message
-from .tools import COMMIT_TOOL, TOOLS, run_tool
+from .tools import COMMIT_TOOL, run_tool, tools_for
 
 if TYPE_CHECKING:
     import anthropic
@@ -103,7 +103,8 @@ class AnthropicWriter:
             http_client=self._http_client,
         )
 
-    def _create(self, client: "anthropic.Anthropic", system: str, messages: list[dict[str, Any]]) -> Any:
+    def _create(self, client: "anthropic.Anthropic", system: str, messages: list[dict[str, Any]],
+                tools: list[dict[str, Any]]) -> Any:
         import anthropic
 
         try:
@@ -111,7 +112,7 @@ class AnthropicWriter:
                 model=self.model,
                 max_tokens=self.max_tokens,
                 system=[{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}],
-                tools=TOOLS,
+                tools=tools,
                 messages=messages,
             )
         except anthropic.AnthropicError as exc:
@@ -130,18 +131,19 @@ class AnthropicWriter:
         run = WriterRun(backend=self.name, prompt=prompt)
         client = self._client()
         try:
-            self._loop(client, request, staging, system, run)
+            self._loop(client, request, staging, system, run, ws)
         finally:
             if self._http_client is None:
                 client.close()  # never close an injected client: its owner may reuse it
         return run
 
     def _loop(self, client: "anthropic.Anthropic", request: WriterRequest, staging: "Staging",
-              system: str, run: WriterRun) -> None:
+              system: str, run: WriterRun, ws: "MemoryWorkspace") -> None:
         messages: list[dict[str, Any]] = [{"role": "user", "content": run.prompt}]
+        tools = tools_for(request)
         nudged = False
         while run.rounds < request.max_rounds:
-            response = self._create(client, system, messages)
+            response = self._create(client, system, messages, tools)
             run.rounds += 1
             _add_usage(run, response.usage)
             run.stop_reason = response.stop_reason
@@ -164,7 +166,7 @@ class AnthropicWriter:
                 nudged = True
                 messages.append({"role": "user", "content": NUDGE})
                 continue
-            results, committed = _run_tools(staging, tool_uses, run)
+            results, committed = _run_tools(staging, tool_uses, run, ws)
             if committed:
                 run.committed = True
                 commit = next(block for block in tool_uses if block.name == COMMIT_TOOL)
@@ -178,7 +180,8 @@ class AnthropicWriter:
         run.notes.append(f"max rounds ({request.max_rounds}) reached without commit_edits")
 
 
-def _run_tools(staging: "Staging", tool_uses: list[Any], run: WriterRun) -> tuple[list[dict[str, Any]], bool]:
+def _run_tools(staging: "Staging", tool_uses: list[Any], run: WriterRun,
+               ws: "MemoryWorkspace | None" = None) -> tuple[list[dict[str, Any]], bool]:
     """Execute one message's tool calls in order; commit only if none of them failed."""
     results: list[dict[str, Any]] = []
     failed = False
@@ -187,7 +190,7 @@ def _run_tools(staging: "Staging", tool_uses: list[Any], run: WriterRun) -> tupl
         if block.name == COMMIT_TOOL:
             commit_id = block.id
             continue
-        text, is_error = run_tool(staging, block.name, block.input)
+        text, is_error = run_tool(staging, block.name, block.input, ws)
         failed = failed or is_error
         run.notes.append(f"{block.name}: {'error: ' if is_error else ''}{text.splitlines()[0] if text else ''}"[:300])
         result: dict[str, Any] = {"type": "tool_result", "tool_use_id": block.id, "content": text or "(empty)"}

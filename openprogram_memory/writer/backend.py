@@ -17,6 +17,7 @@ from ..failures import FailureCode, MemoryFailure
 if TYPE_CHECKING:
     from ..transaction.staging import Staging
     from ..workspace.api import MemoryWorkspace
+    from .superseded import SupersededRecord
 
 MAX_ROUNDS = 20
 NOTHING_DURABLE = "nothing_durable"
@@ -48,6 +49,10 @@ class WriterRequest:
     session_id: str | None = None
     rejection: str | None = None  # repair runs: the rejected text and the concrete fix
     max_rounds: int = MAX_ROUNDS
+    # Records resting only on turns a rewind abandoned (writer/superseded.py): keep, update or delete each.
+    superseded: list["SupersededRecord"] = field(default_factory=list)
+    # A spawned session's batch: the parent's spawning turn, as context (never a source to cite).
+    parent_context: str | None = None
 
 
 @dataclass

@@ -47,6 +47,9 @@ from .batching import Pending, batch_turn, cut_batch, is_due, read_pending, sour
 from .rereview import Rereview
 from .reviewed import ReviewLedger
 from .runner import run_writer
+from .superseded import retracted, superseded_records
+
+PARENT_CONTEXT_CHARS = 600
 
 log = logging.getLogger("openprogram_memory.writer")
 
@@ -63,6 +66,7 @@ class PassResult:
     tokens: int
     runs: int
     organize: dict[str, Any] | None = None
+    superseded: list[dict[str, Any]] = field(default_factory=list)  # what became of abandoned-branch records
 
 
 @dataclass
@@ -88,7 +92,11 @@ class WriteReport:
             "pending": self.pending,
             "revision": self.revision,
             "changed_files": changed,
+            "retracted": [i for p in self.passes for i in retracted(p.superseded)],
         }
+        superseded = [s for p in self.passes for s in p.superseded]
+        if superseded:
+            out["superseded"] = superseded
         organized = [p.organize for p in self.passes if p.organize]
         if organized:
             out["organize"] = organized
@@ -247,16 +255,18 @@ def write_session(ctx: WriteContext, tip: str | None = None, *, force: bool = Fa
         ctx.ws.archive(messages)  # before the writer runs: the archive never lags the markers
         turns = [batch_turn(message, turn.node.id) for message, turn in zip(messages, batch)]
         tokens = sum(turn.tokens for turn in batch)
+        candidates = superseded_records(ctx.ws.cache.snapshot(), ctx.store, ctx.workspace_id, ctx.session_id)
         outcome = run_writer(ctx.ws, ctx.backend, turns, stage="write", session_id=ctx.session_id, tokens=tokens,
                              now=ctx.now, lock_timeout=WRITER_LOCK_TIMEOUT,
-                             message=f"memory: write {len(turns)} turn(s) of session {ctx.session_id}")
+                             message=f"memory: write {len(turns)} turn(s) of session {ctx.session_id}",
+                             superseded=candidates, parent_context=parent_context(ctx.store, ctx.session_id))
         batch_ids = [turn.node.id for turn in batch]
         if outcome.changed:
             span = pending.walk.span_through(batch[-1].node.id)
             mark_written(ctx.store, ctx.session_id, span, ctx.workspace_id)  # after install, never before
             ctx.ledger.forget(ctx.session_id, span)
             result = PassResult("written", batch_ids, span, outcome.result.changed_files, outcome.result.revision,
-                                tokens, outcome.runs)
+                                tokens, outcome.runs, superseded=outcome.superseded)
             result.organize = organize_if_due(ctx.ws, ctx.now)
             return result
         if outcome.reviewed(turns):
@@ -273,6 +283,20 @@ def write_session(ctx: WriteContext, tip: str | None = None, *, force: bool = Fa
             retryable=False,
             details={"session": ctx.session_id, "batch": batch_ids, "notes": outcome.run.notes},
         )
+
+
+def parent_context(store: SessionStore, session_id: str) -> str | None:
+    """A spawned session's parent context: the turn that spawned it, clipped (None for other sessions)."""
+    link = store.parent_link(session_id)
+    if link is None:
+        return None
+    try:
+        node = store.get_node(link["session"], link["node"])
+    except MemoryFailure:
+        return None  # the parent was deleted: the child is written on its own
+    text = " ".join(node.content.split())
+    clipped = text if len(text) <= PARENT_CONTEXT_CHARS else text[: PARENT_CONTEXT_CHARS - 1] + "…"
+    return f"session {link['session']}, turn {node.id} ({node.role}): {clipped}"
 
 
 def organize_if_due(ws: MemoryWorkspace, now: datetime) -> dict[str, Any] | None:

@@ -43,6 +43,12 @@ An update only goes forward in time: a statement older than what the
 record already rests on is skipped (so of two branches that chose Flask and
 FastAPI with the same words, the later choice stands).
 
+Records from an abandoned branch (``request.superseded``, SPEC §15): one
+whose slot the batch fills again is replaced — new text, the abandoned
+sources dropped, the new one cited, same block ID; one the batch does not
+touch is kept, its evidence labels marked ``…, abandoned branch`` (the
+archived message it cites stays: the archive is append-only).
+
 Each record cites its source turn with a 1–3 word keyword from the
 statement. A batch with nothing new ends with an explicit
 ``nothing_durable`` verdict covering every turn.
@@ -53,7 +59,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Sequence
 
 from ..failures import MemoryFailure
 from ..organizer.classify import CORE_CATEGORIES, classify_statement, project_name
@@ -67,6 +73,7 @@ from ..workspace.layout import CORE_TOPIC
 from ..workspace.tree import RecordInfo, TreeState
 from .backend import NOTHING_DURABLE, BatchTurn, WriterRequest, WriterRun
 from .statements import Statement, extract_statements, same_attribute
+from .superseded import ABANDONED_LABEL, SupersededRecord
 
 if TYPE_CHECKING:
     from ..transaction.staging import Staging
@@ -124,10 +131,13 @@ class _Plan:
     tree: TreeState
     planned: list[_Planned] = field(default_factory=list)
     actions: list[dict[str, Any]] = field(default_factory=list)
+    superseded: tuple[SupersededRecord, ...] = ()  # records resting only on an abandoned branch
 
     def __post_init__(self) -> None:
         self.known = _project_topics(self.tree)
         self.new_titles: dict[str, str] = {}
+        self.abandoned_ids = {record.memory_id for record in self.superseded}
+        self.abandoned_sources = {source for record in self.superseded for source in record.sources}
 
     # -- routing ---------------------------------------------------------
     def route(self, statement: Statement) -> tuple[str, tuple[str, ...]]:
@@ -181,6 +191,10 @@ class _Plan:
         source = {"source": turn.source_id, "label": statement.keyword}
         time = turn.date if valid_time(turn.date) else "undated"
         target = self._to_update(statement, topic)
+        if target is not None and target.memory_id in self.abandoned_ids:
+            self._replace_abandoned(target, statement, source, time, turn)
+            self.actions.append({**note, "action": "replace", "target": _name(target), "topic": target.topic})
+            return
         if target is not None:
             if _instant(turn.timestamp) < _instant(target.stamp):
                 self.actions.append({**note, "action": "skip", "reason": f"older than {_name(target)}"})
@@ -199,10 +213,14 @@ class _Plan:
         self.actions.append({**note, "action": "create", "topic": topic})
 
     def _exact(self, text: str) -> str | None:
-        """The record (existing or planned) that says exactly this already, by normalized text."""
+        """The record (existing or planned) that says exactly this already, by normalized text.
+
+        A record from an abandoned branch does not count: the new branch saying
+        it again re-cites it (see :meth:`_replace_abandoned`).
+        """
         key = normalized(text)
         for record in self.tree.records():
-            if normalized(record.content) == key:
+            if normalized(record.content) == key and record.memory_id not in self.abandoned_ids:
                 return "^" + record.memory_id
         for planned in self.planned:
             if normalized(planned.content) == key:
@@ -243,6 +261,33 @@ class _Plan:
             self.planned.append(planned)
             return planned
         return None
+
+    # -- records from an abandoned branch (writer/superseded.py) -----------
+    def _replace_abandoned(self, target: _Planned, statement: Statement, source: dict[str, str], time: str,
+                           turn: BatchTurn) -> None:
+        """The new branch fills the slot again: its value and evidence replace the abandoned ones.
+
+        No "only forward in time" check: the abandoned branch is not the
+        person's word any more, whatever its timestamps say.
+        """
+        target.content = statement.text
+        target.time, target.stamp, target.touched = time, turn.timestamp, True
+        target.sources = [s for s in target.sources if s["source"] not in self.abandoned_sources
+                          and s["source"] != turn.source_id] + [source]
+
+    def keep_abandoned(self) -> None:
+        """Records from an abandoned branch the batch did not touch stay, marked as such in their evidence."""
+        handled = {p.memory_id for p in self.planned if p.touched}
+        for candidate in self.superseded:
+            record = self.tree.find(candidate.memory_id)
+            if record is None or candidate.memory_id in handled:
+                continue
+            sources = [{"source": s["source"], "label": f"{s['label']}, {ABANDONED_LABEL}"} for s in record.sources]
+            self.planned = [p for p in self.planned if p.memory_id != record.memory_id]
+            self.planned.append(_Planned(record.content, "fact", record.time or "undated", sources, record.topic,
+                                         record.headings, _record_stamp(record), memory_id=record.memory_id))
+            self.actions.append({"action": "keep", "target": "^" + record.memory_id, "topic": record.topic,
+                                 "reason": "from an abandoned branch; the new branch does not say otherwise"})
 
     def changes(self) -> list[dict[str, Any]]:
         """The planned operations. Records of one file citing one turn share one evidence
@@ -288,14 +333,20 @@ def _project_topics(tree: TreeState) -> dict[str, str]:
     return out
 
 
-def plan_statements(turns: list[BatchTurn], tree: TreeState) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """``(memory_changes, actions)`` for the person's turns of a batch against ``tree``."""
-    plan = _Plan(tree)
+def plan_statements(turns: list[BatchTurn], tree: TreeState, superseded: Sequence[SupersededRecord] = (),
+                    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """``(memory_changes, actions)`` for the person's turns of a batch against ``tree``.
+
+    ``superseded`` records (from an abandoned branch) whose slot the batch
+    fills again are replaced; the others are kept and marked.
+    """
+    plan = _Plan(tree, superseded=tuple(superseded))
     for turn in turns:
         if turn.role != "user":
             continue
         for statement in extract_statements(turn.text):
             plan.add(statement, turn)
+    plan.keep_abandoned()
     changes = []
     for change in plan.changes():
         try:
@@ -316,7 +367,7 @@ class RulesWriter:
         """Plan and apply this batch's records in ``staging``; say so when there are none."""
         tree = ws.cache.snapshot()  # the baseline this staging copy starts from
         user_turns = [t for t in request.turns if t.role == "user"]
-        changes, actions = plan_statements(request.turns, tree)
+        changes, actions = plan_statements(request.turns, tree, request.superseded)
         run = WriterRun(backend=self.name, rounds=1, committed=True, stop_reason="end_turn",
                         prompt=f"rules: durable statements from {len(user_turns)} user turn(s) of "
                                f"{len(request.turns)}: " + ", ".join(t.node_id for t in user_turns))

@@ -27,6 +27,7 @@ from ..workspace.state import RuntimeState
 from . import journal
 from .backend import NOTHING_DURABLE, BatchTurn, WriterBackend, WriterRequest, WriterRun
 from .repair import REPAIRABLE, rejection_message
+from .superseded import SupersededRecord, outcomes, retracted
 
 if TYPE_CHECKING:
     from ..transaction.staging import Staging
@@ -44,6 +45,7 @@ class WriterOutcome:
     result: TxResult
     run: WriterRun
     runs: int = 1
+    superseded: list[dict[str, Any]] = field(default_factory=list)  # superseded.outcomes of the candidates
 
     @property
     def changed(self) -> bool:
@@ -62,6 +64,7 @@ class _Attempt:
     run: WriterRun | None
     rejection: MemoryFailure | None = None
     staged: dict[str, str | None] = field(default_factory=dict)
+    superseded: list[dict[str, Any]] = field(default_factory=list)
 
 
 def run_writer(
@@ -78,6 +81,8 @@ def run_writer(
     runtime_update: RuntimeUpdate | None = None,
     force_views: bool = False,
     require_commit: bool = False,
+    superseded: Sequence[SupersededRecord] = (),
+    parent_context: str | None = None,
 ) -> WriterOutcome:
     """Run ``backend`` on ``turns`` in one staged transaction; repair once; raise on failure.
 
@@ -88,15 +93,17 @@ def run_writer(
     """
     attempt_options = dict(tokens=tokens, now=now, lock_timeout=lock_timeout, message=message,
                            runtime_update=runtime_update, force_views=force_views, require_commit=require_commit)
-    request = WriterRequest(stage=stage, turns=list(turns), topic_paths=[], session_id=session_id)
+    context = dict(superseded=list(superseded), parent_context=parent_context)
+    request = WriterRequest(stage=stage, turns=list(turns), topic_paths=[], session_id=session_id, **context)
     first = _attempt(ws, backend, request, **attempt_options)  # type: ignore[arg-type]
     if first.rejection is None:
-        return WriterOutcome(first.result, first.run, 1)  # type: ignore[arg-type]
+        return WriterOutcome(first.result, first.run, 1, first.superseded)  # type: ignore[arg-type]
     repair = WriterRequest(stage=REPAIR_STAGES.get(stage, REPAIR_STAGE), turns=list(turns), topic_paths=[],
-                           session_id=session_id, rejection=rejection_message(first.rejection, first.staged, turns))
+                           session_id=session_id, rejection=rejection_message(first.rejection, first.staged, turns),
+                           **context)
     second = _attempt(ws, backend, repair, **attempt_options)  # type: ignore[arg-type]
     if second.rejection is None:
-        return WriterOutcome(second.result, second.run, 2)  # type: ignore[arg-type]
+        return WriterOutcome(second.result, second.run, 2, second.superseded)  # type: ignore[arg-type]
     raise MemoryFailure(
         FailureCode.COMMIT_REJECTED,
         f"the writer's edit was rejected twice, so the batch is not written "
@@ -155,12 +162,15 @@ def _attempt(ws: "MemoryWorkspace", backend: WriterBackend, request: WriterReque
         _log(ws, backend, request, captured.get("run"), now,
              error=MemoryFailure(FailureCode.TRANSACTION_FAILURE_UNKNOWN, f"{type(exc).__name__}: {exc}"))
         raise
-    _log(ws, backend, request, captured["run"], now, result=result)
-    return _Attempt(result, captured["run"])
+    # judged on the installed tree, so the history says what the pass really did with each candidate
+    judged = outcomes(request.superseded, ws.cache.snapshot()) if request.superseded else []
+    _log(ws, backend, request, captured["run"], now, result=result, superseded=judged)
+    return _Attempt(result, captured["run"], superseded=judged)
 
 
 def _log(ws: "MemoryWorkspace", backend: WriterBackend, request: WriterRequest, run: WriterRun | None,
-         now: datetime, *, result: TxResult | None = None, error: MemoryFailure | None = None) -> None:
+         now: datetime, *, result: TxResult | None = None, error: MemoryFailure | None = None,
+         superseded: list[dict[str, Any]] | None = None) -> None:
     record: dict[str, Any] = {
         "stage": request.stage,
         "session": request.session_id,
@@ -169,6 +179,10 @@ def _log(ws: "MemoryWorkspace", backend: WriterBackend, request: WriterRequest, 
         "sources": [t.source_id for t in request.turns],
         "rejection": request.rejection,
     }
+    if request.superseded:  # what became of the records from an abandoned branch
+        record["superseded"] = superseded if superseded is not None else [
+            {"memory_id": c.memory_id, "topic": c.topic, "action": "pending"} for c in request.superseded]
+        record["retracted"] = retracted(record["superseded"])
     record.update(run.to_json() if run is not None else {"rounds": 0, "prompt": "", "reply": ""})
     if result is not None:
         record.update(changed_files=result.changed_files, revision=result.revision,

@@ -23,6 +23,8 @@ from ..failures import FailureCode, MemoryFailure
 
 if TYPE_CHECKING:
     from ..transaction.staging import Staging
+    from ..workspace.api import MemoryWorkspace
+    from .backend import WriterRequest
 
 COMMIT_TOOL = "commit_edits"
 GREP_MAX_MATCHES = 200
@@ -117,7 +119,69 @@ TOOLS: list[dict[str, Any]] = [
     },
 ]
 
-TOOL_NAMES = frozenset(tool["name"] for tool in TOOLS)
+_SOURCES = {
+    "type": "array",
+    "description": "Every source the record rests on after the change: {source: a batch source id, label: keyword}.",
+    "items": {"type": "object", "properties": {"source": {"type": "string"}, "label": {"type": "string"}},
+              "required": ["source", "label"]},
+}
+
+# Offered only when a pass reconsiders records from an abandoned branch (writer/superseded.py):
+# structured changes name a record by block ID, so the model cannot lose one by rewriting a file.
+RECORD_TOOLS: list[dict[str, Any]] = [
+    {
+        "name": "update_record",
+        "description": (
+            "Rewrite one record in place by its block ID (it keeps its ^id and place). content is the new "
+            "paragraph text without citation or ^id; sources replace the record's evidence."
+        ),
+        "input_schema": {
+            "type": "object",
+            "properties": {
+                "memory_id": {"type": "string", "description": "Block ID of the record, without ^."},
+                "content": {"type": "string"},
+                "time": {"type": "string", "description": "YYYY, YYYY-MM, YYYY-MM-DD or undated."},
+                "sources": _SOURCES,
+            },
+            "required": ["memory_id", "content", "sources"],
+        },
+    },
+    {
+        "name": "delete_record",
+        "description": "Delete one record by its block ID, with its unused evidence. Links to it must go too.",
+        "input_schema": {
+            "type": "object",
+            "properties": {"memory_id": {"type": "string", "description": "Block ID of the record, without ^."}},
+            "required": ["memory_id"],
+        },
+    },
+]
+
+TOOL_NAMES = frozenset(tool["name"] for tool in TOOLS + RECORD_TOOLS)
+
+
+def tools_for(request: "WriterRequest") -> list[dict[str, Any]]:
+    """The tools of one run: the file tools, plus the record tools when records are reconsidered."""
+    return TOOLS[:-1] + RECORD_TOOLS + TOOLS[-1:] if request.superseded else TOOLS
+
+
+def record_change(staging: "Staging", ws: "MemoryWorkspace | None", change: dict[str, Any]) -> str:
+    """Apply one structured ``update_record``/``delete_record`` to the staging copy."""
+    from ..transaction.structured import TopicEditor, parse_request
+
+    if ws is None:
+        raise ValueError(f"{change['op']} is not available in this run")
+    request = parse_request([change])
+    TopicEditor(staging, ws.cache.snapshot(), ws).apply(request)
+    return f"{change['op']} ^{str(change.get('memory_id', '')).lstrip('^')}: done"
+
+
+def _record_op(op: str, tool_input: dict[str, Any]) -> dict[str, Any]:
+    change = {"op": op, "memory_id": _text(tool_input, "memory_id").lstrip("^")}
+    if op == "update_record":
+        change.update(content=_text(tool_input, "content"), time=tool_input.get("time"),
+                      sources=tool_input.get("sources"))
+    return change
 
 
 def _text(tool_input: dict[str, Any], key: str, *, allow_empty: bool = False) -> str:
@@ -197,13 +261,15 @@ _DISPATCH: dict[str, Callable[["Staging", dict[str, Any]], str]] = {
 }
 
 
-def run_tool(staging: "Staging", name: str, tool_input: Any) -> tuple[str, bool]:
-    """Run one tool call; return ``(result text, is_error)``.
+def run_tool(staging: "Staging", name: str, tool_input: Any, ws: "MemoryWorkspace | None" = None) -> tuple[str, bool]:
+    """Run one tool call; return ``(result text, is_error)``; record tools need ``ws``.
 
     MemoryFailure, ValueError and bad regular expressions become error text
     (``CODE: message``) for the model; anything else is a bug and propagates.
     """
     handler = _DISPATCH.get(name)
+    if handler is None and name in ("update_record", "delete_record"):
+        handler = lambda s, i: record_change(s, ws, _record_op(name, i))  # noqa: E731
     if handler is None:
         return f"{FailureCode.INVALID_ARGUMENT.value}: unknown tool {name!r}; use one of {', '.join(sorted(TOOL_NAMES))}", True
     if not isinstance(tool_input, dict):

@@ -55,6 +55,11 @@ def user_message(request: "WriterRequest") -> str:
             "The staging copy is back to the state before that edit. The runtime said:\n\n"
             f"<rejection>\n{request.rejection or '(no reason given)'}\n</rejection>"
         )
+    if request.parent_context:
+        parts.append(
+            "## Parent context (this session is a sub-agent; context only, never a source to cite)\n\n"
+            f"<parent>\n{request.parent_context}\n</parent>"
+        )
     if request.turns:
         count = len(request.turns)
         lines = [f"## Batch ({count} turn{'' if count == 1 else 's'}, verbatim; cite the `source` ids)"]
@@ -66,7 +71,25 @@ def user_message(request: "WriterRequest") -> str:
         parts.append("\n\n".join(lines))
     elif not request.stage.startswith("organize"):
         parts.append("## Batch\n\n(no turns)")
+    if request.superseded:
+        parts.append(superseded_section(request))
     tree = "\n".join(f"- {path}" for path in request.topic_paths) or "(no topic files yet)"
     parts.append(f"## Current topic files\n\n{tree}\n\nRead files with the tools before you change them.")
     parts.append("When you are done, call commit_edits.")
     return "\n\n".join(parts) + "\n"
+
+
+def superseded_section(request: "WriterRequest") -> str:
+    """The records that came from a branch the person abandoned, and what to do with each."""
+    lines = [
+        "## Records from an abandoned branch",
+        "The person rewound the conversation and abandoned the branch these records came from; the batch "
+        "above is the branch they chose instead. Decide for each record, using the batch as evidence: "
+        "leave it as it is if it is still true; rewrite it with `update_record` (cite the batch turn that "
+        "says so) if the new branch changes it; remove it with `delete_record` if the new branch says "
+        "otherwise or it only made sense on the abandoned branch.",
+    ]
+    for record in request.superseded:
+        lines.append(f'<record memory_id="{escape(record.memory_id)}" topic="{escape(record.topic)}">\n'
+                     f"{record.content}\n</record>")
+    return "\n\n".join(lines)
