@@ -70,6 +70,14 @@ class BranchSwitch:
     restored: list[str]
 
 
+EVER_SUPERSEDED = "ever_superseded"  # meta.json flag; never cleared (a restore may be undone again)
+
+
+def _note_superseded(meta: dict[str, Any], updates: Mapping[str, Mapping[str, Any]]) -> None:
+    if any(change.get(SUPERSEDED_KEY) for change in updates.values()):
+        meta[EVER_SUPERSEDED] = True
+
+
 class SessionStore:
     """Sessions under ``root``; every method validates ids and raises ``MemoryFailure``."""
 
@@ -554,6 +562,7 @@ class SessionStore:
                 meta["branches"][to_node]["archived"] = False
             meta["head_id"] = to_node
             meta["updated_at"] = max(meta["updated_at"], now_iso())
+            _note_superseded(meta, updates)
             self._commit(session_id, changed, meta=meta)
             spawned = meta.get("spawned", {})
         gone, back = set(abandoned), {node.id for node in restored}
@@ -563,6 +572,40 @@ class SessionStore:
             elif node_id in back:
                 self._supersede_spawned(child, f"{session_id}/{node_id}", False)
         return BranchSwitch(abandoned, [node.id for node in reversed(restored)])
+
+    def abandon_branch(self, session_id: str, tip: str) -> list[str]:
+        """Rewind the branch ending at ``tip`` back to where it meets the head branch; return its ids.
+
+        For importers: a transcript whose newer branch forked from an older
+        one records a rewind the same way :meth:`switch` does (rewound, written
+        turns superseded, tip archived, spawned sessions superseded). Turns
+        already rewound are passed over unchanged.
+        """
+        validate_id(tip, "node id")
+        with self._locked(session_id):
+            meta = self._read_meta(session_id)
+            head = meta.get("head_id")
+            on_head = {node.id for node in self.walk_back(session_id, head)} if head else set()
+            abandoned: list[str] = []
+            updates: dict[str, dict[str, Any]] = {}
+            for node in self.walk_back(session_id, tip):
+                if node.id in on_head:
+                    break
+                abandoned.append(node.id)
+                if not node.rewound:
+                    updates[node.id] = {REWOUND_KEY: True, SUPERSEDED_KEY: node.metadata.get(MARKER_KEY)}
+            if not updates:
+                return abandoned
+            entry = meta["branches"].get(tip, {"name": None})
+            meta["branches"][tip] = {"name": entry.get("name"), "archived": True}
+            _note_superseded(meta, updates)
+            self._commit(session_id, self._merged_nodes(session_id, updates), meta=meta)
+            spawned = meta.get("spawned", {})
+        gone = set(updates)
+        for child, node_id in sorted(spawned.items()):
+            if node_id in gone:
+                self._supersede_spawned(child, f"{session_id}/{node_id}", True)
+        return abandoned
 
     # -- spawn links -------------------------------------------------------------
 
@@ -598,6 +641,10 @@ class SessionStore:
         link = self._read_meta(session_id)["metadata"].get(PARENT_KEY)
         return dict(link) if isinstance(link, dict) else None
 
+    def ever_superseded(self, session_id: str) -> bool:
+        """Whether a written turn of this session was ever superseded (lets a writer skip the record scan)."""
+        return bool(self._read_meta(session_id).get(EVER_SUPERSEDED))
+
     def spawned(self, session_id: str) -> dict[str, str]:
         """``{child session: parent node}`` of the sessions spawned from this one."""
         return dict(self._read_meta(session_id).get("spawned", {}))
@@ -618,6 +665,7 @@ class SessionStore:
             meta = self._read_meta(session_id)
             meta["metadata"][SUPERSEDED_BY_PARENT_KEY] = cause if superseded else None
             meta["metadata"] = {k: v for k, v in meta["metadata"].items() if v is not None}
+            _note_superseded(meta, updates)
             self._commit(session_id, self._merged_nodes(session_id, updates), meta=meta)
             spawned = meta.get("spawned", {})
         for child in sorted(spawned):

@@ -89,7 +89,10 @@ class _Turns:
 def superseded_records(tree: TreeState, store: SessionStore, workspace_id: str,
                        session_id: str) -> list[SupersededRecord]:
     """Candidates for retraction among the records citing ``session_id`` or its spawned sessions."""
-    turns = _Turns(store, workspace_id, related_sessions(store, session_id))
+    sessions = related_sessions(store, session_id)
+    if not any(store.ever_superseded(s) for s in sessions):
+        return []  # the common case costs a meta.json read, not a scan of every record
+    turns = _Turns(store, workspace_id, sessions)
     out = []
     for record in tree.records():
         sources = record.source_ids

@@ -31,15 +31,17 @@ def test_rewind_transcript_keeps_both_branches_with_head_on_the_newest(store: Se
     result = import_paths(store, "claude-code", [REWIND])
     assert result.sessions == [REWIND_SESSION]
     assert store.head(REWIND_SESSION) == U(23)
-    tips = live_tips(store, REWIND_SESSION)
-    assert tips[0] == U(23) and U(8) in tips
     head_text = " ".join(_texts(pending_turns(store, REWIND_SESSION, WS)))
-    flask_text = " ".join(_texts(pending_turns(store, REWIND_SESSION, WS, tip=U(8))))
     assert "FastAPI" in head_text and "Flask" not in head_text
-    assert "We decided to use Flask" in flask_text and "FastAPI" not in flask_text
-    assert "I'm Dana, I run the data team at Acme" in head_text and "I'm Dana" in flask_text
+    assert "I'm Dana, I run the data team at Acme" in head_text
     # the two branches share the first user/assistant exchange
     assert store.get_node(REWIND_SESSION, U(4)).predecessor == store.get_node(REWIND_SESSION, U(9)).predecessor == U(2)
+    # the Flask branch is the one the person rewound away from: kept, rewound as `session rewind` does
+    flask = [node for node in store.walk_back(REWIND_SESSION, U(8)) if node.id not in {U(1), U(2)}]
+    assert "We decided to use Flask" in " ".join(_texts(flask)) and all(node.rewound for node in flask)
+    assert live_tips(store, REWIND_SESSION) == [U(23), U(14)]  # the sub-agent of a live turn stays live
+    assert U(8) in store.branch_tips(REWIND_SESSION, include_archived=True)
+    assert not store.get_node(REWIND_SESSION, U(14)).rewound
 
 
 def test_imported_node_files_are_complete_and_private(store: SessionStore) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import subprocess
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 
@@ -146,3 +147,46 @@ def test_a_spawned_session_cites_its_own_turns_and_is_superseded_with_its_parent
     report = write(rules_ws, "p").to_json()
     assert report["retracted"] == [adyen[0].memory_id]
     assert "Stripe" in topics_text(rules_ws) and "Adyen" not in topics_text(rules_ws)
+
+
+# -- a Claude Code transcript: the rewind arrives by import ----------------------------------------
+CC_REWIND = Path(__file__).resolve().parents[2] / "fixtures" / "sessions" / "claude-code" / "rewind.jsonl"
+CC_SESSION = "5f0c7a8e-1d2b-4c3a-9e7f-2a6b8c9d0e1f"
+
+
+def U(number: int) -> str:
+    return f"00000000-0000-4000-8000-{number:012d}"
+
+
+def test_a_claude_code_rewind_and_sidechain_import_to_the_same_structure(rules_ws, store, tmp_path):
+    from openprogram_memory.sessions.importers import import_paths
+
+    lines = CC_REWIND.read_text().splitlines(keepends=True)
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text("".join(lines[:11]))  # up to the Flask branch's end: no rewind yet
+    import_paths(store, "claude-code", [transcript])
+    write(rules_ws, CC_SESSION)
+    flask = [r for r in rules_ws.records() if "Flask" in r.content]
+    assert flask and all(r.source_ids[0].endswith(U(4)) for r in flask)
+
+    transcript.write_text("".join(lines))  # the person rewound to m3 and chose FastAPI
+    import_paths(store, "claude-code", [transcript])
+    wid = rules_ws.workspace_id
+    assert store.head(CC_SESSION) == U(23)
+    assert store.get_node(CC_SESSION, U(4)).superseded_for(wid)  # written, then abandoned
+    assert not store.get_node(CC_SESSION, U(13)).rewound  # the sub-agent of a live turn stays
+    report = write(rules_ws, CC_SESSION).to_json()
+    assert sorted(report["retracted"]) == sorted(r.memory_id for r in flask)
+    assert "FastAPI" in topics_text(rules_ws) and "Flask" not in topics_text(rules_ws)
+
+    # a second rewind, to before the turn that spawned the sub-agent: its branch goes with it
+    again = json.loads(lines[11])
+    again.update(uuid=U(99), parentUuid=U(3), timestamp="2025-11-04T10:00:00.000Z",
+                 message={"role": "user", "content": "Let's park the billing service for now."})
+    transcript.write_text("".join(lines) + json.dumps(again) + "\n")
+    before = rules_ws.revision()
+    import_paths(store, "claude-code", [transcript])
+    assert store.head(CC_SESSION) == U(99)
+    assert store.get_node(CC_SESSION, U(10)).rewound and store.get_node(CC_SESSION, U(9)).superseded_for(wid)
+    assert store.get_node(CC_SESSION, U(13)).rewound and store.get_node(CC_SESSION, U(14)).rewound
+    assert rules_ws.revision() == before  # importing (a branch switch) changed no memory

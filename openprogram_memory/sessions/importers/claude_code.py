@@ -39,7 +39,11 @@ Rules:
   answer.
 * ``summary`` lines are trusted as the session title only when their
   ``leafUuid`` is a line of the same file.
-* Head = the newest main-conversation leaf by timestamp.
+* Head = the newest main-conversation leaf by timestamp. Every other
+  main-conversation leaf is a branch the person rewound away from (Claude
+  Code keeps it in the file): it is rewound as ``session rewind`` would —
+  turns marked rewound, written ones superseded, the tip archived — and a
+  sidechain spawned from an abandoned turn goes with it (:func:`abandon_rewound`).
 """
 
 from __future__ import annotations
@@ -128,7 +132,31 @@ def import_claude_code(store: SessionStore, transcripts: list[TranscriptFile],
         tree = build_tree(session_id, lines, store, aliases)
         tree.title = titles.get(session_id)
         result = result + write_tree(store, tree)
+        if store.exists(session_id):
+            abandon_rewound(store, session_id)
     return result
+
+
+def abandon_rewound(store: SessionStore, session_id: str) -> None:
+    """A rewind in Claude Code leaves the old branch in the file: rewind it here as ``session rewind`` would.
+
+    Every main-conversation leaf but head is abandoned back to the head
+    branch (rewound; superseded where already written). A sub-agent
+    (sidechain) branch follows the turn that spawned it: abandoned only when
+    that turn was. Reads ``index.jsonl`` and one node per leaf; writes nothing
+    when every other branch is already rewound (re-import touches nothing).
+    """
+    head = store.head(session_id)
+    parents = store.parent_map(session_id)
+    has_child = {parent for parent in parents.values() if parent is not None}
+    leaves = [store.get_node(session_id, node_id) for node_id in parents
+              if node_id not in has_child and node_id != head]
+    for leaf in [n for n in leaves if not n.rewound and not n.metadata.get("sidechain")]:
+        store.abandon_branch(session_id, leaf.id)
+    for leaf in [n for n in leaves if not n.rewound and n.metadata.get("sidechain")]:
+        spawner = next((n for n in store.walk_back(session_id, leaf.id) if not n.metadata.get("sidechain")), None)
+        if spawner is not None and spawner.rewound:
+            store.abandon_branch(session_id, leaf.id)
 
 
 def _line_quality(line: dict[str, Any]) -> int:
