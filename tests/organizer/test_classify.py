@@ -72,3 +72,8 @@ def test_project_name(text, name):
 
 def test_core_rank_orders_rules_preferences_identity():
     assert [core_rank(c) for c in ("rule", "preference", "identity", "project", "other")] == [0, 1, 2, 3, 3]
+
+
+def test_the_team_a_person_is_on_is_identity():
+    assert classify_statement("The user is on the payments team.") == "identity"
+    assert classify_statement("The user is part of the growth squad.") == "identity"
