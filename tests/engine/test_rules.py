@@ -210,3 +210,22 @@ def test_evidence_linking_outside_the_archive_is_a_bad_source_target(ws):
     text = re.sub(r"\(\.\./\.\./sources/[^#)]*#", "(../notes.md#", ws.read_topic("topics/people/dana.md"))
     failure = rejected(ws, FailureCode.INVALID_TOPIC_FORMAT, changes=[{"path": "topics/people/dana.md", "content": text}])
     assert failure.details["rule"] == "bad-source-target"
+
+
+def test_structured_policy_refuses_an_id_no_delete_names(ws):
+    """The guard behind memory_changes: an edit under the STRUCTURED policy may lose
+    exactly the IDs its delete ops name, whatever its editor code does."""
+    from openprogram_memory.transaction.engine import Policy
+
+    first = ids_of(ws, "topics/people/dana.md")[0]
+    before = tree_digest(ws.root)
+
+    def edit(staging):
+        staging.delete("topics/people/dana.md")
+
+    with pytest.raises(MemoryFailure) as info:
+        ws.edit(edit, policy=Policy.STRUCTURED, allowed_deletes=frozenset())
+    assert info.value.details["rule"] == "lost-block-id" and info.value.details["block_id"] == first
+    assert tree_digest(ws.root) == before
+    ws.edit(edit, policy=Policy.STRUCTURED, allowed_deletes=frozenset({first}))
+    assert not (ws.root / "topics/people/dana.md").exists()
