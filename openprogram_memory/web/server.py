@@ -91,11 +91,10 @@ class MemoryHTTPServer(ThreadingHTTPServer):
 class HttpError(Exception):
     """A refusal outside the memory failure table (401, 403, 405)."""
 
-    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None,
-                 code: FailureCode = FailureCode.INVALID_ARGUMENT) -> None:
+    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
         super().__init__(message)
         self.status = status
-        self.body = MemoryFailure(code, message).to_json()
+        self.body = MemoryFailure(FailureCode.INVALID_ARGUMENT, message).to_json()
         self.headers = headers or {}
 
 
@@ -132,8 +131,7 @@ class MemoryRequestHandler(BaseHTTPRequestHandler):
         """http.server's own refusals (unknown method, bad request line) as the JSON error object."""
         self.close_connection = True
         text = message or self.responses.get(code, ("error",))[0]
-        reason = FailureCode.INVALID_ARGUMENT
-        self._send_json(Reply(MemoryFailure(reason, f"{code} {text}").to_json(), code))
+        self._send_json(Reply(MemoryFailure(FailureCode.INVALID_ARGUMENT, f"{code} {text}").to_json(), code))
 
     def version_string(self) -> str:
         return self.server_version
