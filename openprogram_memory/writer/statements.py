@@ -418,6 +418,10 @@ def _people(clause: str) -> list[Statement]:
         if name or _PERSON_VERB_RE.match(rest):
             subject = name or colleague.group(0)
             return [Statement(finish(third_person(clause)), "people", keyword(subject), subject=subject)]
+    owned = re.match(r"^(?P<n>(?-i:[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)?))['’]s\s+(?:team|squad|group|org)\s+"
+                     r"(?:owns|runs|handles|maintains|manages|builds|is responsible for)\b", clause)
+    if owned and _is_name_word(owned.group("n").split()[0]):
+        return [Statement(finish(clause), "people", owned.group("n"), subject=owned.group("n"))]
     name = _subject_person(clause)
     if name is None:
         return []
@@ -441,7 +445,7 @@ def _people(clause: str) -> list[Statement]:
             predicate = tail[len(verb.group("verb")):]
             strong = re.match(rf"\s+(?:also\s+)?(?:our|the|my|their)\s+(?:only\s+)?(?:one|person)\s+(?:who|to)\b|"
                               rf"\s+(?:also\s+)?(?:our|the|my|their)\s+(?:[\w-]+\s+){{0,3}}(?:(?-i:[A-Z]{{2,5}})|"
-                              rf"{lx.ROLE_NOUNS}|champion|advisor|adviser|lead|owner|contact|expert|person)\b",
+                              rf"{lx.ROLE_NOUNS}|champion|advisor|adviser|lead|owner|contact|expert|person|go-to)\b",
                               predicate, re.I) and not lx.THING_RE.search(predicate.split(" who ")[0])
         if not strong:
             return []
