@@ -112,15 +112,13 @@ def check_topic_path(path: str) -> str:
     if not isinstance(path, str):
         raise MemoryFailure(FailureCode.INVALID_ARGUMENT, f"a topic path must be a string, got {type(path).__name__}")
     raw = path.strip().replace("\\", "/")
-    if not raw:
-        raise MemoryFailure(FailureCode.INVALID_ARGUMENT, "empty path")
     if raw.startswith("/") or os.path.isabs(raw) or (len(raw) > 1 and raw[1] == ":"):
         raise MemoryFailure(FailureCode.PATH_OUTSIDE_WORKSPACE, f"absolute path not allowed: {path}")
     parts = [p for p in raw.split("/") if p not in ("", ".")]
     if any(p == ".." for p in parts):
         raise MemoryFailure(FailureCode.PATH_OUTSIDE_WORKSPACE, f"path leaves the workspace: {path}")
     if not parts:
-        raise MemoryFailure(FailureCode.INVALID_ARGUMENT, f"empty path: {path}")
+        raise MemoryFailure(FailureCode.INVALID_ARGUMENT, f"empty path: {path!r}")
     top = parts[0]
     if top != TOPICS:
         if top in (SOURCES, TIMELINE, SCRIPTORIUM, ".git") or "/".join(parts) in DERIVED_FILES:

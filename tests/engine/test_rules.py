@@ -165,6 +165,10 @@ def test_invented_ids_are_replaced_by_runtime_ids(ws):
     ("core.md", FailureCode.READ_ONLY_PATH),
     ("timeline/2026/08/09.md", FailureCode.READ_ONLY_PATH),
     ("topics/notes.txt", FailureCode.READ_ONLY_PATH),
+    ("", FailureCode.INVALID_ARGUMENT),
+    ("./", FailureCode.INVALID_ARGUMENT),
+    ("topics/.hidden.md", FailureCode.READ_ONLY_PATH),
+    ("topics/.git/x.md", FailureCode.READ_ONLY_PATH),
 ])
 def test_paths_outside_topics(ws, path, code):
     rejected(ws, code, changes=[{"path": path, "content": record("x.")}])
