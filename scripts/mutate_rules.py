@@ -41,7 +41,8 @@ TARGETS = [
 # The tests that state the rules, most targeted first: with -x a caught rule
 # stops at its first red test. (The crash tests spawn many processes and
 # state no rule; they are left out to keep a run within minutes.)
-TESTS = ["tests/engine/test_rules.py", "tests/engine/test_input_guards.py", "tests/structured/test_validation.py",
+TESTS = ["tests/engine/test_rules.py", "tests/engine/test_input_guards.py", "tests/engine/test_patch_guards.py",
+         "tests/structured/test_validation.py",
          "tests/structured/test_ops.py", "tests/engine/test_core_and_views.py", "tests/cli/test_cli_input_guards.py",
          "tests/cli/test_workspace_cli.py", "tests/structured/test_update_request.py"]
 
