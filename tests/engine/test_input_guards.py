@@ -169,3 +169,24 @@ def test_a_write_through_a_symlinked_topic_is_refused(ws):
                        base_revision=ws.revision())
     assert failure.details["rule"] == "symlink"
     assert (ws.root / "topics" / "alias.md").is_symlink()
+
+
+def test_hand_edits_refuse_text_that_is_not_unicode_or_not_text(ws):
+    before = tree_digest(ws.root)
+    text = ws.read_topic(DANA)
+    for content, message in ((text.replace("shop", "sh\ud800op"), None), (text, "edit \ud800"), (b"bytes", None)):
+        with pytest.raises(MemoryFailure) as info:
+            ws.write_topic(DANA, content, message=message)
+        assert info.value.code is FailureCode.INVALID_ARGUMENT
+    assert tree_digest(ws.root) == before
+
+
+def test_a_deeply_nested_request_is_refused_by_depth():
+    from openprogram_memory.transaction.update_request import parse_update_request
+
+    deep: list = []
+    for _ in range(40):
+        deep = [deep]
+    with pytest.raises(MemoryFailure) as info:
+        parse_update_request({"changes": deep})
+    assert info.value.code is FailureCode.INVALID_ARGUMENT and "nests deeper" in info.value.message
