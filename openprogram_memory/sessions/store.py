@@ -84,6 +84,7 @@ class SessionStore:
     def __init__(self, root: Path | str) -> None:
         self.root = Path(root)
         self._held = threading.local()  # sessions whose lock this thread holds
+        reclaim_new_dirs(self.root)  # half-built sessions of killed processes (one directory scan)
 
     # -- paths and low-level I/O -------------------------------------------------
 
