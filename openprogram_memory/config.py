@@ -101,6 +101,13 @@ def _path_list(value: Any) -> tuple[str, ...]:
     return paths
 
 
+def _remote(value: Any) -> str:
+    text = str(value).strip()
+    if "\x00" in text or "\n" in text:
+        raise ValueError("a remote URL is one line of text")
+    return text
+
+
 def _clock(value: Any) -> str:
     text = str(value).strip()
     match = re.fullmatch(r"(\d{2}):(\d{2})", text)
@@ -134,6 +141,7 @@ KEYS: dict[str, Key] = {
         Key("memory.organize.at", "03:00", _clock, "HH:MM local time"),
         Key("memory.watch.paths", (), _path_list,
             f"codex / pi transcript directories `memory watch` imports from (list; {os.pathsep!r}-separated in env)"),
+        Key("memory.sync.remote", "", _remote, "git URL or path `memory sync` merges with (empty: none)"),
     ]
 }
 

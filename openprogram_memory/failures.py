@@ -46,6 +46,8 @@ class FailureCode(str, enum.Enum):
     PATCH_CONFLICT = "PATCH_CONFLICT"
     PATH_OUTSIDE_WORKSPACE = "PATH_OUTSIDE_WORKSPACE"
     READ_ONLY_PATH = "READ_ONLY_PATH"
+    # sync
+    REMOTE_UNAVAILABLE = "REMOTE_UNAVAILABLE"
     # fallbacks
     TRANSACTION_FAILURE_UNKNOWN = "TRANSACTION_FAILURE_UNKNOWN"
     WRITER_FAILURE_UNKNOWN = "WRITER_FAILURE_UNKNOWN"
@@ -54,7 +56,8 @@ class FailureCode(str, enum.Enum):
 # Codes that are retryable whatever the context. MODEL_* codes are retryable
 # only when the provider says so, so the flag is carried per failure.
 ALWAYS_RETRYABLE = frozenset(
-    {FailureCode.CONCURRENT_UPDATE, FailureCode.GIT_COMMIT_FAILED, FailureCode.EMBEDDING_UNAVAILABLE}
+    {FailureCode.CONCURRENT_UPDATE, FailureCode.GIT_COMMIT_FAILED, FailureCode.EMBEDDING_UNAVAILABLE,
+     FailureCode.REMOTE_UNAVAILABLE}
 )
 MODEL_RETRYABLE = frozenset(
     {
@@ -81,6 +84,7 @@ _HTTP_STATUS = {
     FailureCode.CONCURRENT_UPDATE: 409,
     FailureCode.MEMORY_NOT_FOUND: 404,
     FailureCode.GIT_UNAVAILABLE: 503,
+    FailureCode.REMOTE_UNAVAILABLE: 503,
     FailureCode.MEMORY_DISABLED: 503,
     FailureCode.GIT_COMMIT_FAILED: 500,
 }

@@ -26,6 +26,7 @@ MEMORY_VERB_MODULES = (
     "openprogram_memory.cli.organize_cmds",
     "openprogram_memory.cli.mcp_cmds",
     "openprogram_memory.cli.hook_cmds",
+    "openprogram_memory.cli.sync_cmds",
 )
 
 

@@ -9,16 +9,18 @@ A rejected edit changes no byte of the workspace and not its revision.
 from __future__ import annotations
 
 import difflib
+import hashlib
 import enum
 import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..failures import FailureCode, MemoryFailure
+from ..fsutil import atomic_write_json, read_json
 from ..topics.model import parse_topic
 from ..topics.normalize import NormalizeContext, check_strict, has_records, normalize_doc, prune_empty
 from ..topics.ids import source_anchor
-from ..sources.archive import archive_relpath_for, plan_append
+from ..sources.archive import archive_relpath_for, parse_archive, plan_append
 from ..views.derived import CoreRender, derived_views, timeline_entries
 from ..workspace.layout import RUNTIME, TIMELINE, is_derived
 from ..workspace.state import REVISIONS, RuntimeState, write_lock
@@ -35,6 +37,9 @@ if TYPE_CHECKING:
 GIT_PENDING = ledger.GIT_PENDING
 # What a resync of a damaged ledger compares with HEAD.
 MEMORY_AREAS = ("topics", "sources", "timeline", "core.md", "recent_events.jsonl", "relations.json")
+# The second parent of the commit that follows a sync merge's install; kept
+# on disk so a commit completed after a crash is still the two-parent merge.
+GIT_MERGE_PARENT = "git-merge-parent"
 
 
 class Policy(enum.Enum):
@@ -113,12 +118,14 @@ def staged_edit(
     step: StepHook | None = None,
     force_views: bool = False,
     deletes_need_base: bool = False,
+    merge_parent: str | None = None,
 ) -> TxResult:
     """Run ``edit`` on a staging copy and install the result whole, or nothing.
 
     ``deletes_need_base``: a caller-written whole file or patch may remove
     records only against the ``base_revision`` it read, so a stale read never
-    deletes what it did not see.
+    deletes what it did not see. ``merge_parent`` (``memory sync``) makes the
+    commit a two-parent merge.
     """
     check_envelope_values(base_revision, message)
     with write_lock(ws.layout, lock_timeout):
@@ -138,7 +145,7 @@ def staged_edit(
             outcome = edit(staging)
             result = _validate_and_install(
                 ws, staging, baseline, fingerprint, before, policy, allowed_deletes, message, runtime_update, step,
-                force_views, deletes_need_base,
+                force_views, deletes_need_base, merge_parent,
             )
             if isinstance(outcome, dict):
                 result.extra.update(outcome)
@@ -160,14 +167,17 @@ def _validate_and_install(
     step: StepHook | None,
     force_views: bool = False,
     deletes_need_base: bool = False,
+    merge_parent: str | None = None,
 ) -> TxResult:
     changes = staging.effective_changes()
-    if not changes and not force_views:
+    archives = check_archive_union(ws, staging.archive_files)
+    if not changes and not archives and not force_views:
         return TxResult(revision=before or REVISIONS.revision(ws.root))
-    sources = OverlaySources(ws.cache.sources, staging.new_sources)
+    sources = OverlaySources(ws.cache.sources, {**staging.new_sources,
+                                                **{m.source_id: m for batch in archives.values() for m in batch}})
     baseline_ids = baseline.id_files()
     ctx = NormalizeContext(
-        baseline_ids=baseline_ids,
+        baseline_ids=_KnownIds(baseline_ids, staging.known_ids) if staging.known_ids else baseline_ids,
         taken_ids=set(),
         lookup_source=lambda sid: sources.lookup(archive_relpath_for(sid), source_anchor(sid)) if "/" in sid else None,
         lookup_anchor=sources.lookup,
@@ -255,7 +265,12 @@ def _validate_and_install(
     files.update(_changed_views(ws, views, full=days is None))
     cited = {sid for rel in topic_bytes if rel in new_files for r in new_files[rel].records for sid in r.source_ids}
     used_sources = [m for sid, m in staging.new_sources.items() if sid in cited]
-    files.update({rel: new for rel, (_old, new) in plan_append(ws.root, used_sources).items()})
+    appended = plan_append(ws.root, used_sources)
+    if set(appended) & set(archives):
+        raise _reject("an edit cannot both append to and replace one archive file", "append-only",
+                      FailureCode.APPEND_ONLY_REQUIRED)
+    files.update({rel: new for rel, (_old, new) in appended.items()})
+    files.update({rel: staging.archive_files[rel] for rel in archives})
     result.derived_files = sorted(rel for rel in files if is_derived(rel))
     runtime_bytes = runtime.to_text().encode("utf-8")
     if _read_bytes(ws.layout.path(RUNTIME)) != runtime_bytes:
@@ -268,6 +283,8 @@ def _validate_and_install(
     if ws.pre_install is not None:
         ws.pre_install(plan)  # a failure here means no install
     note_git_pending(ws, [rel for rel in files if rel != RUNTIME])
+    if merge_parent is not None:
+        _note_merge_parent(ws, merge_parent, files)
     install(ws.layout, files, step or (lambda _s: None))
     runtime.remember(ws.layout)
     ws.cache.adopt(new_tree, list(topic_bytes))
@@ -275,6 +292,50 @@ def _validate_and_install(
     _git_commit(ws, message, result)
     result.revision = REVISIONS.revision(ws.root)
     return result
+
+
+def check_archive_union(ws: "MemoryWorkspace", archive_files: dict[str, bytes]) -> dict[str, list]:
+    """Archive files an edit replaces whole (``memory sync``'s union).
+
+    The append-only rule at the frame level: the new file parses whole as a
+    v2 archive and holds every installed frame byte for byte (frames may be
+    added and ordered differently, none may change or vanish). Returns the
+    frames of each file that differs from the installed one.
+    """
+    out: dict[str, list] = {}
+    for rel, data in sorted(archive_files.items()):
+        if not rel.startswith("sources/") or not rel.endswith(".md") or ".." in rel.split("/") or _has_symlink(ws, rel):
+            raise _reject(f"{rel} is not an archive path", "append-only", FailureCode.APPEND_ONLY_REQUIRED, file=rel)
+        old = _read_bytes(ws.layout.path(rel))
+        if old == data:
+            continue
+        try:
+            new = parse_archive(data.decode("utf-8"))
+        except UnicodeDecodeError:
+            new = None
+        if new is None or new.damaged or new.legacy or not new.frames:
+            raise _reject(f"{rel}: the new archive does not parse as a whole v2 archive", "append-only",
+                          FailureCode.APPEND_ONLY_REQUIRED, file=rel)
+        frames = {m.source_id: m.frame() for m in new.frames}
+        if len(frames) != len(new.frames):
+            raise _reject(f"{rel}: a source id appears twice", "append-only", FailureCode.APPEND_ONLY_REQUIRED, file=rel)
+        installed = parse_archive(old.decode("utf-8", "replace")).frames if old else []
+        for message in installed:
+            if frames.get(message.source_id) != message.frame():
+                raise _reject(f"{rel}: frame {message.source_id} would change or vanish; sources/ is append-only",
+                              "append-only", FailureCode.APPEND_ONLY_REQUIRED, file=rel, source_id=message.source_id)
+        out[rel] = new.frames
+    return out
+
+
+class _KnownIds:
+    """The baseline's IDs plus IDs an edit brings from another tree (sync), kept as written."""
+
+    def __init__(self, baseline: dict, known: set[str]) -> None:
+        self.baseline, self.known = baseline, known
+
+    def __contains__(self, block_id: object) -> bool:
+        return block_id in self.baseline or block_id in self.known
 
 
 class OverlaySources:
@@ -411,14 +472,33 @@ def _git_commit(ws: "MemoryWorkspace", message: str, result: TxResult) -> list[s
         if pending.resync:
             paths.update(tree_differences(ws.root, MEMORY_AREAS))
             notes.append(f"{GIT_PENDING} was damaged; committed every difference between the memory tree and HEAD")
-        result.commit = commit_paths(ws.root, sorted(paths), message)
+        result.commit = commit_paths(ws.root, sorted(paths), message, _installed_merge_parent(ws))
         result.git_committed = True
         ledger.clear(ws.layout)
+        ws.layout.state(GIT_MERGE_PARENT).unlink(missing_ok=True)
     except MemoryFailure as failure:
         result.git_committed = False
         result.git_error = failure.message
         result.git_code = failure.code.value
     return notes
+
+
+def _note_merge_parent(ws: "MemoryWorkspace", merge_parent: str, files: dict[str, bytes | None]) -> None:
+    """Remember the merge's second parent with the digests of what the install writes."""
+    digests = {rel: None if data is None else hashlib.sha256(data).hexdigest() for rel, data in files.items()}
+    atomic_write_json(ws.layout.state(GIT_MERGE_PARENT), {"parent": merge_parent, "files": digests})
+
+
+def _installed_merge_parent(ws: "MemoryWorkspace") -> str | None:
+    """The noted merge parent, if the install it belongs to is on disk (not rolled back)."""
+    noted = read_json(ws.layout.state(GIT_MERGE_PARENT), None)
+    if not isinstance(noted, dict) or not isinstance(noted.get("parent"), str):
+        return None
+    for rel, digest in (noted.get("files") or {}).items():
+        data = _read_bytes(ws.layout.path(rel))
+        if (None if data is None else hashlib.sha256(data).hexdigest()) != digest:
+            return None  # the install was rolled back: this commit must not claim the merge
+    return noted["parent"]
 
 
 def commit_pending(ws: "MemoryWorkspace", message: str) -> TxResult:

@@ -131,10 +131,13 @@ class CommitInfo:
     author: str
 
 
-def commit_paths(root: Path, paths: list[str], message: str) -> str | None:
+def commit_paths(root: Path, paths: list[str], message: str, merge_parent: str | None = None) -> str | None:
     """Commit the current bytes of ``paths`` (missing → deleted). Returns the id.
 
     Returns None when nothing differs from HEAD. Raises GIT_COMMIT_FAILED.
+    With ``merge_parent`` (``memory sync``) the commit gets it as second
+    parent; when HEAD is its ancestor and the tree is exactly its tree, HEAD
+    moves to it instead (a fast-forward: no commit that only repeats it).
     """
     from dulwich.objects import Blob, Commit
 
@@ -164,15 +167,25 @@ def commit_paths(root: Path, paths: list[str], message: str) -> str | None:
             empty = Tree()
             new_objects.append(empty)
             tree_id = empty.id
-        if tree_id == parent_tree:
+        merge = merge_parent.encode("ascii") if merge_parent else None
+        if merge is not None and head is not None and _contains(repo, head, merge):
+            merge = None  # already merged (a note left by a crash after the commit)
+        if tree_id == parent_tree and merge is None:
             # already committed (a commit killed between its ref update and
             # its index write): bring the index in line all the same
             _sync_index(root, stats)
             return None
+        if merge is not None and _fast_forwards(repo, head, merge, tree_id):
+            new_id = merge
+            for obj in new_objects:
+                store.add_object(obj)
+            _move_head(repo, head, new_id)
+            _sync_index(root, stats)
+            return new_id.decode("ascii")
         now = int(time.time())
         commit = Commit()
         commit.tree = tree_id
-        commit.parents = [head] if head else []
+        commit.parents = ([head] if head else []) + ([merge] if merge is not None else [])
         commit.author = commit.committer = AUTHOR
         commit.author_time = commit.commit_time = now
         offset = -time.timezone if not time.localtime(now).tm_isdst else -time.altzone
@@ -182,12 +195,7 @@ def commit_paths(root: Path, paths: list[str], message: str) -> str | None:
         new_objects.append(commit)
         for obj in new_objects:  # loose objects: a pack per commit would pile up thousands of packs
             store.add_object(obj)
-        if head is None:
-            repo.refs.set_symbolic_ref(b"HEAD", b"refs/heads/main")
-            repo.refs.add_if_new(b"refs/heads/main", commit.id)
-        else:
-            if not repo.refs.set_if_equals(b"HEAD", head, commit.id):
-                raise MemoryFailure(FailureCode.GIT_COMMIT_FAILED, "HEAD moved during commit")
+        _move_head(repo, head, commit.id)
         _sync_index(root, stats)
         return commit.id.decode("ascii")
     except MemoryFailure as failure:
@@ -197,6 +205,29 @@ def commit_paths(root: Path, paths: list[str], message: str) -> str | None:
     except Exception as exc:
         raise MemoryFailure(FailureCode.GIT_COMMIT_FAILED, f"git commit failed: {type(exc).__name__}: {exc}",
                             retryable=True) from None
+
+
+def _move_head(repo, head: bytes | None, new_id: bytes) -> None:
+    if head is None:
+        repo.refs.set_symbolic_ref(b"HEAD", b"refs/heads/main")
+        repo.refs.add_if_new(b"refs/heads/main", new_id)
+    elif not repo.refs.set_if_equals(b"HEAD", head, new_id):
+        raise MemoryFailure(FailureCode.GIT_COMMIT_FAILED, "HEAD moved during commit")
+
+
+def _contains(repo, head: bytes, commit: bytes) -> bool:
+    from dulwich.graph import can_fast_forward
+
+    return head == commit or can_fast_forward(repo, commit, head)
+
+
+def _fast_forwards(repo, head: bytes | None, target: bytes, tree_id: bytes) -> bool:
+    """HEAD is an ancestor of ``target`` and ``tree_id`` is its tree."""
+    from dulwich.graph import can_fast_forward
+
+    if repo.object_store[target].tree != tree_id:
+        return False
+    return head is None or can_fast_forward(repo, head, target)
 
 
 def log(root: Path, limit: int = 50) -> list[CommitInfo]:

@@ -36,6 +36,13 @@ class Staging:
         # install, so a rejected edit leaves the archive untouched too.
         self.new_sources: dict[str, SourceMessage] = {}
         self._installed_paths: list[str] | None = None
+        # Whole archive files an edit replaces (``memory sync``'s union of
+        # two archives): checked frame by frame against the installed file.
+        self.archive_files: dict[str, bytes] = {}
+        # Block IDs that already exist in another copy of this memory (the
+        # remote a sync merges): normalization keeps them instead of
+        # treating them as invented.
+        self.known_ids: set[str] = set()
 
     # -- reading -------------------------------------------------------
     def installed_topics(self) -> list[str]:
@@ -127,10 +134,16 @@ class Staging:
         """Declare a source to archive together with this edit."""
         self.new_sources[message.source_id] = message
 
+    def replace_archive(self, rel: str, data: bytes) -> None:
+        """Declare the new bytes of an archive file (a superset of its frames)."""
+        self.archive_files[rel] = data
+
     def reset(self) -> None:
         """Back to the pre-edit state (used before a writer's repair run)."""
         self.changes.clear()
         self.new_sources.clear()
+        self.archive_files.clear()
+        self.known_ids.clear()
         shutil.rmtree(self.dir / TOPICS, ignore_errors=True)
 
     def effective_changes(self) -> dict[str, str | None]:

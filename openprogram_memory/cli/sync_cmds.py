@@ -1,0 +1,40 @@
+"""``memory sync``: one memory on several machines over any git remote."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+from rich.markup import escape
+
+from .common import JsonOption, StateOption, memory_settings, open_workspace
+from .output import console, emit, reporting
+
+
+def sync(
+    remote: Optional[str] = typer.Option(
+        None, "--remote", help="Git URL or path of the shared repository (recorded as memory.sync.remote)."),
+    state: Optional[str] = StateOption,
+    json: bool = JsonOption,
+) -> None:
+    """Merge memory with a git remote by record identity, then push (conversations stay local)."""
+    with reporting(json):
+        from ..sync import sync as run_sync
+
+        ws = open_workspace(memory_settings(state), create=True)
+        result = run_sync(ws, remote)
+
+        def human() -> None:
+            what = "merged" if result["merged"] else "nothing new from the remote"
+            pushed = "pushed" if result["pushed"] else "remote already current"
+            console.print(f"Synced with {escape(result['remote'])}: {what}; {pushed}; revision {result['revision']}")
+            for conflict in result["conflicts"]:
+                other = conflict["other_memory_id"]
+                console.print(f"[yellow]conflict[/] ^{conflict['memory_id']}: {conflict['reason']}; kept the "
+                              f"{conflict['kept']} version" + (f", the other is ^{other}" if other else ""))
+
+        emit(result, json, human)
+
+
+def register(memory_app: typer.Typer) -> None:
+    memory_app.command("sync")(sync)

@@ -1,0 +1,96 @@
+"""Talking to the remote: fetch and compare-and-swap push with dulwich's client.
+
+Any URL dulwich understands works (a path or ``file://`` to a bare
+repository, ``ssh://``, ``git://``, ``https://``). No lock is held here:
+the network is slow and the write lock guards only the local install.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..failures import FailureCode, MemoryFailure
+
+BRANCH = b"refs/heads/main"
+# Where the fetched head is kept locally (so its objects are reachable and
+# ``git log --graph --all`` shows it).
+TRACKING = b"refs/remotes/sync/main"
+
+
+class PushRejected(Exception):
+    """The remote branch moved since the fetch (someone else pushed)."""
+
+
+def _unreachable(url: str, exc: BaseException) -> MemoryFailure:
+    return MemoryFailure(FailureCode.REMOTE_UNAVAILABLE,
+                         f"cannot reach the sync remote {url}: {type(exc).__name__}: {exc}; try again later",
+                         retryable=True, details={"remote": url})
+
+
+def _client(url: str):
+    from dulwich.client import get_transport_and_path
+
+    try:
+        return get_transport_and_path(url)
+    except Exception as exc:  # unsupported scheme, malformed URL
+        raise MemoryFailure(FailureCode.INVALID_ARGUMENT, f"not a git remote URL dulwich can use: {url} ({exc})",
+                            details={"remote": url}) from None
+
+
+def fetch(root: Path, url: str) -> str | None:
+    """Fetch the remote's ``main`` into the local object store; its commit id, or None if empty."""
+    from dulwich.repo import Repo
+
+    client, path = _client(url)
+    repo = Repo(str(root))
+    try:
+        def wants(refs, *_args, **_kwargs):
+            head = refs.get(BRANCH)
+            return [head] if head is not None and head not in repo.object_store else []
+
+        result = client.fetch(path, repo, determine_wants=wants)
+    except MemoryFailure:
+        raise
+    except Exception as exc:
+        raise _unreachable(url, exc) from None
+    finally:
+        repo.close()
+    head = result.refs.get(BRANCH)
+    if head is None:
+        return None
+    with Repo(str(root)) as repo:
+        repo.refs[TRACKING] = head
+    return head.decode("ascii")
+
+
+def push(root: Path, url: str, old: str | None, new: str) -> bool:
+    """Set the remote's ``main`` from ``old`` to ``new``; False if nothing to do.
+
+    Raises :class:`PushRejected` when the remote is no longer at ``old``.
+    """
+    from dulwich.repo import Repo
+
+    if old == new:
+        return False
+    client, path = _client(url)
+    expected = old.encode("ascii") if old else None
+    target = new.encode("ascii")
+
+    def update_refs(refs):
+        if refs.get(BRANCH) != expected:
+            raise PushRejected(f"the remote moved to {refs.get(BRANCH)!r}")
+        return {**refs, BRANCH: target}
+
+    with Repo(str(root)) as repo:
+        try:
+            result = client.send_pack(path, update_refs, generate_pack_data=repo.generate_pack_data)
+        except PushRejected:
+            raise
+        except Exception as exc:
+            raise _unreachable(url, exc) from None
+        status = getattr(result, "ref_status", None) or {}
+        if status.get(BRANCH):  # the server refused the update (non-fast-forward, hook)
+            raise PushRejected(status[BRANCH].decode("utf-8", "replace") if isinstance(status[BRANCH], bytes)
+                               else str(status[BRANCH]))
+        repo.refs[TRACKING] = target
+    return True

@@ -1,0 +1,248 @@
+"""memory sync between two workspaces (two machines) through one bare repository."""
+
+from __future__ import annotations
+
+import pytest
+from dulwich.repo import Repo
+
+from openprogram_memory.failures import FailureCode, MemoryFailure
+from openprogram_memory.sync import sync
+from openprogram_memory.transaction.engine import Policy
+from openprogram_memory.sync.archives import union
+from openprogram_memory.sources.archive import SourceMessage, parse_archive
+
+from .helpers import add, bare_remote, fsck, machine, memory_files, reopen
+
+
+def update(ws, memory_id: str, content: str, source: str = "openprogram/s1/u1") -> None:
+    ws.update(memory_changes=[{"op": "update", "memory_id": memory_id, "content": content,
+                               "sources": [{"source": source, "label": "note"}]}])
+
+
+def delete(ws, memory_id: str) -> None:
+    ws.update(memory_changes=[{"op": "delete", "memory_id": memory_id}])
+
+
+def records(ws) -> dict[str, tuple[str, str]]:
+    ws = reopen(ws)
+    return {r.memory_id: (r.topic, r.content) for r in ws.records()}
+
+
+@pytest.fixture
+def pair(tmp_path):
+    remote = bare_remote(tmp_path)
+    a, b = machine(tmp_path, "a"), machine(tmp_path, "b")
+    return remote, a, b
+
+
+def converge(remote, *machines):
+    results = [sync(reopen(ws), remote) for ws in machines]
+    return results
+
+
+def test_records_travel_and_concurrent_creations_converge_byte_for_byte(pair):
+    remote, a, b = pair
+    first = add(a, "topics/dana.md", "Dana runs a bike shop.")
+    converge(remote, a, b)
+    assert first in records(b)
+    on_b = add(b, "topics/dana.md", "Dana prefers metric units.", "openprogram/s1/u2")
+    on_a = add(a, "topics/work.md", "Dana uses FastAPI for billing.", "openprogram/s1/u3")
+    out = converge(remote, a, b, a)
+    assert out[1]["merged"] and out[1]["pushed"] and out[1]["conflicts"] == []
+    for ws in (a, b):
+        assert {first, on_a, on_b} <= set(records(ws))
+        fsck(ws)
+    assert memory_files(a) == memory_files(b)
+    assert reopen(a).revision() == reopen(b).revision()
+    head = Repo(str(b.root))[Repo(str(b.root)).head()]
+    assert len(head.parents) == 2  # the merge is one two-parent commit
+    again = sync(reopen(a), remote)
+    assert not again["merged"] and not again["pushed"] and again["revision"] == out[2]["revision"]
+
+
+def test_same_record_changed_on_both_sides_keeps_both_versions(pair):
+    remote, a, b = pair
+    rid = add(a, "topics/dana.md", "Dana runs a bike shop.")
+    converge(remote, a, b)
+    update(a, rid, "Dana runs a bike shop in Leeds.")
+    update(b, rid, "Dana runs a bike shop in York.")
+    sync(reopen(a), remote)
+    result = sync(reopen(b), remote)
+    sync(reopen(a), remote)
+    [conflict] = result["conflicts"]
+    assert conflict["memory_id"] == rid and conflict["other_memory_id"]
+    for ws in (a, b):
+        kept = records(ws)[rid][1]
+        copy = records(ws)[conflict["other_memory_id"]][1]
+        assert {("Leeds" in kept), ("Leeds" in copy)} == {True, False}  # both versions, once each
+        assert {("York" in kept), ("York" in copy)} == {True, False}
+        assert f"#^{rid}" in copy  # the copy links back to the record it lost to
+    assert memory_files(a) == memory_files(b)
+
+
+def test_delete_against_update_keeps_the_update_and_delete_against_nothing_deletes(pair):
+    remote, a, b = pair
+    kept = add(a, "topics/dana.md", "Dana runs a bike shop.")
+    gone = add(a, "topics/dana.md", "Dana lives in Leeds.", "openprogram/s1/u2")
+    converge(remote, a, b)
+    delete(a, kept)
+    delete(a, gone)
+    update(b, kept, "Dana runs two bike shops.")
+    sync(reopen(a), remote)
+    result = sync(reopen(b), remote)
+    sync(reopen(a), remote)
+    assert [(c["memory_id"], c["other_memory_id"]) for c in result["conflicts"]] == [(kept, None)]
+    for ws in (a, b):
+        assert records(ws)[kept][1] == "Dana runs two bike shops."
+        assert gone not in records(ws)
+    assert memory_files(a) == memory_files(b)
+
+
+def test_move_on_one_side_and_update_on_the_other(pair):
+    remote, a, b = pair
+    rid = add(a, "topics/dana.md", "Dana runs a bike shop.")
+    add(a, "topics/dana.md", "Dana lives in Leeds.", "openprogram/s1/u2")
+    converge(remote, a, b)
+    a.update(memory_changes=[{"op": "move", "memory_ids": [rid],
+                              "destination": {"topic_path": "topics/work/shop.md", "headings": ["Shop"]}}])
+    update(b, rid, "Dana runs a bike shop with two staff.")
+    sync(reopen(a), remote)
+    sync(reopen(b), remote)
+    sync(reopen(a), remote)
+    for ws in (a, b):
+        assert records(ws)[rid] == ("topics/work/shop.md", "Dana runs a bike shop with two staff.")
+    assert memory_files(a) == memory_files(b)
+
+
+def test_archive_appended_on_both_sides_is_a_union(pair):
+    remote, a, b = pair
+    converge(remote, a, b)
+    a.archive([SourceMessage("openprogram/s1/a9", "Dana", "user-1", "2026-08-12T09:00:00+08:00", "From A.")])
+    b.archive([SourceMessage("openprogram/s1/b9", "Dana", "user-1", "2026-08-12T08:00:00+08:00", "From B.")])
+    add(a, "topics/dana.md", "Dana wrote from A.", "openprogram/s1/a9")
+    add(b, "topics/dana.md", "Dana wrote from B.", "openprogram/s1/b9")
+    converge(remote, a, b, a)
+    for ws in (a, b):
+        frames = parse_archive((ws.root / "sources/openprogram/_v2/s1.md").read_text()).frames
+        assert [f.source_id for f in frames][-2:] == ["openprogram/s1/b9", "openprogram/s1/a9"]  # by time
+        assert len(frames) == 5
+    assert memory_files(a) == memory_files(b)
+
+
+def test_archive_union_refuses_a_frame_changed_on_one_side():
+    one = SourceMessage("p/t/1", "D", "u", "2026-01-01T00:00:00Z", "one")
+    other = SourceMessage("p/t/1", "D", "u", "2026-01-01T00:00:00Z", "changed")
+    head = "<!-- openprogram-source-archive:v2 -->\n\n"
+    with pytest.raises(MemoryFailure) as info:
+        union("sources/p/_v2/t.md", (head + one.frame()).encode(), (head + other.frame()).encode())
+    assert info.value.code is FailureCode.APPEND_ONLY_REQUIRED
+
+
+def test_push_rejected_because_the_remote_moved_is_retried(pair, tmp_path):
+    remote, a, b = pair
+    add(a, "topics/dana.md", "Dana runs a bike shop.")
+    converge(remote, a, b)
+    add(a, "topics/dana.md", "Dana lives in Leeds.", "openprogram/s1/u2")
+    add(b, "topics/work.md", "Dana uses FastAPI.", "openprogram/s1/u3")
+    moved = []
+
+    def race() -> None:
+        if not moved:
+            moved.append(sync(reopen(b), remote))  # B pushes between A's fetch and A's push
+
+    result = sync(reopen(a), remote, before_push=race)
+    assert moved and result["pushed"]
+    sync(reopen(b), remote)
+    assert memory_files(a) == memory_files(b)
+    assert len(records(a)) == 3
+
+
+def test_push_rejected_every_time_is_retryable(pair):
+    remote, a, b = pair
+    converge(remote, a, b)
+    count = iter(range(100))
+
+    def race() -> None:
+        add(b, "topics/work.md", f"Dana ships release {next(count)}.", "openprogram/s1/u3")
+        sync(reopen(b), remote)
+
+    add(a, "topics/dana.md", "Dana lives in Leeds.", "openprogram/s1/u2")
+    with pytest.raises(MemoryFailure) as info:
+        sync(reopen(a), remote, before_push=race)
+    assert info.value.code is FailureCode.CONCURRENT_UPDATE and info.value.retryable
+
+
+def test_unreachable_remote_is_retryable_and_changes_nothing(pair, tmp_path):
+    _remote, a, _b = pair
+    before = reopen(a).revision()
+    with pytest.raises(MemoryFailure) as info:
+        sync(reopen(a), str(tmp_path / "no-such-remote.git"))
+    assert info.value.code is FailureCode.REMOTE_UNAVAILABLE and info.value.retryable
+    assert reopen(a).revision() == before
+
+
+def test_invalid_remote_tree_is_rejected_and_nothing_installed(pair, tmp_path):
+    remote, a, b = pair
+    add(a, "topics/dana.md", "Dana runs a bike shop.")
+    converge(remote, a, b)
+    add(b, "topics/dana.md", "Dana lives in Leeds.", "openprogram/s1/u2")
+    sync(reopen(b), remote)
+    # someone pushes a topic with an uncited paragraph straight to the remote
+    text = (b.root / "topics/dana.md").read_text() + "\nAn uncited claim.\n"
+    (b.root / "topics/dana.md").write_text(text)
+    from openprogram_memory.transaction.history import commit_paths
+    bad = commit_paths(b.root, ["topics/dana.md"], "hand-made bad commit")
+    from openprogram_memory.sync import transport
+    transport.push(b.root, remote, transport.fetch(b.root, remote), bad)
+    before, files = reopen(a).revision(), memory_files(a)
+    with pytest.raises(MemoryFailure) as info:
+        sync(reopen(a), remote)
+    assert info.value.code is FailureCode.INVALID_TOPIC_FORMAT
+    assert reopen(a).revision() == before and memory_files(a) == files
+
+
+def test_lock_held_is_retryable(pair):
+    remote, a, b = pair
+    add(b, "topics/dana.md", "Dana runs a bike shop.")
+    sync(reopen(b), remote)
+    from openprogram_memory.sync import run
+    from openprogram_memory.workspace.state import write_lock
+    import threading
+
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with write_lock(a.layout, 1):
+            held.set()
+            release.wait(10)
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    held.wait(5)
+    run.LOCK_TIMEOUT = 0.2
+    try:
+        with pytest.raises(MemoryFailure) as info:
+            sync(reopen(a), remote)
+    finally:
+        run.LOCK_TIMEOUT = 5.0
+        release.set()
+        thread.join()
+    assert info.value.code is FailureCode.CONCURRENT_UPDATE and info.value.retryable
+    assert sync(reopen(a), remote)["merged"]
+
+
+def test_the_transaction_refuses_an_archive_replacement_that_drops_a_frame(pair):
+    _remote, a, _b = pair
+    rel = "sources/openprogram/_v2/s1.md"
+    frames = parse_archive((a.root / rel).read_text()).frames
+    head = "<!-- openprogram-source-archive:v2 -->\n\n"
+    dropped = (head + "".join(f.frame() for f in frames[1:])).encode()
+    before = reopen(a).revision()
+    with pytest.raises(MemoryFailure) as info:
+        a.edit(lambda staging: staging.replace_archive(rel, dropped), policy=Policy.MODEL)
+    assert info.value.code is FailureCode.APPEND_ONLY_REQUIRED
+    assert reopen(a).revision() == before
+    grown = (head + "".join(f.frame() for f in frames)
+             + SourceMessage("openprogram/s1/z", "D", "u", "2026-09-01T00:00:00Z", "new").frame()).encode()
+    a.edit(lambda staging: staging.replace_archive(rel, grown), policy=Policy.MODEL)
+    assert (a.root / rel).read_bytes() == grown
