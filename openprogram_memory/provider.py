@@ -18,10 +18,9 @@ from typing import Any, Iterable, Mapping, Protocol, runtime_checkable
 
 from .config import Settings, load_settings
 from .failures import FailureCode, MemoryFailure, as_failure
+from .search.fence import CORE_NOTE, core_block  # noqa: F401  (CORE_NOTE: kept importable from here)
 
 log = logging.getLogger("openprogram_memory")
-
-from .search.fence import CORE_NOTE, core_block  # noqa: F401  (CORE_NOTE: kept importable from here)
 
 
 @runtime_checkable
@@ -178,9 +177,9 @@ class FilesMemory(BaseMemory):
             log.log(level, "memory write for %s: %s", session_id, failure)
             return failure
         except Exception as exc:
-            failure = as_failure(exc, FailureCode.WRITER_FAILURE_UNKNOWN)
-            log.warning("memory write for %s failed: %s", session_id, failure)
-            return failure
+            unknown = as_failure(exc, FailureCode.WRITER_FAILURE_UNKNOWN)
+            log.warning("memory write for %s failed: %s", session_id, unknown)
+            return unknown
 
     def reorganize(self, model: str | None = None) -> MemoryFailure | None:
         from .organizer import reorganize

@@ -49,13 +49,13 @@ def run(state: str | None, session: str, transcripts: list[str], force: bool) ->
             result = import_appended(store, FORMAT, transcript, layout.state(STATE_DIR))
             log.info("imported %s: %d new node(s)", transcript, result.imported)
         except Exception as exc:  # recorded; the store may still hold turns worth writing
-            failure = as_failure(exc, FailureCode.SESSION_NODES_UNAVAILABLE)
-            log.warning("import of %s failed: %s", transcript, failure)
+            lost = as_failure(exc, FailureCode.SESSION_NODES_UNAVAILABLE)
+            log.warning("import of %s failed: %s", transcript, lost)
             journal.emit_event(layout, "memory.hook_failed", {"hook": "claude-code", "stage": "import",
-                                                              "session": session, "code": failure.code.value,
-                                                              "retryable": failure.retryable,
-                                                              "message": failure.message})
-            journal.record_failure(layout, session, failure, None)
+                                                              "session": session, "code": lost.code.value,
+                                                              "retryable": lost.retryable,
+                                                              "message": lost.message})
+            journal.record_failure(layout, session, lost, None)
     from ..provider import FilesMemory
 
     memory = FilesMemory(settings)

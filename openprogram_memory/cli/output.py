@@ -26,7 +26,7 @@ def print_json(data: Any) -> None:
     sys.stdout.flush()
 
 
-def emit(data: dict[str, Any], as_json: bool, human: Callable[[], None] | None = None) -> None:
+def emit(data: dict[str, Any], as_json: bool, human: Callable[[], object] | None = None) -> None:
     """Print ``data`` as JSON, or call ``human`` to print it for people."""
     if as_json:
         print_json(data)

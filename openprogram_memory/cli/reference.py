@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import click
-import typer
 from typer.main import get_command
 
 from .app import app

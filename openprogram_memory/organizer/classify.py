@@ -117,8 +117,9 @@ def explain_statement(text: str, known_projects: Iterable[str] = ()) -> tuple[Ca
     word = _PROJECT_WORD_RE.search(plain)
     if word:
         return "project", f"is about a project ({word.group(0)!r})"
-    if _IMPERATIVE_RE.match(plain):
-        return "rule", f"a standing instruction (starts with {_IMPERATIVE_RE.match(plain).group(0)!r})"
+    imperative = _IMPERATIVE_RE.match(plain)
+    if imperative:
+        return "rule", f"a standing instruction (starts with {imperative.group(0)!r})"
     addressed = _ADDRESSED_RE.search(plain)
     if addressed:
         return "rule", f"tells the assistant what to do ({addressed.group(0)!r})"

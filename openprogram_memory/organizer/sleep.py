@@ -91,11 +91,6 @@ def reorganize(ws: "MemoryWorkspace", model: str | None = None, *, now: datetime
                        or runtime.writes_since_global or runtime.last_global_at is None)
     planned: dict[str, Any] = {}
 
-    def plan(tree: TreeState) -> Request:
-        changes = planner(tree, RuntimeState.load(ws.layout).created_order)
-        planned.update(changes=changes, tree=tree)
-        return parse_request(changes, None, internal=True)
-
     def stamp_runtime(state: RuntimeState, _result: TxResult) -> None:
         state.batches_since_organize = 0
         state.tokens_since_organize = 0
@@ -106,6 +101,11 @@ def reorganize(ws: "MemoryWorkspace", model: str | None = None, *, now: datetime
     if planner is None:
         return organize_with_model(ws, name, now=moment, lock_timeout=lock_timeout,
                                    runtime_update=stamp_runtime, stamp=needs_stamp)
+
+    def plan(tree: TreeState) -> Request:
+        changes = planner(tree, RuntimeState.load(ws.layout).created_order)
+        planned.update(changes=changes, tree=tree)
+        return parse_request(changes, None, internal=True)
     result = run_request(ws, plan, message=f"memory: organize ({name})", lock_timeout=lock_timeout,
                          runtime_update=stamp_runtime, force_views=needs_stamp)
     report: dict[str, Any] = {key: value for key, value in result.to_json().items()

@@ -103,13 +103,13 @@ def current_index(memory_root: Path) -> tuple[SearchIndex, RefreshReport]:
     """
     root = memory_root.resolve()
     with _INDEXES_LOCK:
-        index = _INDEXES.get(root)
-        fresh, loaded = index is None, False
-        if fresh:
-            index = load(root)
-            loaded = index is not None
-            index = index or SearchIndex(root)
-            _INDEXES[root] = index
+        cached = _INDEXES.get(root)
+        fresh, loaded = cached is None, False
+        if cached is None:
+            from_disk = load(root)
+            loaded = from_disk is not None
+            cached = _INDEXES[root] = from_disk or SearchIndex(root)
+        index = cached
     with index.lock:
         report = index.refresh()
         report.loaded_from_disk = fresh and loaded

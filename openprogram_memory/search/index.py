@@ -167,6 +167,12 @@ class SearchIndex:
 
     # -- corpus maintenance -------------------------------------------------
 
+    def _live(self, fid: int) -> tuple[str, FileSegment]:
+        """Path and segment of an occupied slot (freed slots hold ``None``)."""
+        path, segment = self.paths[fid], self.files[fid]
+        assert path is not None and segment is not None, f"slot {fid} is free"
+        return path, segment
+
     def _apply(self, changes: dict[str, tuple[FileSegment, dict[str, list[int]]] | None]) -> None:
         """Replace (or drop, for ``None``) the segments of the given files."""
         touched: dict[str, dict[int, list[int]]] = {}
@@ -174,7 +180,7 @@ class SearchIndex:
             fid = self.fid_of.get(rel)
             if fid is None:
                 continue
-            old = self.files[fid]
+            old = self._live(fid)[1]
             self.n_docs -= old.count
             self.total_len -= old.length
             for term in old.terms():
@@ -241,8 +247,8 @@ class SearchIndex:
             if rel not in current:
                 changes[rel] = None
                 report.removed.append(rel)
-        files, fid_of = self.files, self.fid_of
-        stale = [rel for rel, sig in current.items() if rel not in fid_of or files[fid_of[rel]].sig != sig]
+        fid_of, live = self.fid_of, self._live
+        stale = [rel for rel, sig in current.items() if rel not in fid_of or live(fid_of[rel])[1].sig != sig]
         new_refs: set[tuple[str, str]] = set()
         with _gc_paused(len(stale) > 8):
             if stale:
@@ -324,7 +330,7 @@ class SearchIndex:
 
     def _norm(self, fid: int) -> list[float]:
         avgdl = self.total_len / self.n_docs
-        norm = self._norms[fid] = [K1 * (1 - B + B * dl / avgdl) for dl in self.files[fid].lens()]
+        norm = self._norms[fid] = [K1 * (1 - B + B * dl / avgdl) for dl in self._live(fid)[1].lens()]
         return norm
 
     def scores(self, terms: list[str]) -> dict[int, float]:
@@ -369,12 +375,13 @@ class SearchIndex:
 
     def _match(self, key: int, score: float) -> Match:
         fid = key >> _DOC_SHIFT
-        doc = self.files[fid].docs()[key & POS_MASK]
-        return Match(score, self.paths[fid], doc, self.source_list(doc.refs), self.trust_state(doc.refs))
+        path, segment = self._live(fid)
+        doc = segment.docs()[key & POS_MASK]
+        return Match(score, path, doc, self.source_list(doc.refs), self.trust_state(doc.refs))
 
     def _order(self, item: tuple[int, float]) -> tuple[float, str, int]:
         key, score = item
-        return (-score, self.paths[key >> _DOC_SHIFT], key & POS_MASK)
+        return (-score, self._live(key >> _DOC_SHIFT)[0], key & POS_MASK)
 
     def top(self, terms: list[str], k: int, *, include_pending: bool = False) -> list[Match]:
         """The ``k`` best records, highest score first; ties by topic, position.

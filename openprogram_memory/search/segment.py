@@ -132,7 +132,7 @@ def build_segment(sig: Signature, topic: str, records: Iterable) -> tuple[FileSe
                 values = postings[intern(term)] = []
             values.append(base | (tf if tf < TF_MASK else TF_MASK))
         rows.append((record.memory_id, tuple(record.headings), record.content, record_refs(record)))
-    terms = tuple(postings)
-    segment = FileSegment(sig, lens.tobytes(), sum(lens), marshal.dumps((terms, rows)))
-    segment._payload = (terms, [Doc(*row) for row in rows])
+    term_list = tuple(postings)
+    segment = FileSegment(sig, lens.tobytes(), sum(lens), marshal.dumps((term_list, rows)))
+    segment._payload = (term_list, [Doc(*row) for row in rows])
     return segment, postings

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Mapping, TypeGuard
 
 from ..failures import FailureCode, MemoryFailure
 
@@ -26,7 +26,7 @@ _ID_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,127}")
 _ROLE_RE = re.compile(r"[a-z][a-z0-9_-]{0,63}")
 
 
-def is_valid_id(value: Any) -> bool:
+def is_valid_id(value: Any) -> TypeGuard[str]:
     """Whether ``value`` is a safe session/node id (see :func:`validate_id`)."""
     return isinstance(value, str) and bool(_ID_RE.fullmatch(value)) and ".." not in value
 

@@ -144,7 +144,7 @@ class SessionStore:
     def _write_meta(self, session_id: str, meta: dict[str, Any]) -> None:
         atomic_write_json(self._meta_path(session_id), meta)
 
-    def _commit(self, session_id: str, nodes: list[Node], *, index_lines: list[str] = (),
+    def _commit(self, session_id: str, nodes: list[Node], *, index_lines: Sequence[str] = (),
                 meta: dict[str, Any] | None = None, fsync: bool = True) -> None:
         """Write nodes, index lines and meta as one unit: journal first, then the files."""
         if not nodes and not index_lines and meta is None:
@@ -167,6 +167,7 @@ class SessionStore:
             if nodes:
                 self._write_nodes(session_id, nodes, fsync=fsync)
             else:
+                assert meta is not None  # the one thing to write is the meta
                 self._write_meta(session_id, meta)
             return
         atomic_write_json(directory / JOURNAL, journal, fsync=fsync)
@@ -196,7 +197,7 @@ class SessionStore:
                 return session_id
             raise exists
         stamp = normalize_time(created_at) if created_at else now_iso()
-        meta = {"session": session_id, "head_id": None, "created_at": stamp, "updated_at": stamp,
+        meta: dict[str, Any] = {"session": session_id, "head_id": None, "created_at": stamp, "updated_at": stamp,
                 "node_count": 0, "branches": {}, "metadata": {}}
         reclaim_new_dirs(self.root)
         fresh = new_session_dir(self.root, session_id)

@@ -17,7 +17,7 @@ import posixpath
 from dataclasses import dataclass, field
 
 from ..topics.ids import new_block_id
-from ..topics.model import Blank, Definition, Heading, Paragraph, TopicDoc, parse_topic, strip_trailing_citations
+from ..topics.model import Blank, Block, Definition, Heading, Paragraph, TopicDoc, parse_topic, strip_trailing_citations
 from ..transaction.structured_markdown import direct_region, ensure_chain, rebase_body, separate_blocks
 
 
@@ -136,6 +136,7 @@ def resolve(base: Side, local: Side, remote: Side, local_commit: str, remote_com
                                       "commits": {"local": local_commit, "remote": remote_commit}})
             continue
         present, side = (l, "local") if l is not None else (r, "remote")
+        assert present is not None  # the ID was read from one of the two sides
         if b is None:
             out.final[memory_id], out.origin[memory_id] = present, side  # created on one side
         elif b != present:  # deleted on one side, changed on the other: the change is kept
@@ -161,7 +162,7 @@ def merge_topics(base: Side, local: Side, remote: Side, outcome: Outcome) -> dic
     files = set(local.texts) | set(remote.texts)
     changes: dict[str, str | None] = {}
     for rel in sorted(files):
-        b, l, r = base.texts.get(rel), local.texts.get(rel), remote.texts.get(rel)
+        b, l = base.texts.get(rel), local.texts.get(rel)
         skeleton_side = "remote" if l == b else "local"
         skeleton = sides[skeleton_side].texts.get(rel)
         if skeleton is None and skeleton_side == "local" and l is None:
@@ -187,14 +188,15 @@ def _rebuild(rel: str, skeleton: str | None, wanted: dict[str, Version], outcome
     chains = _chain_list(doc)
     for index, block in enumerate(doc.blocks):
         if isinstance(block, Paragraph) and block.identity is not None:
-            version = wanted.get(block.identity)
+            memory_id = block.identity
+            version = wanted.get(memory_id)
             if version is None or version.chain != chains[index]:
                 dirty = True
                 continue
             if block.text != version.text:
                 block = parse_topic(version.text, rel).blocks[0]
                 dirty = True
-            present.add(block.identity)
+            present.add(memory_id)
         kept.append(block)
     doc.blocks = kept
     missing = [i for i in wanted if i not in present]
@@ -210,7 +212,8 @@ def _rebuild(rel: str, skeleton: str | None, wanted: dict[str, Version], outcome
 
 
 def _chain_list(doc: TopicDoc) -> list[tuple[str, ...]]:
-    out, stack = [], []
+    out: list[tuple[str, ...]] = []
+    stack: list[tuple[int, str]] = []  # (level, title)
     for block in doc.blocks:
         if isinstance(block, Heading):
             while stack and stack[-1][0] >= block.level:
@@ -275,7 +278,7 @@ def _fix_definitions(doc: TopicDoc, rel: str, sides: dict[str, Side], base: Side
 
 
 def _tidy(doc: TopicDoc) -> None:
-    blocks = []
+    blocks: list[Block] = []
     for block in doc.blocks:
         if isinstance(block, Blank) and (not blocks or isinstance(blocks[-1], Blank)):
             continue

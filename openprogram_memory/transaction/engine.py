@@ -20,11 +20,11 @@ from ..fsutil import atomic_write_json, read_json
 from ..topics.model import parse_topic
 from ..topics.normalize import NormalizeContext, check_strict, has_records, normalize_doc, prune_empty
 from ..topics.ids import source_anchor
-from ..sources.archive import archive_relpath_for, parse_archive, plan_append
+from ..sources.archive import SourceMessage, archive_relpath_for, parse_archive, plan_append
 from ..views.derived import CoreRender, derived_views, timeline_entries
 from ..workspace.layout import RUNTIME, TIMELINE, is_derived
 from ..workspace.state import REVISIONS, RuntimeState, write_lock
-from ..workspace.tree import FileSummary, TreeState, summarize
+from ..workspace.tree import FileSummary, RecordInfo, SourceLookup, TreeState, summarize
 from . import gitcheck, ledger
 from .history import commit_paths, tree_differences
 from .install import StepHook, install, recover
@@ -341,11 +341,11 @@ class _KnownIds:
 class OverlaySources:
     """Installed archive plus the sources this edit declares."""
 
-    def __init__(self, base, staged: dict) -> None:
+    def __init__(self, base: SourceLookup, staged: dict[str, SourceMessage]) -> None:
         self.base = base
         self.staged = {(archive_relpath_for(m.source_id), m.anchor): m for m in staged.values()}
 
-    def lookup(self, rel: str, anchor: str, check: bool = True):
+    def lookup(self, rel: str, anchor: str, check: bool = True) -> SourceMessage | None:
         return self.staged.get((rel, anchor)) or self.base.lookup(rel, anchor, check)
 
 
@@ -374,8 +374,10 @@ def _has_symlink(ws: "MemoryWorkspace", rel: str) -> bool:
 def _check_unique_in_file(summary: FileSummary | None) -> None:
     """One block ID names one record: twice in a file (or an alias equal to
     another record's ID) would make ``get`` answer with either."""
+    if summary is None:
+        return
     seen: dict[str, int] = {}
-    for record in summary.records if summary else []:
+    for record in summary.records:
         for block_id in record.ids:
             if block_id in seen:
                 raise _reject(f"{summary.path}:{record.line}: block ID ^{block_id} is already used at line "
@@ -388,7 +390,11 @@ def _check_lost_ids(policy: Policy, lost: list[str], allowed: frozenset[str], ba
                     new_tree: TreeState, topic_bytes: dict[str, bytes | None]) -> None:
     if not lost:
         return
-    by_id = {block_id: baseline.find(block_id) for block_id in lost}
+    by_id: dict[str, RecordInfo] = {}
+    for block_id in lost:
+        found = baseline.find(block_id)
+        assert found is not None  # lost IDs are read from the baseline
+        by_id[block_id] = found
     if policy is Policy.HAND:
         deleted_files = {rel for rel, data in topic_bytes.items() if data is None}
         for block_id in lost:

@@ -65,15 +65,16 @@ def index_damaged(git_dir: Path) -> bool:
 
 def rebuild_index(root: Path) -> None:
     """Rewrite the index from HEAD's tree (work-tree stat where the bytes match)."""
-    from dulwich.objects import Blob
+    from dulwich.objects import Blob, Commit
     from dulwich.repo import Repo
 
     repo = Repo(str(root))
     entries: dict[bytes, bytes] = {}
     try:
-        tree = repo.object_store[repo.refs[b"HEAD"]].tree
+        head = repo.object_store[repo.head()]
     except KeyError:
-        tree = None
+        head = None
+    tree = head.tree if isinstance(head, Commit) else None
     if tree is not None:
         for path, mode, sha in repo.object_store.iter_tree_contents(tree):
             full = root / os.fsdecode(path)
@@ -90,6 +91,7 @@ def rebuild_index(root: Path) -> None:
 
 def head_problem(root: Path) -> str | None:
     """Why HEAD cannot carry a new commit (missing or unreadable commit or tree), or None."""
+    from dulwich.objects import Commit, Tree
     from dulwich.repo import Repo
 
     try:
@@ -97,14 +99,18 @@ def head_problem(root: Path) -> str | None:
     except Exception as exc:  # noqa: BLE001 - any failure to open is the finding
         return f"the git repository cannot be opened ({type(exc).__name__}: {exc})"
     try:
-        head = repo.refs[b"HEAD"]
+        head = repo.head()
     except KeyError:
         return None  # no commit yet
     except Exception as exc:  # noqa: BLE001
         return f"HEAD is unreadable ({type(exc).__name__}: {exc})"
     try:
         commit = repo.object_store[head]
+        if not isinstance(commit, Commit):
+            raise TypeError(f"HEAD names a {commit.type_name.decode()}, not a commit")
         tree = repo.object_store[commit.tree]
+        if not isinstance(tree, Tree):
+            raise TypeError(f"the commit's tree is a {tree.type_name.decode()}")
         for entry in tree.items():  # top-level entries must be readable too
             repo.object_store[entry.sha]
     except Exception as exc:  # noqa: BLE001

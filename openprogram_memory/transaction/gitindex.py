@@ -57,11 +57,11 @@ def entry_from_stat(name: bytes, st: os.stat_result, mode: int, hex_sha: bytes) 
 def _load(index_path: Path) -> dict[bytes, bytes]:
     if not index_path.exists():
         return {}
-    from dulwich.index import Index
+    from dulwich.index import Index, IndexEntry
 
     entries: dict[bytes, bytes] = {}
     for name, entry in Index(str(index_path)).items():
-        if not hasattr(entry, "sha"):  # conflicted entry: leave it to git
+        if not isinstance(entry, IndexEntry):  # conflicted entry: leave it to git
             continue
         values = (_split_time(entry.ctime), _split_time(entry.mtime), entry.dev, entry.ino, entry.uid,
                   entry.gid, entry.size)

@@ -82,20 +82,25 @@ def _damaged(root: Path, what: str) -> MemoryFailure:
                          + repair_hint(root), retryable=False)
 
 
+def _tree_items(store, tree_sha: bytes | None) -> list:
+    """The entries of an existing tree (none for ``None``); GIT_UNAVAILABLE if it cannot be read."""
+    if tree_sha is None:
+        return []
+    try:
+        return list(store[tree_sha].items())
+    except Exception as exc:  # noqa: BLE001 - a truncated or missing tree object is damage, not a retry
+        raise MemoryFailure(FailureCode.GIT_UNAVAILABLE, f"tree {tree_sha.decode('ascii', 'replace')} in HEAD "
+                            f"is missing or damaged ({type(exc).__name__}); run `git fsck`",
+                            retryable=False) from None
+
+
 def _update_tree(store, tree_sha: bytes | None, changes: dict[tuple[bytes, ...], bytes | None], new_objects: list) -> bytes | None:
     """Apply ``{path parts: blob sha or None}`` below ``tree_sha``; None if empty."""
     from dulwich.objects import Tree
 
     tree = Tree()
-    if tree_sha is not None:
-        try:
-            items = store[tree_sha].items()
-        except Exception as exc:  # noqa: BLE001 - a truncated or missing tree object is damage, not a retry
-            raise MemoryFailure(FailureCode.GIT_UNAVAILABLE, f"tree {tree_sha.decode('ascii', 'replace')} in HEAD "
-                                f"is missing or damaged ({type(exc).__name__}); run `git fsck`",
-                                retryable=False) from None
-        for entry in items:
-            tree.add(entry.path, entry.mode, entry.sha)
+    for entry in _tree_items(store, tree_sha):
+        tree.add(entry.path, entry.mode, entry.sha)
     direct: dict[bytes, bytes | None] = {}
     nested: dict[bytes, dict[tuple[bytes, ...], bytes | None]] = {}
     for parts, sha in changes.items():

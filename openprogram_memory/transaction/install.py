@@ -16,7 +16,7 @@ import json
 import os
 import shutil
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from ..failures import FailureCode, MemoryFailure
 from ..fsutil import FILE_MODE, ensure_dir, fsync_dir
@@ -42,7 +42,7 @@ def install(layout: Layout, files: dict[str, bytes | None], step: StepHook = _no
     new_dir, old_dir = base / "new", base / "old"
     ensure_dir(new_dir)
     ensure_dir(old_dir)
-    entries = []
+    entries: list[dict[str, Any]] = []
     for index, (rel, data) in enumerate(sorted(files.items())):
         target = layout.path(rel)
         entries.append({"path": rel, "slot": str(index), "existed": target.exists(), "delete": data is None})

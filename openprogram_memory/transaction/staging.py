@@ -13,7 +13,6 @@ fails at once with READ_ONLY_PATH, before any validation.
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 

@@ -85,7 +85,7 @@ class TopicEditor:
             self.staging.write(rel, doc.render())
 
     def _create_record(self, op: Op) -> None:
-        dest = op.destination
+        dest = _destination(op)
         doc = self.doc(dest.topic)
         label = self._write_evidence(doc, op)
         paragraph = Paragraph(lines=[], body="", ids=[])
@@ -95,7 +95,7 @@ class TopicEditor:
         self.touched.add(dest.topic)
 
     def _update_record(self, op: Op) -> None:
-        rel, doc, paragraph = self.locate(op.memory_id, op.index)
+        rel, doc, paragraph = self.locate(_named_id(op), op.index)
         old = set(paragraph.citations)
         label = self._write_evidence(doc, op, own=paragraph)
         paragraph.set(f"{op.content}[^{label}]", paragraph.ids)
@@ -103,10 +103,11 @@ class TopicEditor:
         self.touched.add(rel)
 
     def _delete_record(self, op: Op) -> None:
-        rel, doc, paragraph = self.locate(op.memory_id, op.index)
-        if len(paragraph.ids) > 1 and op.memory_id != paragraph.identity:
-            gone = [op.memory_id]  # an alias: the merged record stays
-            paragraph.set(paragraph.body, [i for i in paragraph.ids if i != op.memory_id])
+        named = _named_id(op)
+        rel, doc, paragraph = self.locate(named, op.index)
+        if len(paragraph.ids) > 1 and named != paragraph.identity:
+            gone = [named]  # an alias: the merged record stays
+            paragraph.set(paragraph.body, [i for i in paragraph.ids if i != named])
         else:
             gone = list(paragraph.ids)
             doc.blocks.remove(paragraph)
@@ -118,7 +119,7 @@ class TopicEditor:
         self.touched.add(rel)
 
     def _move_records(self, op: Op) -> None:
-        dest = op.destination
+        dest = _destination(op)
         moving = self._whole_paragraphs(op)
         if dest.anchor is not None and dest.anchor in op.memory_ids:
             raise invalid_request(f"anchor ^{dest.anchor} is itself being moved", op.index)
@@ -235,7 +236,8 @@ class TopicEditor:
             if current.meaning == evidence.meaning and sorted(current.links) != sorted(evidence.links):
                 evidence = Evidence(keyword_evidence_id(evidence.time, evidence.links), evidence.time, evidence.links)
                 existing = doc.definitions().get(evidence.label)
-                current = detach_definition(existing, doc.path) if existing is not None else None
+                if existing is not None:
+                    current = detach_definition(existing, doc.path)
         if existing is not None:
             if current.meaning != evidence.meaning or sorted(current.links) != sorted(evidence.links):
                 raise invalid_request(
@@ -251,6 +253,7 @@ class TopicEditor:
     # -- places --------------------------------------------------------
     def _insertion_index(self, doc: TopicDoc, dest: Destination, index: int, moving: frozenset[str]) -> int:
         if dest.position in ("before", "after"):
+            assert dest.anchor is not None  # the request parser requires one for before/after
             rel, anchor_doc, anchor = self.locate(dest.anchor, index)
             if anchor.ids and set(anchor.ids) & moving:
                 raise invalid_request(f"anchor ^{dest.anchor} is itself being moved", index)
@@ -303,3 +306,15 @@ def rename_citations(body: str, renames: dict[str, str]) -> str:
     if all(old == new for old, new in renames.items()):
         return body
     return CITATION_RE.sub(lambda m: f"[^{renames.get(m.group(1), m.group(1))}]", body)
+
+
+def _named_id(op: Op) -> str:
+    """The ID an update or delete names (the request parser guarantees one)."""
+    assert op.memory_id is not None
+    return op.memory_id
+
+
+def _destination(op: Op) -> Destination:
+    """Where a create or move goes (the request parser guarantees one)."""
+    assert op.destination is not None
+    return op.destination

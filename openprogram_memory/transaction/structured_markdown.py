@@ -134,7 +134,9 @@ def ensure_chain(doc: TopicDoc, headings: tuple[str, ...]) -> int:
     if parent is None:
         at, level = len(doc.blocks), 0
     else:
-        level = doc.blocks[parent].level
+        heading = doc.blocks[parent]
+        assert isinstance(heading, Heading)  # _find_heading returns heading indices only
+        level = heading.level
         at = len(doc.blocks)
         for i in range(parent + 1, len(doc.blocks)):
             block = doc.blocks[i]

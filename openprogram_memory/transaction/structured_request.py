@@ -175,7 +175,7 @@ def _parse_op(index: int, change: Any, new_sources: dict[str, SourceMessage], in
     if not isinstance(change, dict):
         raise invalid_request("each change must be an object with an 'op'", index)
     raw_kind = change.get("op", change.get("type", change.get("action")))
-    kind = _OP_ALIASES.get(raw_kind, raw_kind)
+    kind = _OP_ALIASES.get(raw_kind, raw_kind) if isinstance(raw_kind, str) else raw_kind  # [] is unhashable
     allowed = (CREATE, UPDATE, DELETE, MOVE) + ((MERGE,) if internal else ())
     if kind not in allowed:
         raise invalid_request(f"unknown op {raw_kind!r}; use one of {', '.join(allowed)}", index)
@@ -337,12 +337,14 @@ def _check_per_id(ops: list[Op], internal: bool) -> None:
     moves: dict[str, int] = {}
     for op in ops:
         if op.kind in (UPDATE, DELETE):
-            earlier = content.get(op.memory_id)
+            memory_id = op.memory_id
+            assert memory_id is not None  # updates and deletes always name their record
+            earlier = content.get(memory_id)
             if earlier is not None:
-                raise invalid_request(f"^{op.memory_id} already has a content op in changes[{earlier}]", op.index)
-            content[op.memory_id] = op.index
+                raise invalid_request(f"^{memory_id} already has a content op in changes[{earlier}]", op.index)
+            content[memory_id] = op.index
             if op.kind == DELETE:
-                deleted[op.memory_id] = op.index
+                deleted[memory_id] = op.index
         if op.kind == MOVE:
             for memory_id in op.memory_ids:
                 earlier = moves.get(memory_id)

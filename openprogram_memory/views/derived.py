@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..tokens import count_tokens
-from ..topics.model import Definition, Heading, Paragraph
+from ..topics.model import Heading, Paragraph
 from ..workspace.layout import CORE_RENDER, CORE_TOPIC, RECENT, RELATIONS, TIMELINE
 from ..workspace.tree import FileSummary, RecordInfo, TreeState, register_index
 
@@ -78,9 +78,10 @@ def render_core(tree: TreeState, budget: int) -> CoreRender:
             continue
         if not isinstance(block, Paragraph) or not block.ids:
             continue
-        info = summary.by_id.get(block.identity)
+        memory_id = block.ids[-1]  # the paragraph's identity
+        info = summary.by_id.get(memory_id)
         if info is not None and info.trust_state != "trusted":
-            result.pending.append(block.identity)
+            result.pending.append(memory_id)
             continue
         new_headings = [h for h in chain if id(h) not in emitted_headings]
         new_defs = [label for label in dict.fromkeys(block.citations)
@@ -89,12 +90,12 @@ def render_core(tree: TreeState, budget: int) -> CoreRender:
         def_text = [_rebase_links(definitions[label].text, CORE_TOPIC, CORE_RENDER) for label in new_defs]
         extra = cost(addition + def_text) + 2 * (len(addition) + len(def_text))
         if total + extra > budget:
-            result.excluded.append(block.identity)
+            result.excluded.append(memory_id)
             continue
         emitted_headings.update(id(h) for h in new_headings)
         used_definitions.extend(new_defs)
         total += extra
-        result.included.append(block.identity)
+        result.included.append(memory_id)
     if not result.included:
         return result
     # the sum of parts is an estimate; make the budget hold for the real text

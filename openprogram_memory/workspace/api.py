@@ -7,10 +7,7 @@ these methods.
 
 from __future__ import annotations
 
-import io
-import json
 import tarfile
-import time
 from pathlib import Path
 from typing import Any, Callable
 
@@ -129,6 +126,7 @@ class MemoryWorkspace:
             edit = _whole_file_edit(changes)
             message = commit_message or f"memory: apply {len(changes)} file change(s)"
         else:
+            assert patch is not None  # exactly one of the three was given
             edit = _patch_edit(patch)
             message = commit_message or "memory: apply patch"
         return staged_edit(self, edit, policy=Policy.MODEL, lock_timeout=lock_timeout,
@@ -327,7 +325,7 @@ def _whole_file_edit(changes: list[dict]) -> Callable[[Staging], None]:
     size = sum(len(str(c.get("content") or "").encode()) for c in changes if isinstance(c, dict))
     if size > MAX_CHANGES_BYTES:
         raise MemoryFailure(FailureCode.INVALID_ARGUMENT, f"changes exceed {MAX_CHANGES_BYTES // 1024} kB")
-    parsed = []
+    parsed: list[tuple[str, str | None]] = []  # (path, content; None deletes)
     for index, change in enumerate(changes):
         if not isinstance(change, dict) or "path" not in change:
             raise MemoryFailure(FailureCode.INVALID_ARGUMENT, f"changes[{index}] needs a path")
@@ -338,14 +336,14 @@ def _whole_file_edit(changes: list[dict]) -> Callable[[Staging], None]:
                 raise MemoryFailure(FailureCode.INVALID_ARGUMENT, f"changes[{index}] (write {rel}) needs text content")
         elif action != "delete":
             raise MemoryFailure(FailureCode.INVALID_ARGUMENT, f"changes[{index}]: action must be write or delete")
-        parsed.append((action, rel, change.get("content")))
+        parsed.append((rel, change["content"] if action == "write" else None))
 
     def edit(staging: Staging) -> None:
-        for action, rel, content in parsed:
-            if action == "write":
-                staging.write(rel, content)
-            else:
+        for rel, content in parsed:
+            if content is None:
                 staging.delete(rel)
+            else:
+                staging.write(rel, content)
 
     return edit
 
@@ -359,7 +357,7 @@ def _patch_edit(patch: str) -> Callable[[Staging], None]:
 
     def edit(staging: Staging) -> None:
         for file_patch in files:
-            path = file_patch.new_path or file_patch.old_path
+            path = file_patch.path
             original = staging.read(path) if file_patch.old_path and staging.exists(path) else None
             if file_patch.old_path and original is None:
                 raise MemoryFailure(FailureCode.PATCH_CONFLICT, f"{path} does not exist")

@@ -54,7 +54,7 @@ def reclaim(root: Path) -> list[str]:
     """Remove this workspace's scratch directories whose owner process is gone; return their names."""
     key = workspace_key(root)
     base = Path(tempfile.gettempdir())
-    removed = []
+    removed: list[str] = []
     try:
         entries = list(os.scandir(base))
     except OSError:

@@ -7,7 +7,6 @@ import json
 import os
 import re
 import secrets
-import stat
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields

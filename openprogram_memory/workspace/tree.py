@@ -16,10 +16,10 @@ import posixpath
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Protocol
 
 from ..sources.archive import ArchiveFile, SourceMessage, read_archive
-from ..topics.model import Paragraph, TopicDoc, parse_topic, record_links
+from ..topics.model import TopicDoc, parse_topic, record_links
 from .layout import CORE_TOPIC, TOPICS, resolves_inside
 
 Signature = tuple[int, int, int]
@@ -223,7 +223,13 @@ class SourceCache:
         return out
 
 
-def summarize(path: str, text: str, sources: SourceCache) -> FileSummary:
+class SourceLookup(Protocol):
+    """What :func:`summarize` reads of an archive (the installed one, or one with staged additions)."""
+
+    def lookup(self, rel: str, anchor: str, check: bool = True) -> SourceMessage | None: ...
+
+
+def summarize(path: str, text: str, sources: SourceLookup) -> FileSummary:
     """Parse one topic file and resolve its evidence and links."""
     doc = parse_topic(text, path)
     definitions = doc.definitions()

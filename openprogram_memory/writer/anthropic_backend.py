@@ -112,8 +112,8 @@ class AnthropicWriter:
                 model=self.model,
                 max_tokens=self.max_tokens,
                 system=[{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}],
-                tools=tools,
-                messages=messages,
+                tools=tools,  # type: ignore[arg-type]  # plain dicts; the SDK's TypedDicts describe the same JSON
+                messages=messages,  # type: ignore[arg-type]  # as above
             )
         except anthropic.AnthropicError as exc:
             raise classify_error(exc) from exc

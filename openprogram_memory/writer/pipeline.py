@@ -202,9 +202,9 @@ def write_report(settings_or_ws: Settings | MemoryWorkspace, session_id: str | N
         _record_failure(ctx, failure)
         raise
     except Exception as exc:
-        failure = as_failure(exc, FailureCode.WRITER_FAILURE_UNKNOWN)
-        _record_failure(ctx, failure)
-        raise failure from exc
+        unknown = as_failure(exc, FailureCode.WRITER_FAILURE_UNKNOWN)
+        _record_failure(ctx, unknown)
+        raise unknown from exc
 
 
 def _write(ctx: WriteContext, force: bool) -> WriteReport:

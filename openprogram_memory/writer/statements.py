@@ -273,7 +273,8 @@ def _identity(clause: str) -> list[Statement]:
         return [Statement(finish(third_person(clause)), "identity", keyword(match.group("v")), "employer")]
     match = _ROLE_RE.match(clause)
     if match:
-        value, *rest = re.split(r"\s*,\s*(?:and\s+)?", match.group("v"))
+        parts = re.split(r"\s*,\s*(?:and\s+)?", match.group("v"))
+        value, appositives = parts[0], parts[1:]
         head = re.split(r"\s+(?:at|for|with|on|in|of|who|and|but|so|because)\s+", value)[0]
         if lx.ROLE_RE.search(head) and len(head.split()) <= 6 and not re.match(
                 r"(?:bit|little|lot|fan|big fan|huge fan|stickler|sucker|night owl|morning person|"
@@ -288,7 +289,7 @@ def _identity(clause: str) -> list[Statement]:
             if place and not lx.THING_RE.fullmatch(place.group("p")):
                 out.append(Statement(finish(f"The user is based in {place.group('p')}"), "identity",
                                      place.group("p"), "location"))
-            for part in rest:
+            for part in appositives:
                 out.extend(_appositive(part))
             return out
     return []
@@ -435,18 +436,18 @@ def _people(clause: str) -> list[Statement]:
     if verb.group("verb").casefold() in ("is", "are", "has", "does", "do", "must", "needs", "should", "gets",
                                           "gives", "sends", "makes", "is on", "are on", "is off", "runs", "run"):
         tail = rest[verb.start("verb"):]
-        strong = _PERSON_IS_RE.match(tail) or re.match(
+        strong = bool(_PERSON_IS_RE.match(tail)) or bool(re.match(
             r"^(?:runs|run)\s+(?:the\s+|our\s+)?(?:[\w-]+\s+){0,3}(?:team|standup|stand-up|meeting|retro|"
             r"release|releases|on-?call|show|process|interviews?|hiring|sprint|planning|demo|sync|"
             r"1:1s?|one-on-ones)\b|^(?:must|needs to|should|has to|gets to|does)\s+(?:approve|sign|review|"
             r"decide|own|okay|ok|greenlight|the releases?|the reviews?|all)\b|^(?:is|are) (?:off|out) (?:on )?"
-            r"(?:fridays|mondays|weekends)\b", tail, re.I)
+            r"(?:fridays|mondays|weekends)\b", tail, re.I))
         if not strong and verb.group("verb").casefold() in ("is", "are"):
             predicate = tail[len(verb.group("verb")):]
-            strong = re.match(rf"\s+(?:also\s+)?(?:our|the|my|their)\s+(?:only\s+)?(?:one|person)\s+(?:who|to)\b|"
+            strong = bool(re.match(rf"\s+(?:also\s+)?(?:our|the|my|their)\s+(?:only\s+)?(?:one|person)\s+(?:who|to)\b|"
                               rf"\s+(?:also\s+)?(?:our|the|my|their)\s+(?:[\w-]+\s+){{0,3}}(?:(?-i:[A-Z]{{2,5}})|"
                               rf"{lx.ROLE_NOUNS}|champion|advisor|adviser|lead|owner|contact|expert|person|go-to)\b",
-                              predicate, re.I) and not lx.THING_RE.search(predicate.split(" who ")[0])
+                              predicate, re.I)) and not lx.THING_RE.search(predicate.split(" who ")[0])
         if not strong:
             return []
     return [Statement(finish(third_person(clause)), "people", name, subject=name)]
@@ -795,10 +796,10 @@ def _fact(clause: str, hint: str | None) -> list[Statement]:
     return [Statement(finish(text), "fact", keyword(subject or clause), subject=subject)]
 
 
-_SUBJECT_RE = re.compile(rf"\b(?:the|our|my)\s+(?P<s>(?:(?!the\b|our\b|my\b)[\w.+-]+\s+){{0,2}}?"
-                         rf"(?:service|app|application|api|project|repo|repository|website|site|backend|frontend|"
-                         rf"pipeline|cluster|platform|tool|library|cli|bot|database|db|server|system|job|worker|"
-                         rf"bucket|queue|stack|product|gateway|monorepo))\b", re.I)
+_SUBJECT_RE = re.compile(r"\b(?:the|our|my)\s+(?P<s>(?:(?!the\b|our\b|my\b)[\w.+-]+\s+){0,2}?"
+                         r"(?:service|app|application|api|project|repo|repository|website|site|backend|frontend|"
+                         r"pipeline|cluster|platform|tool|library|cli|bot|database|db|server|system|job|worker|"
+                         r"bucket|queue|stack|product|gateway|monorepo))\b", re.I)
 
 
 def _subject(text: str, match: re.Match[str] | None = None) -> str | None:

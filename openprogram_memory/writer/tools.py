@@ -177,7 +177,7 @@ def record_change(staging: "Staging", ws: "MemoryWorkspace | None", change: dict
 
 
 def _record_op(op: str, tool_input: dict[str, Any]) -> dict[str, Any]:
-    change = {"op": op, "memory_id": _text(tool_input, "memory_id").lstrip("^")}
+    change: dict[str, Any] = {"op": op, "memory_id": _text(tool_input, "memory_id").lstrip("^")}
     if op == "update_record":
         change.update(content=_text(tool_input, "content"), time=tool_input.get("time"),
                       sources=tool_input.get("sources"))

@@ -168,7 +168,7 @@ def watch(settings: Settings, *, max_polls: int | None = None, sleep: Callable[[
             outcomes = watch_once(settings)
         except MemoryFailure as failure:  # e.g. the workspace is busy being recovered
             log.warning("watcher poll failed: %s", failure)
-            outcomes = []
+            outcomes = PollReport()
         if on_poll is not None:
             on_poll(outcomes)
         polls += 1

@@ -194,7 +194,7 @@ def test_memory_verbs_refuse_when_disabled(tmp_path, monkeypatch):
 def test_completions_are_current():
     for shell, name in SHELLS.items():
         checked_in = (ROOT / "completions" / name).read_text()
-        assert checked_in == completion_script(shell), f"run: python -m openprogram_memory.cli.completions completions"
+        assert checked_in == completion_script(shell), "run: python -m openprogram_memory.cli.completions completions"
 
 
 def test_cli_reference_is_current():

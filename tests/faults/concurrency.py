@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .harness import WORKSPACE_ID, build_base, cli, fsck, snapshot, tree_matches_head
+from .harness import build_base, cli, fsck, snapshot, tree_matches_head
 
 KINDS = ("apply", "edit", "write", "sleep")
 EDITOR = '''import sys

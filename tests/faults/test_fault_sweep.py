@@ -14,8 +14,8 @@ import signal
 
 import pytest
 
-from faults.harness import (Base, build_base, cli, fsck, leftovers, operations, record_op, run_trial, snapshot,
-                            sweep_op, tree_matches_head)
+from faults.harness import (Base, build_base, operations, record_op, run_trial, snapshot,
+                            sweep_op)
 
 SEED = int(os.environ.get("FAULT_SEED", "20261203"))
 

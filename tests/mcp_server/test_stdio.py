@@ -102,7 +102,7 @@ def test_initialize_tools_resources_search_get_update(seeded):
     assert out["tools"]["memory_get"].annotations.read_only_hint is True
     assert out["resources"][0] == "memory://core"
     assert {"memory://topics/people/dana.md", "memory://topics/core.md"} <= set(out["resources"])
-    assert f"Dana runs a bike shop in Lyon.[^" in out["topic_text"] and f"^{topic_id}" in out["topic_text"]
+    assert "Dana runs a bike shop in Lyon.[^" in out["topic_text"] and f"^{topic_id}" in out["topic_text"]
     assert out["core_text"].startswith("<memory-context>") and out["core_text"].rstrip().endswith("</memory-context>")
     assert "Always answer in metric units." in out["core_text"]
 

@@ -128,8 +128,8 @@ def import_claude_code(store: SessionStore, transcripts: list[TranscriptFile],
                 unsorted[NOT_A_TURN if kind in NOT_A_TURN_TYPES else MISSING_ID if kind in TURN_TYPES
                          else UNKNOWN_TYPE] += 1
         result = result + ImportResult([], 0, dict(unsorted))
-    for session_id, lines in lines_by_session.items():
-        tree = build_tree(session_id, lines, store, aliases)
+    for session_id, numbered in lines_by_session.items():
+        tree = build_tree(session_id, numbered, store, aliases)
         tree.title = titles.get(session_id)
         result = result + write_tree(store, tree)
         if store.exists(session_id):
@@ -322,7 +322,8 @@ def _extend_assistant(draft: DraftNode, line: dict[str, Any], clock: str,
             calls.append(render_tool_call(block.get("name"), block.get("input")))
         elif isinstance(block, dict) and block.get("type") == "thinking":
             draft.metadata["thinking"] = True
-    message = line.get("message") if isinstance(line.get("message"), dict) else {}
+    message = line.get("message")
+    message = message if isinstance(message, dict) else {}
     for key in ("id", "model"):
         if message.get(key):
             draft.metadata.setdefault("message_id" if key == "id" else "model", message[key])

@@ -141,7 +141,8 @@ def build_tree(transcript: TranscriptFile, store: SessionStore,
         return tree, "-", None
     drafts, skipped = _drafts(transcript, thread_id, meta)
     forked_from = meta.get("forked_from_id") if is_valid_id(meta.get("forked_from_id")) else None
-    host, branch = None, []
+    host: str | None = None
+    branch: list[Node] = []
     if forked_from is not None and not store.exists(thread_id):  # imported alone before: it stays alone
         host, branch = _parent_branch(store, forked_from)
     tree = TranscriptTree(host or thread_id, SOURCE, store, aliases)

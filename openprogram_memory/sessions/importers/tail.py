@@ -40,7 +40,7 @@ from typing import Any, Callable
 from ...failures import FailureCode, MemoryFailure
 from ...fsutil import atomic_write_json, ensure_dir, read_json
 from ..store import SessionStore
-from . import FORMATS, claude_code, codex, pi
+from . import claude_code, codex, pi
 from .common import BLANK, EMPTY_RESULT, MALFORMED_JSON, NOT_AN_OBJECT, ImportResult, TranscriptFile
 
 STATE_DIR = "transcripts"
@@ -59,12 +59,14 @@ def _claude_code_prompt(line: dict[str, Any]) -> bool:
 
 
 def _codex_prompt(line: dict[str, Any]) -> bool:
-    payload = line.get("payload") if isinstance(line.get("payload"), dict) else {}
+    payload = line.get("payload")
+    payload = payload if isinstance(payload, dict) else {}
     return line.get("type") == "response_item" and payload.get("type") == "message" and payload.get("role") == "user"
 
 
 def _pi_prompt(line: dict[str, Any]) -> bool:
-    message = line.get("message") if isinstance(line.get("message"), dict) else {}
+    message = line.get("message")
+    message = message if isinstance(message, dict) else {}
     return line.get("type") == "message" and message.get("role") == "user"
 
 
