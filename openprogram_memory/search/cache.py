@@ -27,7 +27,7 @@ from .index import RefreshReport, SearchIndex
 from .tokenize import TOKENIZER_VERSION
 
 # Bump when the stored state or the tokenizer changes meaning.
-FORMAT_VERSION = 3  # 3: Lucene idf, no mean-idf statistics stored
+FORMAT_VERSION = 4  # 3: Lucene idf, no mean-idf statistics stored; 4: postings in hash shards
 CACHE_FILE = f"{SCRIPTORIUM}/search/index.bin"
 _MAGIC = b"OPENPROGRAM-SEARCH"
 

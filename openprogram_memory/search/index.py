@@ -37,6 +37,7 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Iterator, NamedTuple
 
+from .postings import Postings
 from .segment import FILE_SHIFT, POS_MASK, POS_SHIFT, TF_MASK, Doc, FileSegment, Signature, SourceRef, build_segment
 
 K1 = 1.5
@@ -136,7 +137,7 @@ class SearchIndex:
         self.paths: list[str | None] = []
         self.files: list[FileSegment | None] = []
         self.fid_of: dict[str, int] = {}
-        self.postings: dict[str, bytes] = {}  # term → array('Q') bytes, sorted
+        self.postings = Postings()  # term → array('Q') bytes, sorted
         self.n_docs = 0
         self.total_len = 0
         self.sources: dict[str, tuple[Signature | None, bytes]] = {}  # archive → (sig, marshal of Resolved)
@@ -150,7 +151,7 @@ class SearchIndex:
     def to_state(self) -> tuple:
         """Everything but the root and counters, as marshal-able values."""
         files = [f.to_tuple() if f is not None else None for f in self.files]
-        return (self.paths, files, self.postings, self.n_docs, self.total_len, self.sources)
+        return (self.paths, files, self.postings.to_state(), self.n_docs, self.total_len, self.sources)
 
     @classmethod
     def from_state(cls, root: Path, state: tuple) -> "SearchIndex":
@@ -161,7 +162,7 @@ class SearchIndex:
         index.files = [FileSegment.from_tuple(f) if f is not None else None for f in files]
         index.fid_of = {rel: fid for fid, rel in enumerate(index.paths) if rel is not None}
         index._free = [fid for fid, rel in enumerate(index.paths) if rel is None]
-        index.postings, index.sources = postings, sources
+        index.postings, index.sources = Postings(postings), sources
         index.n_docs, index.total_len = n_docs, total_len
         return index
 
@@ -333,28 +334,102 @@ class SearchIndex:
         norm = self._norms[fid] = [K1 * (1 - B + B * dl / avgdl) for dl in self._live(fid)[1].lens()]
         return norm
 
-    def scores(self, terms: list[str]) -> dict[int, float]:
-        """BM25 score of every record holding a query term, by doc key."""
+    def _plan(self, terms: list[str]) -> list[tuple[bytes, float]]:
+        """``(postings, weight)`` per distinct query term, rarest first.
+
+        ``weight`` = qtf · idf · (k1 + 1) bounds what the term can add to any
+        record's score (tf / (tf + norm) < 1). Full and pruned scoring add a
+        record's term contributions in this one order, so their sums are
+        bit-identical.
+        """
         counts: dict[str, int] = {}
         for term in terms:
             counts[term] = counts.get(term, 0) + 1
-        scores: dict[int, float] = {}
-        get, norms = scores.get, self._norms
+        plan = []
         for term, qtf in counts.items():
             blob = self.postings.get(term)
-            if blob is None:
-                continue
-            weight = qtf * self._idf(len(blob) >> 3) * (K1 + 1)
-            last, norm = -1, []
-            for value in memoryview(blob).cast("Q"):
-                fid = value >> FILE_SHIFT
-                if fid != last:
-                    norm = norms.get(fid) or self._norm(fid)
-                    last = fid
-                tf = value & TF_MASK
-                key = value >> POS_SHIFT
-                scores[key] = get(key, 0.0) + weight * tf / (tf + norm[key & POS_MASK])
+            if blob:
+                df = len(blob) >> 3
+                plan.append((df, term, blob, qtf * self._idf(df) * (K1 + 1)))
+        plan.sort(key=itemgetter(0, 1))
+        return [(blob, weight) for _df, _term, blob, weight in plan]
+
+    def _accumulate(self, scores: dict[int, float], blob: bytes, weight: float) -> None:
+        """Add one term's contribution to every record holding it."""
+        get, norms = scores.get, self._norms
+        last, norm = -1, []
+        for value in memoryview(blob).cast("Q"):
+            fid = value >> FILE_SHIFT
+            if fid != last:
+                norm = norms.get(fid) or self._norm(fid)
+                last = fid
+            tf = value & TF_MASK
+            key = value >> POS_SHIFT
+            scores[key] = get(key, 0.0) + weight * tf / (tf + norm[key & POS_MASK])
+
+    def scores(self, terms: list[str]) -> dict[int, float]:
+        """BM25 score of every record holding a query term, by doc key."""
+        scores: dict[int, float] = {}
+        for blob, weight in self._plan(terms):
+            self._accumulate(scores, blob, weight)
         return scores
+
+    def best_scores(self, terms: list[str], want: int) -> tuple[dict[int, float], bool]:
+        """Exact scores of a set of records holding the ``want`` best, and whether it is every match.
+
+        MaxScore: terms are taken rarest first; once the bounds of the terms
+        left cannot lift a record not yet seen to the ``want``-th best score
+        so far (theta), no new record is admitted, and the remaining terms
+        are looked up only for records that can still reach theta. Every
+        record returned has its full score, equal bit for bit to
+        :meth:`scores`; a record left out scores strictly below the
+        ``want``-th returned one, so ties are never cut.
+        """
+        plan = self._plan(terms)
+        rest = [0.0] * (len(plan) + 1)  # rest[i]: bound of what terms i.. can add
+        for i in range(len(plan) - 1, -1, -1):
+            rest[i] = rest[i + 1] + plan[i][1]
+        scores: dict[int, float] = {}
+        for i, (blob, weight) in enumerate(plan):
+            if len(scores) >= want:
+                theta = heapq.nlargest(want, scores.values())[-1]
+                if rest[i] < theta:
+                    return self._finish(scores, plan[i:], rest[i:], theta, want), False
+            self._accumulate(scores, blob, weight)
+        return scores, True
+
+    def _finish(self, scores: dict[int, float], plan: list[tuple[bytes, float]], rest: list[float],
+                theta: float, want: int) -> dict[int, float]:
+        """Add the remaining terms to the records that can still reach ``theta``; drop the rest."""
+        alive = [key for key, score in scores.items() if score + rest[0] >= theta]
+        norms = self._norms
+        for j, (blob, weight) in enumerate(plan):
+            view = memoryview(blob).cast("Q")
+            size = len(view)
+            if len(alive) * 24 < size:  # a few records: binary search each in the postings
+                for key in alive:
+                    at = bisect_left(view, key << POS_SHIFT)
+                    if at < size and view[at] >> POS_SHIFT == key:
+                        tf = view[at] & TF_MASK
+                        fid = key >> _DOC_SHIFT
+                        norm = norms.get(fid) or self._norm(fid)
+                        scores[key] = scores[key] + weight * tf / (tf + norm[key & POS_MASK])
+            else:  # many: one pass over the postings
+                wanted = set(alive)
+                last, norm = -1, []
+                for value in view:
+                    key = value >> POS_SHIFT
+                    if key in wanted:
+                        fid = value >> FILE_SHIFT
+                        if fid != last:
+                            norm = norms.get(fid) or self._norm(fid)
+                            last = fid
+                        tf = value & TF_MASK
+                        scores[key] = scores[key] + weight * tf / (tf + norm[key & POS_MASK])
+            view.release()
+            theta = max(theta, heapq.nlargest(want, (scores[key] for key in alive))[-1])
+            alive = [key for key in alive if scores[key] + rest[j + 1] >= theta]
+        return {key: scores[key] for key in alive}
 
     def trust_state(self, refs: tuple[SourceRef, ...]) -> str:
         """``pending`` if any cited source is pending or unresolvable."""
@@ -392,9 +467,10 @@ class SearchIndex:
         """
         if k <= 0 or not self.n_docs:
             return []
-        items = self.scores(terms).items()
         want = k + 8
         while True:
+            scored, complete = self.best_scores(terms, want)
+            items = scored.items()
             best = heapq.nlargest(want, items, key=itemgetter(1))
             best.sort(key=self._order)
             matches: list[Match] = []
@@ -404,7 +480,7 @@ class SearchIndex:
                     matches.append(match)
                     if len(matches) == k:
                         break
-            if want >= len(items):
+            if complete and want >= len(items):
                 return matches
             # Exact only if nothing left out could tie with or beat the last pick.
             if len(matches) == k and matches[-1].score > best[-1][1]:

@@ -114,8 +114,16 @@ def watch_paths(settings: Settings) -> list[Path]:
 
 def watch_events(settings: Settings, *, stop: threading.Event | None = None,
                  on_poll: Callable[[list[Outcome]], None] | None = None,
-                 on_import: Callable[[Path, int], None] | None = None, tick_seconds: float = TICK_SECONDS) -> None:
-    """Watch until ``stop`` is set (or interrupted); fall back to polling where events are unavailable."""
+                 on_import: Callable[[Path, int], None] | None = None, tick_seconds: float = TICK_SECONDS,
+                 on_ready: Callable[[], None] | None = None) -> None:
+    """Watch until ``stop`` is set (or interrupted); fall back to polling where events are unavailable.
+
+    ``on_ready`` is called once file events are live (at the first wake-up
+    of the event loop, at most one tick after start), right after the
+    transcripts are read once more: a line appended between the start-up
+    import and the moment the operating system began reporting events is
+    imported there, not lost until the next change of that file.
+    """
     try:
         import watchfiles
     except ImportError:
@@ -143,12 +151,19 @@ def watch_events(settings: Settings, *, stop: threading.Event | None = None,
             _imported(settings, transcript, on_import)
     poll()
     last_poll, deadline = time.monotonic(), next_deadline(settings)
+    live = False
     try:
         for changes in watchfiles.watch(settings.sessions_dir, *sources, stop_event=stop, yield_on_timeout=True,
                                         rust_timeout=int(tick * 1000), debounce=DEBOUNCE_MS, raise_interrupt=False):
-            grown = sorted({Path(p) for _, p in changes if p.endswith(".jsonl") and _under(Path(p), sources)})
-            for transcript in grown:
+            grown = {Path(p) for _, p in changes if p.endswith(".jsonl") and _under(Path(p), sources)}
+            if not live:  # events flow from here on; catch what was appended before they did
+                grown.update(t for path in sources for t in path.rglob("*.jsonl"))
+            for transcript in sorted(grown):
                 _imported(settings, transcript, on_import)
+            if not live:
+                live = True
+                if on_ready is not None:
+                    on_ready()
             if changes:
                 deadline = next_deadline(settings)
             if time.time() >= deadline or time.monotonic() - last_poll >= poll_every:

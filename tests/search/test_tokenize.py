@@ -37,3 +37,21 @@ def test_mixed_scripts_and_fullwidth():
 
 def test_same_function_for_queries_and_documents():
     assert tokenize("") == [] and tokenize("   ") == [] and tokenize("the of and") == []
+
+
+def test_ascii_fast_path_splits_like_the_unicode_pattern():
+    """ASCII text skips NFKC and the big Unicode pattern; the terms must be the same as through them."""
+    import random
+    import string
+
+    from openprogram_memory.search import tokenize as module
+
+    rng = random.Random(4)
+    alphabet = string.ascii_letters + string.digits + string.punctuation + " \t\n_" + "\x00\x1f\x7f"
+    samples = ["snake_case and kebab-case", "C++ & C# (v2.0) don't", "x\x00y\x7fz", "ünï"[:0] + "ALL CAPS SHOPS"]
+    samples += ["".join(rng.choices(alphabet, k=rng.randint(0, 60))) for _ in range(500)]
+    run = module._pattern(module._RUN_PATTERN)
+    for text in samples:
+        assert text.isascii()
+        slow = [module.stem(w) for _, w in run.findall(text.lower()) if w and w not in module.STOPWORDS]
+        assert tokenize(text) == slow, text

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from openprogram_memory.config import load_settings, parse_value
+from openprogram_memory.config import Settings, load_settings, parse_value
 from openprogram_memory.failures import MemoryFailure
 from openprogram_memory.sessions.importers import import_paths
 from openprogram_memory.sessions.store import SessionStore
@@ -23,7 +22,7 @@ FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "sessions"
 def with_values(cfg, **values):
     merged = dict(cfg.values)
     merged.update({key.replace("__", "."): value for key, value in values.items()})
-    return replace(cfg, values=merged)
+    return Settings(cfg.state_dir, merged, cfg.origin, cfg.warnings)
 
 
 class Watcher:
@@ -31,15 +30,17 @@ class Watcher:
 
     def __init__(self, cfg) -> None:
         self.stop = threading.Event()
+        self.ready = threading.Event()
         self.polls: list = []
         self.imports: list = []
         self.thread = threading.Thread(target=watch_events, args=(cfg,), daemon=True, kwargs={
-            "stop": self.stop, "on_poll": self.polls.append,
+            "stop": self.stop, "on_poll": self.polls.append, "on_ready": self.ready.set, "tick_seconds": 0.5,
             "on_import": lambda path, count: self.imports.append((path, count))})
 
     def __enter__(self) -> "Watcher":
         self.thread.start()
-        wait_until(lambda: self.polls, 30)  # started: the first poll ran
+        # started: the first poll ran and file events are live (timing starts only then, however busy the machine)
+        wait_until(lambda: self.polls and self.ready.is_set(), 30)
         return self
 
     def __exit__(self, *exc) -> None:
@@ -106,3 +107,34 @@ def test_watch_paths_config_key_is_validated() -> None:
     with pytest.raises(MemoryFailure):
         parse_value("memory.watch.paths", [1, 2])
     assert load_settings(environ={"OPENPROGRAM_MEMORY_WATCH_PATHS": "/x:/y"})["memory.watch.paths"] == ("/x", "/y")
+
+
+def test_lines_appended_before_file_events_are_live_are_imported(tmp_path: Path) -> None:
+    """The race at start-up: a line lands after the start-up import but before the OS reports events."""
+    fixture = FIXTURES / "codex" / "crud.jsonl"
+    expected = import_paths(SessionStore(tmp_path / "whole"), transcript_format(fixture), [fixture])
+    session = expected.sessions[0]
+    watched = tmp_path / "agent-sessions"
+    watched.mkdir()
+    lines = fixture.read_bytes().splitlines(keepends=True)
+    live = watched / fixture.name
+    live.write_bytes(b"".join(lines[:6]))
+    cfg = with_values(settings(enabled=False), memory__watch__paths=(str(watched),),
+                      memory__watcher__poll_seconds=3600)
+    store = SessionStore(cfg.sessions_dir)
+    stop, ready = threading.Event(), threading.Event()
+
+    def on_import(path: Path, count: int) -> None:
+        if not ready.is_set() and live.stat().st_size < fixture.stat().st_size:  # during the start-up import
+            with open(live, "ab") as handle:
+                handle.write(b"".join(lines[6:]))
+
+    thread = threading.Thread(target=watch_events, args=(cfg,), daemon=True, kwargs={
+        "stop": stop, "on_import": on_import, "on_ready": ready.set, "tick_seconds": 0.5})
+    thread.start()
+    try:
+        wait_until(ready.is_set, 30)
+        assert store.session_info(session).node_count == expected.imported
+    finally:
+        stop.set()
+        thread.join(10)
