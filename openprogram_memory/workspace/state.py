@@ -8,6 +8,7 @@ import os
 import re
 import secrets
 import threading
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -195,28 +196,32 @@ def _marker_ids(sessions_dir: Path) -> set[str]:
     return found
 
 
-_STEP = 16  # files between saved hash states
+# A file whose mtime is this close to the moment it was hashed may still be
+# written within the same timestamp tick ("racily clean", as git calls it):
+# its digest is not trusted by signature next time but recomputed.
+_RACY_NS = 2_000_000_000
 
 
 class RevisionCache:
-    """Computes revisions rereading and rehashing only what changed.
+    """Computes revisions as the Merkle digest of SPEC §2.4, hashing only files that changed.
 
-    File bytes are kept by signature; and since the revision hashes files in
-    sorted path order, the hash state before each file is kept too, so a
-    change rehashes from the first changed path on (sources, which sort
-    early and only grow, are rarely rehashed).
+    Per file, the sha256 of its bytes is kept with the file's signature
+    ``(mtime_ns, size, inode)``; a revision stats every file and re-hashes
+    only those whose signature moved (or that were written too recently to
+    trust their signature). The final digest combines one short line per
+    file, so an edit costs the bytes it wrote plus a stat pass — not the
+    bytes of the workspace, and no file's bytes stay in memory.
     """
 
     def __init__(self) -> None:
-        self._bytes: dict[str, tuple[tuple[int, int, int], bytes]] = {}
-        self._prefix: dict[str, tuple[list[tuple[str, tuple[int, int, int]]], list]] = {}
+        self._digests: dict[str, tuple[tuple[int, int, int], bytes]] = {}
         self._lock = threading.Lock()
 
     def revision(self, root: Path) -> str:
-        """First 32 hex of sha256 over sorted ``(relpath \\0 bytes \\0)``.
+        """First 32 hex of sha256 over sorted ``(relpath \\0 sha256-hex(bytes) \\n)``.
 
         Every file except ``.git/`` and ``.scriptorium/``, but including
-        ``.scriptorium/runtime.json``.
+        ``.scriptorium/runtime.json``; a symlink counts as its target text.
         """
         items: list[tuple[str, str, tuple[int, int, int]]] = []
 
@@ -240,52 +245,30 @@ class RevisionCache:
         except OSError:
             pass
         items.sort()
-        keys = [(rel, sig) for rel, _path, sig in items]
-        with self._lock:
-            old_keys, old_states = self._prefix.get(str(root), ([], []))
-        # states[k] is the hash state before file k * STEP; resume at the
-        # last checkpoint before the first change
-        first = 0
-        limit = min(len(keys), len(old_keys))
-        while first < limit and keys[first] == old_keys[first]:
-            first += 1
-        checkpoint = min(first // _STEP, len(old_states) - 1) if old_states else -1
-        if checkpoint >= 0:
-            states = old_states[: checkpoint + 1]
-            start = checkpoint * _STEP
-        else:
-            start, states = 0, [hashlib.sha256()]
-        digest = states[-1].copy()
-        for index in range(start, len(items)):
-            rel, path, sig = items[index]
-            data = self._read(path, sig)
-            if data is not None:
-                digest.update(b"".join((rel.encode("utf-8"), b"\0", data, b"\0")) if len(data) < 65536 else
-                              rel.encode("utf-8") + b"\0")
-                if len(data) >= 65536:
-                    digest.update(data)
-                    digest.update(b"\0")
-            if (index + 1) % _STEP == 0:
-                states.append(digest.copy())
-        with self._lock:
-            self._prefix[str(root)] = (keys, states)
-        return digest.hexdigest()[:32]
+        lines = []
+        for rel, path, sig in items:
+            digest = self._digest(path, sig)
+            if digest is not None:
+                lines.append(b"%s\0%s\n" % (rel.encode("utf-8", "surrogateescape"), digest))
+        return hashlib.sha256(b"".join(lines)).hexdigest()[:32]
 
-    def _read(self, path: str, sig: tuple[int, int, int]) -> bytes | None:
-        hit = self._bytes.get(path)
+    def _digest(self, path: str, sig: tuple[int, int, int]) -> bytes | None:
+        """sha256 hex of a file's bytes (a symlink: of its target text), by signature when it can be trusted."""
+        hit = self._digests.get(path)
         if hit and hit[0] == sig:
             return hit[1]
         try:
             if os.path.islink(path):
-                data = os.readlink(path).encode()
+                digest = hashlib.sha256(os.fsencode(os.readlink(path))).hexdigest().encode()
             else:
                 with open(path, "rb") as handle:
-                    data = handle.read()
+                    digest = hashlib.file_digest(handle, "sha256").hexdigest().encode()
         except OSError:
             return None
-        with self._lock:
-            self._bytes[path] = (sig, data)
-        return data
+        if time.time_ns() - sig[0] > _RACY_NS:
+            with self._lock:
+                self._digests[path] = (sig, digest)
+        return digest
 
 
 REVISIONS = RevisionCache()

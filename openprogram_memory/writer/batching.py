@@ -32,12 +32,27 @@ TRUST_KEY = "trust_state"
 T = TypeVar("T")
 
 
-@dataclass(frozen=True)
 class PendingTurn:
-    """One pending memory-input turn and its token count."""
+    """One pending memory-input turn; its token count is computed on first use.
 
-    node: Node
-    tokens: int
+    A token is at least one byte of UTF-8, so ``utf8_bytes`` bounds
+    ``tokens`` from above: the per-turn check that finds the pending text
+    below the threshold by bytes never builds the tokenizer (a quarter of a
+    second in a fresh process).
+    """
+
+    __slots__ = ("node", "utf8_bytes", "_tokens")
+
+    def __init__(self, node: Node) -> None:
+        self.node = node
+        self.utf8_bytes = len(node.content.encode("utf-8", "surrogatepass"))
+        self._tokens: int | None = None
+
+    @property
+    def tokens(self) -> int:
+        if self._tokens is None:
+            self._tokens = count_tokens(self.node.content)
+        return self._tokens
 
 
 @dataclass(frozen=True)
@@ -51,6 +66,12 @@ class Pending:
     def total_tokens(self) -> int:
         return sum(turn.tokens for turn in self.turns)
 
+    def reaches(self, threshold: int) -> bool:
+        """Whether the pending text has ``threshold`` tokens; counted only when its bytes could."""
+        if sum(turn.utf8_bytes for turn in self.turns) < threshold:
+            return False
+        return self.total_tokens >= threshold
+
     @property
     def newest_at(self) -> datetime | None:
         """When the newest pending turn last changed."""
@@ -62,12 +83,12 @@ class Pending:
 
 def read_pending(store: SessionStore, session_id: str, workspace_id: str, tip: str | None,
                  reviewed: frozenset[str] = frozenset(), reopen: Callable[[Node], bool] | None = None) -> Pending:
-    """Pending turns from ``tip`` (default head): O(pending) node reads, one token count each.
+    """Pending turns from ``tip`` (default head): O(pending) node reads; tokens counted when needed.
 
     ``reviewed`` turns are left out unless ``reopen`` says to read them again.
     """
     walk = pending_walk(store, session_id, workspace_id, tip)
-    turns = tuple(PendingTurn(node, count_tokens(node.content)) for node in walk.turns
+    turns = tuple(PendingTurn(node) for node in walk.turns
                   if node.id not in reviewed or (reopen is not None and reopen(node)))
     return Pending(walk, turns)
 
@@ -76,7 +97,7 @@ def is_due(pending: Pending, threshold: int, now: datetime) -> bool:
     """Per-turn rule: enough pending text, or pending turns whose newest is over an hour old."""
     if not pending.turns:
         return False
-    if pending.total_tokens >= threshold:
+    if pending.reaches(threshold):
         return True
     newest = pending.newest_at
     now = now if now.tzinfo else now.replace(tzinfo=timezone.utc)

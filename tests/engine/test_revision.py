@@ -10,7 +10,7 @@ from engine.helpers import make_workspace, record
 
 
 def plain_revision(root: Path) -> str:
-    """SPEC §2.4, literally: sha256 over sorted (relpath \\0 bytes \\0), first 32 hex."""
+    """SPEC §2.4, literally: sha256 over sorted (relpath \\0 sha256-hex(bytes) \\n), first 32 hex."""
     items = []
     for dirpath, dirs, files in os.walk(root):
         rel = os.path.relpath(dirpath, root)
@@ -21,7 +21,7 @@ def plain_revision(root: Path) -> str:
         items.append(".scriptorium/runtime.json")
     digest = hashlib.sha256()
     for rel in sorted(items):
-        digest.update(rel.encode() + b"\0" + (root / rel).read_bytes() + b"\0")
+        digest.update(rel.encode() + b"\0" + hashlib.sha256((root / rel).read_bytes()).hexdigest().encode() + b"\n")
     return digest.hexdigest()[:32]
 
 
@@ -37,6 +37,19 @@ def test_revision_matches_the_formula_through_edits_and_outside_changes():
     (ws.root / "relations.json").unlink()
     assert ws.revision() == plain_revision(ws.root)
     (ws.root / "sources/extra.md").unlink()
+    assert ws.revision() == plain_revision(ws.root)
+
+
+def test_a_same_size_rewrite_within_the_timestamp_tick_is_seen():
+    """A file rewritten with the same size and the same mtime (a coarse clock) still moves the revision."""
+    ws = make_workspace()
+    ws.update(changes=[{"path": "topics/a.md", "content": record("Fact A.")}])
+    path = ws.root / "topics/a.md"
+    before = ws.revision()
+    st = path.stat()
+    path.write_text(path.read_text().replace("Fact A.", "Fact B."))  # same size
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))  # same mtime (inode kept: written in place)
+    assert ws.revision() != before
     assert ws.revision() == plain_revision(ws.root)
 
 

@@ -138,6 +138,26 @@ def test_below_threshold_returns_none_without_a_model_call(ws, store, fake):
     assert status["pending"] == 3
 
 
+def test_below_threshold_by_bytes_never_builds_the_tokenizer(ws, store, fake):
+    """Fewer UTF-8 bytes than the threshold proves fewer tokens: a fresh hook process skips tiktoken's setup."""
+    from openprogram_memory import tokens
+
+    chain(store, "s", ["m1", "m2", "m3"])
+    tokens.encoding.cache_clear()
+    assert write(ws, "s", now=SOON) is None
+    assert tokens.encoding.cache_info().currsize == 0
+
+
+def test_bytes_over_the_threshold_still_counts_tokens(_isolated_state, store, fake):
+    """22 bytes but 4 tokens against a threshold of 8: not due (the byte bound only ever skips counting)."""
+    ws = workspace(settings(trigger=8))
+    chain(store, "s", ["t1"], texts={"t1": FOUR["t1"]})
+    assert write(ws, "s", now=SOON) is None and fake.requests == []
+    chain(store, "s", ["t2"], texts={"t2": FOUR["t2"]}, parent="t1")
+    write_report(ws, "s", now=SOON)
+    assert fake.batches() == [["t1", "t2"]]
+
+
 def test_pending_turns_over_an_hour_old_are_written_per_turn(ws, store, fake):
     chain(store, "s", ["m1", "m2"])
     write(ws, "s", now=LATER)
