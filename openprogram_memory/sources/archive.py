@@ -17,6 +17,7 @@ refused. Archiving a frame that is already present changes no byte.
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import os
 import re
@@ -207,6 +208,50 @@ def parse_archive(text: str) -> ArchiveFile:
     return result
 
 
+class ParsedArchive:
+    """An archive's parse together with the size and digest of the bytes it came from.
+
+    Archives only grow: when the file now starts with exactly the bytes
+    parsed before, :meth:`extend` parses the appended frames alone, so an
+    append costs what it added, not the size of the thread.
+    """
+
+    __slots__ = ("archive", "by_anchor", "size", "digest")
+
+    def __init__(self, archive: ArchiveFile, by_anchor: dict[str, SourceMessage], size: int, digest: bytes) -> None:
+        self.archive, self.by_anchor, self.size, self.digest = archive, by_anchor, size, digest
+
+    @classmethod
+    def of(cls, data: bytes) -> "ParsedArchive":
+        """Parse ``data`` whole (bytes that are not UTF-8 read as a damaged archive)."""
+        try:
+            archive = parse_archive(data.decode("utf-8"))
+        except UnicodeDecodeError:
+            archive = ArchiveFile(damaged=True)
+        return cls(archive, archive.by_anchor(), len(data), hashlib.sha256(data).digest())
+
+    def extend(self, data: bytes) -> "ParsedArchive":
+        """The parse of ``data``: only its new tail is parsed when ``data`` extends the bytes of this parse.
+
+        Equal to ``ParsedArchive.of(data)`` in every case: any doubt (other
+        prefix, damage, a legacy file) parses the whole file. Frames parsed before are carried over as the same
+        objects, so a reader can tell an unchanged frame by identity.
+        """
+        old = self.archive
+        if len(data) == self.size and hashlib.sha256(data).digest() == self.digest:
+            return self
+        if (old.damaged or old.legacy or not self.size or len(data) <= self.size
+                or hashlib.sha256(data[: self.size]).digest() != self.digest):
+            return ParsedArchive.of(data)
+        try:
+            tail = parse_archive(HEADER + "\n" + data[self.size:].decode("utf-8"))
+        except UnicodeDecodeError:
+            return ParsedArchive.of(data)
+        added = tail.by_anchor()  # a repeated anchor maps to its last frame, as in a whole parse
+        merged = ArchiveFile(frames=old.frames + tail.frames, damaged=tail.damaged)
+        return ParsedArchive(merged, {**self.by_anchor, **added}, len(data), hashlib.sha256(data).digest())
+
+
 def read_archive(path: Path) -> ArchiveFile:
     try:
         return parse_archive(path.read_text(encoding="utf-8"))
@@ -216,12 +261,14 @@ def read_archive(path: Path) -> ArchiveFile:
         return ArchiveFile(damaged=True)
 
 
-def plan_append(memory_root: Path, messages: Iterable[SourceMessage]) -> dict[str, tuple[bytes, bytes]]:
+def plan_append(memory_root: Path, messages: Iterable[SourceMessage],
+                parse: Callable[[str, bytes], ArchiveFile] | None = None) -> dict[str, tuple[bytes, bytes]]:
     """What appending ``messages`` would add: ``{relpath: (old bytes, new bytes)}``.
 
     Content addressed: a frame already present (same source id, same bytes)
     adds nothing, so archiving a batch twice changes no byte. The same id
     with different content, a symlink, or a damaged archive is refused.
+    ``parse(relpath, bytes)`` may serve a cached parse of the current bytes.
     """
     by_file: dict[str, list[SourceMessage]] = {}
     for message in messages:
@@ -237,7 +284,12 @@ def plan_append(memory_root: Path, messages: Iterable[SourceMessage]) -> dict[st
             old = path.read_bytes()
         except FileNotFoundError:
             old = b""
-        existing = parse_archive(old.decode("utf-8", "replace")) if old else ArchiveFile()
+        if not old:
+            existing = ArchiveFile()
+        elif parse is not None:
+            existing = parse(rel, old)
+        else:
+            existing = parse_archive(old.decode("utf-8", "replace"))
         if existing.damaged or existing.legacy:
             raise MemoryFailure(
                 FailureCode.APPEND_ONLY_REQUIRED,

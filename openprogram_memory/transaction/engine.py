@@ -265,7 +265,7 @@ def _validate_and_install(
     files.update(_changed_views(ws, views, full=days is None))
     cited = {sid for rel in topic_bytes if rel in new_files for r in new_files[rel].records for sid in r.source_ids}
     used_sources = [m for sid, m in staging.new_sources.items() if sid in cited]
-    appended = plan_append(ws.root, used_sources)
+    appended = plan_append(ws.root, used_sources, ws.cache.sources.parse_bytes)
     if set(appended) & set(archives):
         raise _reject("an edit cannot both append to and replace one archive file", "append-only",
                       FailureCode.APPEND_ONLY_REQUIRED)

@@ -27,7 +27,7 @@ MAX_HEADINGS = 6
 POSITIONS = ("start", "end", "before", "after")
 NEW_SOURCE_PREFIX = "new-source-"
 API_PROVIDER = "openprogram"
-API_THREAD = "api"
+API_THREAD = "api"  # + "-YYYY-MM-DD": one archive thread per day of observed_at, so none grows without bound
 SOURCE_ROLES = ("user", "assistant")
 SOURCE_KEYS = frozenset({"label", "role", "content", "observed_at"})
 
@@ -109,9 +109,10 @@ def parse_request(memory_changes: Any, sources: Any = None, *, internal: bool = 
 def parse_new_sources(sources: Any) -> dict[str, SourceMessage]:
     """``sources[{label: "new-source-x", role, content, observed_at}]`` → messages.
 
-    Provenance is the runtime's: provider ``openprogram``, thread ``api``, a
-    message id from the content hash, speaker from ``role``, trust state
-    ``trusted``. Any other key (provenance, trust, owner) is refused.
+    Provenance is the runtime's: provider ``openprogram``, thread
+    ``api-<day of observed_at>``, a message id from the content hash,
+    speaker from ``role``, trust state ``trusted``. Any other key
+    (provenance, trust, owner) is refused.
     """
     if sources is None:
         return {}
@@ -148,7 +149,7 @@ def parse_new_sources(sources: Any) -> dict[str, SourceMessage]:
         observed = _observed_at(item.get("observed_at"), where)
         digest = hashlib.sha256(f"{role}\0{observed}\0{content}".encode("utf-8")).hexdigest()[:16]
         out[label] = SourceMessage(
-            source_id=make_source_id(API_PROVIDER, API_THREAD, "m-" + digest),
+            source_id=make_source_id(API_PROVIDER, f"{API_THREAD}-{_day(observed)}", "m-" + digest),
             speaker=role,
             speaker_id=f"api-{role}",
             timestamp=observed,
@@ -157,6 +158,11 @@ def parse_new_sources(sources: Any) -> dict[str, SourceMessage]:
             speaker_kind=role,
         )
     return out
+
+
+def _day(observed: str) -> str:
+    """``YYYY-MM-DD`` of an ISO 8601 timestamp already validated by :func:`_observed_at`, in its own offset."""
+    return datetime.fromisoformat(observed.replace("Z", "+00:00")).date().isoformat()
 
 
 def _observed_at(value: Any, where: str) -> str:

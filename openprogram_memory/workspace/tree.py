@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Protocol
 
-from ..sources.archive import ArchiveFile, SourceMessage, read_archive
+from ..sources.archive import ArchiveFile, ParsedArchive, SourceMessage
 from ..topics.model import TopicDoc, parse_topic, record_links
 from .layout import CORE_TOPIC, TOPICS, resolves_inside
 
@@ -137,34 +137,41 @@ def resolve_relative(from_file: str, target: str) -> str:
     return posixpath.normpath(posixpath.join(posixpath.dirname(from_file), target))
 
 
-_DISK_HEADER = ("openprogram-memory tree cache", 1)
+_DISK_HEADER = ("openprogram-memory tree cache", 2)  # 2: archives as (signature, ParsedArchive)
 
 
 class SourceCache:
-    """Archive files parsed once per signature."""
+    """Archive files parsed once per signature; an appended archive parses only what was appended."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self._cache: dict[str, tuple[Signature | None, ArchiveFile, dict[str, SourceMessage]]] = {}
+        self._cache: dict[str, tuple[Signature | None, ParsedArchive]] = {}
         self._lock = threading.Lock()
 
     def archive(self, rel: str, check: bool = True) -> tuple[ArchiveFile, dict[str, SourceMessage]]:
         """A parsed archive; ``check=False`` trusts the cache without a stat."""
-        if not check:
-            hit = self._cache.get(rel)
-            if hit is not None:
-                return hit[1], hit[2]
+        hit = self._cache.get(rel)
+        if not check and hit is not None:
+            return hit[1].archive, hit[1].by_anchor
         path = self.root / rel
         sig = signature(path)
+        if hit and hit[0] == sig and sig is not None:
+            return hit[1].archive, hit[1].by_anchor
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            data = b""
+        except OSError:
+            return ArchiveFile(damaged=True), {}
+        parsed = hit[1].extend(data) if hit else ParsedArchive.of(data)
         with self._lock:
-            hit = self._cache.get(rel)
-            if hit and hit[0] == sig and sig is not None:
-                return hit[1], hit[2]
-        archive = read_archive(path)
-        by_anchor = archive.by_anchor()
-        with self._lock:
-            self._cache[rel] = (sig, archive, by_anchor)
-        return archive, by_anchor
+            self._cache[rel] = (sig, parsed)
+        return parsed.archive, parsed.by_anchor
+
+    def parse_bytes(self, rel: str, data: bytes) -> ArchiveFile:
+        """The parse of ``data`` (an archive's current bytes), from the cached parse where it extends it."""
+        hit = self._cache.get(rel)
+        return (hit[1].extend(data) if hit else ParsedArchive.of(data)).archive
 
     def entries(self) -> dict[str, tuple]:
         with self._lock:
@@ -195,14 +202,17 @@ class SourceCache:
         return out
 
     def stale_archives(self, current: dict[str, Signature] | None = None) -> set[str]:
-        """Archives whose file changed since they were parsed; they are forgotten."""
+        """Archives whose file changed since they were parsed; they are parsed again (the appended part only)."""
         current = self.scan() if current is None else current
         with self._lock:
             items = list(self._cache.items())
-        stale = {rel for rel, (sig, _archive, _anchors) in items if current.get(rel) != sig}
-        with self._lock:
-            for rel in stale:
-                self._cache.pop(rel, None)
+        stale = {rel for rel, (sig, _parsed) in items if current.get(rel) != sig}
+        for rel in stale:
+            if rel in current:
+                self.archive(rel)
+            else:
+                with self._lock:
+                    self._cache.pop(rel, None)
         return stale
 
     def lookup(self, rel: str, anchor: str, check: bool = True) -> SourceMessage | None:
@@ -391,16 +401,41 @@ class TopicCache:
                     self._files[rel] = (sig, summary)
             self._last = tree
 
+    def _resolves_the_same(self, summary: FileSummary, stale: set[str]) -> bool:
+        """Whether every citation of ``summary`` into a changed archive still finds the very same frame.
+
+        Archives are append-only: an append leaves every cited frame as it
+        was, so a topic citing a busy thread is not parsed again for frames
+        it does not cite; a promotion or a newly resolvable anchor is a change.
+        """
+        frames: dict[str, dict[str, SourceMessage]] = {}
+        for record in summary.records:
+            for evidence in record.evidence:
+                for ref in evidence.refs:
+                    if ref.archive not in stale or not ref.anchor or not ref.archive.endswith(".md"):
+                        continue  # (stale holds only files under sources/; lookup reads only *.md there)
+                    anchors = frames.get(ref.archive)
+                    if anchors is None:
+                        anchors = frames[ref.archive] = self.sources.archive(ref.archive, False)[1]
+                    found = anchors.get(ref.anchor)
+                    if found is not ref.source and found != ref.source:  # same object: an appended-to archive
+                        return False
+        return True
+
     def snapshot(self) -> "TreeState":
         if not self._disk_loaded:
             self._load_disk()
         parsed_before = self.parsed
         source_sigs = self.sources.scan()
         stale = self.sources.stale_archives(source_sigs)
-        if stale:  # a source was appended or promoted: re-resolve the topics citing it
+        if stale:  # a source was appended or promoted: re-resolve the topics whose cited frames changed
             with self._lock:
-                for rel in [rel for rel, (_sig, summary) in self._files.items() if summary.archives & stale]:
-                    del self._files[rel]
+                cached = list(self._files.items())
+            moved = [rel for rel, (_sig, summary) in cached
+                     if summary.archives & stale and not self._resolves_the_same(summary, stale)]
+            with self._lock:
+                for rel in moved:
+                    self._files.pop(rel, None)
         files = {}
         for rel, sig in sorted(self._scan_topics().items()):
             summary = self.summary(rel, sig)

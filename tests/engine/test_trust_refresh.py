@@ -20,3 +20,38 @@ def test_promotion_refreshes_trust_in_a_running_process():
     trusted = SourceMessage(pending.source_id, pending.speaker, pending.speaker_id, pending.timestamp, pending.text)
     path.write_text(path.read_text().replace(pending.frame(), trusted.frame()))
     assert ws.get(block_id)["trust_state"] == "trusted"
+
+
+def _release_workspace():
+    ws = make_workspace()
+    pending = SourceMessage("telegram/g1/m7", "Ann", "tg-1", "2026-08-09T11:00:00+00:00", "We ship on Fridays.",
+                            trust_state="pending")
+    ws.archive([pending])
+    ws.update(changes=[{"path": "topics/release.md",
+                        "content": "We ship on Fridays.[^e1]\n\n[^e1]: Sources: [ship](telegram/g1/m7)\n"}])
+    return ws, pending
+
+
+def test_an_append_to_a_cited_thread_does_not_reparse_the_topics_citing_it():
+    """A busy thread (the API's) grows with every apply; topics citing its old frames stay as they were parsed."""
+    ws, _pending = _release_workspace()
+    block_id = ws.tree().files["topics/release.md"].ids[0]
+    before = ws.cache.parsed
+    ws.archive([SourceMessage("telegram/g1/m8", "Ann", "tg-1", "2026-08-09T12:00:00+00:00", "Lunch at noon.")])
+    assert ws.get(block_id)["trust_state"] == "pending"
+    assert ws.cache.parsed == before  # topics/release.md was not parsed again
+
+
+def test_an_appended_frame_resolves_a_citation_that_dangled():
+    """A topic written by hand citing a message archived only later: the append makes its record resolve."""
+    ws = make_workspace()
+    later = SourceMessage("telegram/g1/m9", "Ann", "tg-1", "2026-08-09T13:00:00+00:00", "Standup is at nine.")
+    ws.archive([SourceMessage("telegram/g1/m1", "Ann", "tg-1", "2026-08-09T09:00:00+00:00", "Hello.")])
+    path = ws.root / "topics/standup.md"
+    path.write_text("Standup is at nine.[^e1] ^abcd1234\n\n[^e1]: Time: `2026-08-09`; Sources: "
+                    f"[standup](../sources/telegram/_v2/g1.md#{later.anchor})\n")
+    record = ws.tree().files["topics/standup.md"].records[0]
+    assert record.evidence[0].refs[0].source is None
+    ws.archive([later])
+    record = ws.tree().files["topics/standup.md"].records[0]
+    assert record.evidence[0].refs[0].source == later

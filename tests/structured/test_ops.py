@@ -66,12 +66,12 @@ def test_create_with_new_source(ws):
         sources=[{"label": "new-source-1", "role": "user", "content": "I like espresso.",
                   "observed_at": "2026-08-12T08:00:00+00:00"}])
     (source_id,) = result.extra["source_ids"]
-    assert source_id.startswith("openprogram/api/m-")
+    assert source_id.startswith("openprogram/api-2026-08-12/m-")  # one API thread per day
     assert result.extra["new_sources"] == {"new-source-1": source_id}
     record = ws.get(result.block_ids[0])
     assert record["sources"] == [{"source": source_id, "label": "espresso"}]
     assert record["trust_state"] == "trusted"
-    archive = (ws.root / "sources/openprogram/_v2/api.md").read_text()
+    archive = (ws.root / "sources/openprogram/_v2/api-2026-08-12.md").read_text()
     assert "I like espresso." in archive and "speaker-id:api%2Duser" in archive
 
 
@@ -284,3 +284,14 @@ def test_move_same_evidence_with_other_relative_path_is_no_conflict(ws):
     text = topic_text(ws, "topics/x/b.md")
     assert text.count("[^mem_1]:") == 1 and ws.get(mover)["topic"] == "topics/x/b.md"
     assert not (ws.root / "topics/a.md").exists()
+
+
+def test_api_sources_are_threaded_by_day_so_no_archive_grows_without_bound(ws):
+    for day in ("2026-08-12", "2026-08-12", "2026-08-13"):
+        ws.update(memory_changes=[create_op(f"Fact of {day} {len(list(ws.records()))}.",
+                                            sources=(("new-source-1", "said"),))],
+                  sources=[{"label": "new-source-1", "content": f"Said on {day}, call {len(list(ws.records()))}.",
+                            "observed_at": f"{day}T23:30:00+02:00"}])
+    archives = sorted(p.name for p in (ws.root / "sources/openprogram/_v2").glob("api*.md"))
+    assert archives == ["api-2026-08-12.md", "api-2026-08-13.md"]  # the day in the message's own offset
+    assert (ws.root / "sources/openprogram/_v2/api-2026-08-12.md").read_text().count("<!-- source-id:") == 2
