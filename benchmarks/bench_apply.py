@@ -47,7 +47,7 @@ class Builder:
                             "content": f"message {i}: " + " ".join(self.rng.choices(WORDS, k=12))})
             changes.append({"op": "create_record", "content": f"Fact {i}: " + " ".join(self.rng.choices(WORDS, k=9)) + ".",
                             "sources": [{"source": label, "label": "note"}],
-                            "destination": {"topic_path": f"topics/area{i % 10}/t{(i // PER_TOPIC) % (self.size // PER_TOPIC)}.md"}})
+                            "destination": {"topic_path": f"topics/area{(i // PER_TOPIC) % 10}/t{i // PER_TOPIC}.md"}})
         return changes, sources
 
     def build(self) -> float:

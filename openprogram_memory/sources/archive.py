@@ -216,10 +216,13 @@ class ParsedArchive:
     append costs what it added, not the size of the thread.
     """
 
-    __slots__ = ("archive", "by_anchor", "size", "digest")
+    __slots__ = ("archive", "by_anchor", "size", "digest", "extends")
 
-    def __init__(self, archive: ArchiveFile, by_anchor: dict[str, SourceMessage], size: int, digest: bytes) -> None:
+    def __init__(self, archive: ArchiveFile, by_anchor: dict[str, SourceMessage], size: int, digest: bytes,
+                 extends: bool = False) -> None:
         self.archive, self.by_anchor, self.size, self.digest = archive, by_anchor, size, digest
+        # made by extend() from a parse whose frames it keeps unchanged (only frames were appended)
+        self.extends = extends
 
     @classmethod
     def of(cls, data: bytes) -> "ParsedArchive":
@@ -239,7 +242,7 @@ class ParsedArchive:
         """
         old = self.archive
         if len(data) == self.size and hashlib.sha256(data).digest() == self.digest:
-            return self
+            return ParsedArchive(old, self.by_anchor, self.size, self.digest, True)
         if (old.damaged or old.legacy or not self.size or len(data) <= self.size
                 or hashlib.sha256(data[: self.size]).digest() != self.digest):
             return ParsedArchive.of(data)
@@ -249,7 +252,7 @@ class ParsedArchive:
             return ParsedArchive.of(data)
         added = tail.by_anchor()  # a repeated anchor maps to its last frame, as in a whole parse
         merged = ArchiveFile(frames=old.frames + tail.frames, damaged=tail.damaged)
-        return ParsedArchive(merged, {**self.by_anchor, **added}, len(data), hashlib.sha256(data).digest())
+        return ParsedArchive(merged, {**self.by_anchor, **added}, len(data), hashlib.sha256(data).digest(), True)
 
 
 def read_archive(path: Path) -> ArchiveFile:

@@ -30,9 +30,15 @@ def _repo(root: Path):
     except ImportError as exc:  # pragma: no cover - dulwich is a dependency
         raise MemoryFailure(FailureCode.GIT_UNAVAILABLE, f"dulwich is not importable: {exc}") from None
     try:
-        return Repo(str(root))
+        repo = Repo(str(root))
     except Exception as exc:
         raise MemoryFailure(FailureCode.GIT_UNAVAILABLE, f"no git repository at {root}: {exc}") from None
+    # Archives are append-only files that grow all day: every commit stores one whole as a new loose
+    # object. zlib level 1 writes it 3x faster than the default 6 (any git reads any level);
+    # `git gc` packs and recompresses later. A level the person configured is kept.
+    if getattr(repo.object_store, "loose_compression_level", None) == -1:
+        repo.object_store.loose_compression_level = 1
+    return repo
 
 
 def init_repo(root: Path) -> None:

@@ -120,6 +120,12 @@ class FileSummary:
         return frozenset(ref.archive for r in self.records for ev in r.evidence for ref in ev.refs if ref.archive)
 
     @functools.cached_property
+    def unresolved_archives(self) -> frozenset[str]:
+        """Archives that a citation of this file names but where it found no frame (yet)."""
+        return frozenset(ref.archive for r in self.records for ev in r.evidence for ref in ev.refs
+                         if ref.archive and ref.source is None)
+
+    @functools.cached_property
     def by_id(self) -> dict[str, RecordInfo]:
         """Every block ID (aliases too) of this file → its record."""
         return {i: r for r in self.records for i in r.ids}
@@ -201,19 +207,27 @@ class SourceCache:
             walk(str(base), "sources/")
         return out
 
-    def stale_archives(self, current: dict[str, Signature] | None = None) -> set[str]:
-        """Archives whose file changed since they were parsed; they are parsed again (the appended part only)."""
+    def stale_archives(self, current: dict[str, Signature] | None = None) -> tuple[set[str], set[str]]:
+        """Archives whose file changed since they were parsed, re-parsed (the appended part only).
+
+        Returns ``(stale, appended)``: ``appended`` are the stale archives
+        that only grew by whole frames, every frame parsed before unchanged.
+        """
         current = self.scan() if current is None else current
         with self._lock:
             items = list(self._cache.items())
         stale = {rel for rel, (sig, _parsed) in items if current.get(rel) != sig}
+        appended = set()
         for rel in stale:
             if rel in current:
                 self.archive(rel)
+                hit = self._cache.get(rel)
+                if hit is not None and hit[1].extends:
+                    appended.add(rel)
             else:
                 with self._lock:
                     self._cache.pop(rel, None)
-        return stale
+        return stale, appended
 
     def lookup(self, rel: str, anchor: str, check: bool = True) -> SourceMessage | None:
         if not rel.startswith("sources/") or not rel.endswith(".md"):
@@ -427,12 +441,15 @@ class TopicCache:
             self._load_disk()
         parsed_before = self.parsed
         source_sigs = self.sources.scan()
-        stale = self.sources.stale_archives(source_sigs)
+        stale, appended = self.sources.stale_archives(source_sigs)
         if stale:  # a source was appended or promoted: re-resolve the topics whose cited frames changed
+            rewritten = stale - appended
             with self._lock:
                 cached = list(self._files.items())
+            # an append leaves every frame a topic found where it was: only a citation that found nothing may move
             moved = [rel for rel, (_sig, summary) in cached
-                     if summary.archives & stale and not self._resolves_the_same(summary, stale)]
+                     if (summary.archives & rewritten and not self._resolves_the_same(summary, rewritten))
+                     or (summary.unresolved_archives & appended and not self._resolves_the_same(summary, appended))]
             with self._lock:
                 for rel in moved:
                     self._files.pop(rel, None)
