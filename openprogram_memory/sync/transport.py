@@ -48,19 +48,49 @@ def fetch(root: Path, url: str) -> str | None:
             head = refs.get(BRANCH)
             return [head] if head is not None and head not in repo.object_store else []
 
-        result = client.fetch(path, repo, determine_wants=wants)
+        if _is_local(client):
+            head = _fetch_local(path, repo, wants)
+        else:
+            head = client.fetch(path, repo, determine_wants=wants).refs.get(BRANCH)
     except MemoryFailure:
         raise
     except Exception as exc:
         raise _unreachable(url, exc) from None
     finally:
         repo.close()
-    head = result.refs.get(BRANCH)
     if head is None:
         return None
     with Repo(str(root)) as repo:
         repo.refs[TRACKING] = head
     return head.decode("ascii")
+
+
+def _is_local(client) -> bool:
+    from dulwich.client import LocalGitClient
+
+    return isinstance(client, LocalGitClient)
+
+
+def _fetch_local(path: str, target, wants) -> bytes | None:
+    """Fetch from a repository on this machine; the remote's ``main``, or None if it has none.
+
+    dulwich's local client builds the pack by scanning every pack of the
+    remote for reusable deltas, so each fetch cost the size of the remote's
+    history; here the missing objects are found by walking from what the
+    target has and sent whole (what a git server sends over the network is
+    the server's business), so a fetch costs what it brings.
+    """
+    from dulwich.pack import generate_unpacked_objects
+    from dulwich.repo import Repo
+
+    with Repo(path) as remote:
+        missing = remote.find_missing_objects(wants, target.get_graph_walker(), None)
+        if missing is not None:
+            object_ids = list(missing)
+            if object_ids:
+                target.object_store.add_pack_data(
+                    len(object_ids), generate_unpacked_objects(remote.object_store, object_ids, reuse_deltas=False))
+        return remote.refs.as_dict().get(BRANCH)
 
 
 def push(root: Path, url: str, old: str | None, new: str) -> bool:
