@@ -142,6 +142,7 @@ KEYS: dict[str, Key] = {
         Key("memory.watch.paths", (), _path_list,
             f"codex / pi transcript directories `memory watch` imports from (list; {os.pathsep!r}-separated in env)"),
         Key("memory.sync.remote", "", _remote, "git URL or path `memory sync` merges with (empty: none)"),
+        Key("memory.sync.auto", False, _bool, "true | false: `memory watch` syncs after a poll that changed memory"),
     ]
 }
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, List, Optional
 
 import typer
+from rich.markup import escape
 
 from ..failures import EXIT_OK, EXIT_REJECTED, EXIT_RETRYABLE, FailureCode, MemoryFailure
 from .common import JsonOption, StateOption, memory_settings, open_workspace
@@ -103,6 +104,8 @@ def _poll(state: Optional[str], as_json: bool) -> None:
     data = {"ok": all(o.ok for o in outcomes), "sessions": [o.to_json() for o in outcomes]}
     if outcomes.organize is not None:
         data["organize"] = outcomes.organize
+    if outcomes.sync is not None:
+        data["sync"] = outcomes.sync
     if as_json:
         print_json(data)
     else:
@@ -115,6 +118,10 @@ def _poll(state: Optional[str], as_json: bool) -> None:
             organized = outcomes.organize
             console.print("nightly organize: " + (f"{len(organized['changed_files'])} file(s) changed" if organized["ok"]
                                                   else f"{organized['code']}: {organized['message']}"))
+        if outcomes.sync is not None:
+            synced = outcomes.sync
+            console.print("sync: " + ("pushed" if synced.get("pushed") else "up to date") if synced["ok"]
+                          else f"sync: {synced['code']}: {escape(synced['message'])} (retried next poll)")
     raise typer.Exit(_exit_code(outcomes))
 
 

@@ -64,9 +64,11 @@ class Outcome:
 
 
 class PollReport(list):
-    """One poll's outcomes (a list of :class:`Outcome`) and ``organize``: the nightly run's result, if any."""
+    """One poll's outcomes (a list of :class:`Outcome`), ``organize``: the nightly run's result, if any,
+    and ``sync``: the result of the sync that followed a change (``memory.sync.auto``), if one ran."""
 
     organize: dict[str, Any] | None = None
+    sync: dict[str, Any] | None = None
 
 
 class CorruptState(Exception):
@@ -113,6 +115,8 @@ def watch_once(settings: Settings, now: datetime | None = None, *, write_fn: Cal
         journal.emit_event(ws.layout, "memory.watcher_state_corrupt", {"path": str(path), "message": message}, moment)
         processed = None
     idle = timedelta(seconds=int(settings["memory.watcher.idle_seconds"]))
+    auto_sync = bool(settings["memory.sync.auto"] and settings["memory.sync.remote"])
+    revision = ws.revision() if auto_sync else None
     outcomes = PollReport()
     damaged: list[MemoryFailure] = []
     infos = store.list_sessions(damaged)
@@ -136,7 +140,23 @@ def watch_once(settings: Settings, now: datetime | None = None, *, write_fn: Cal
         outcomes.append(outcome)
     if scheduled_organize_due(RuntimeState.load(ws.layout), moment, settings["memory.organize.at"], tz):
         outcomes.organize = organize_logged(ws, moment)
+    if auto_sync and ws.revision() != revision:
+        outcomes.sync = _auto_sync(ws, moment)
     return outcomes
+
+
+def _auto_sync(ws, now: datetime) -> dict[str, Any]:
+    """``memory sync`` after a poll that changed memory; a failure is recorded, never raised."""
+    from ..sync import sync
+
+    try:
+        result = sync(ws)
+    except MemoryFailure as failure:
+        log.warning("automatic sync failed: %s", failure)
+        result = {"ok": False, "code": failure.code.value, "retryable": failure.retryable, "message": failure.message}
+    journal.emit_event(ws.layout, "memory.sync_ended",
+                       {key: result.get(key) for key in ("ok", "code", "retryable", "pushed", "merged")}, now)
+    return result
 
 
 def _damaged(ws, failure: MemoryFailure, now: datetime) -> Outcome:
