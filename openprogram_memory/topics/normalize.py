@@ -47,8 +47,22 @@ _TIME_RE = re.compile(r"^(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?$")
 _HANDLE_RE = re.compile(r"^(?:source:)?([^/#\s()]+/[^/#\s()]+/[^/#\s()]+)$")
 
 
+# The one qualifier a footnote time may carry: the record was kept from a branch the person
+# abandoned by rewinding (SPEC §15); the date before it is what every reader of times uses.
+ABANDONED_QUALIFIER = " (abandoned branch)"
+
+
+def time_date(value: str | None) -> str | None:
+    """The date part of a footnote time (the time without its qualifier)."""
+    if value is not None and value.endswith(ABANDONED_QUALIFIER):
+        return value[: -len(ABANDONED_QUALIFIER)]
+    return value
+
+
 def valid_time(value: str | None) -> bool:
-    """``YYYY``, ``YYYY-MM``, a real ``YYYY-MM-DD`` calendar date, or ``undated``."""
+    """``YYYY``, ``YYYY-MM``, a real ``YYYY-MM-DD`` calendar date, or ``undated``; optionally qualified
+    as from an abandoned branch (``2026-08-09 (abandoned branch)``)."""
+    value = time_date(value)
     if value == "undated":
         return True
     if not value:

@@ -20,6 +20,7 @@ from typing import Callable, Iterable, Protocol
 
 from ..sources.archive import ArchiveFile, ParsedArchive, SourceMessage
 from ..topics.model import TopicDoc, parse_topic, record_links
+from ..topics.normalize import time_date
 from .layout import CORE_TOPIC, TOPICS, resolves_inside
 
 Signature = tuple[int, int, int]
@@ -70,7 +71,8 @@ class RecordInfo:
 
     @property
     def time(self) -> str | None:
-        times = [e.time for e in self.evidence if e.time]
+        """The latest date its evidence names (without a qualifier), ``undated``, or None."""
+        times = [time_date(e.time) or "" for e in self.evidence if e.time]
         dated = sorted(t for t in times if t != "undated")
         return dated[-1] if dated else (times[0] if times else None)
 

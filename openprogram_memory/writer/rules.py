@@ -73,7 +73,8 @@ from ..workspace.layout import CORE_TOPIC
 from ..workspace.tree import RecordInfo, TreeState
 from .backend import NOTHING_DURABLE, BatchTurn, WriterRequest, WriterRun
 from .statements import Statement, extract_statements, same_attribute
-from .superseded import ABANDONED_LABEL, SupersededRecord
+from ..topics.normalize import ABANDONED_QUALIFIER
+from .superseded import SupersededRecord
 
 if TYPE_CHECKING:
     from ..transaction.staging import Staging
@@ -282,9 +283,10 @@ class _Plan:
             record = self.tree.find(candidate.memory_id)
             if record is None or candidate.memory_id in handled:
                 continue
-            sources = [{"source": s["source"], "label": f"{s['label']}, {ABANDONED_LABEL}"} for s in record.sources]
+            sources = [{"source": s["source"], "label": s["label"]} for s in record.sources]
+            time = (record.time or "undated") + ABANDONED_QUALIFIER  # its footnote time says where it came from
             self.planned = [p for p in self.planned if p.memory_id != record.memory_id]
-            self.planned.append(_Planned(record.content, "fact", record.time or "undated", sources, record.topic,
+            self.planned.append(_Planned(record.content, "fact", time, sources, record.topic,
                                          record.headings, _record_stamp(record), memory_id=record.memory_id))
             self.actions.append({"action": "keep", "target": "^" + record.memory_id, "topic": record.topic,
                                  "reason": "from an abandoned branch; the new branch does not say otherwise"})

@@ -8,8 +8,8 @@ decides per record (keep, update, delete) with the new branch's evidence,
 through the one transaction. Nothing here edits memory; a branch switch
 alone never retracts (only a written pass does).
 
-A record already kept and marked as from an abandoned branch (a source
-label ending in :data:`ABANDONED_LABEL`) is not offered again.
+A record already kept and marked as from an abandoned branch (its footnote
+time qualified ``(abandoned branch)``) is not offered again.
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ from typing import Any, Iterable
 from ..failures import MemoryFailure
 from ..sessions.store import SessionStore
 from ..sources.archive import split_source_id
+from ..topics.normalize import ABANDONED_QUALIFIER
 from ..workspace.tree import RecordInfo, TreeState
 
 PROVIDER = "openprogram"
-ABANDONED_LABEL = "abandoned branch"
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,7 @@ def related_sessions(store: SessionStore, session_id: str) -> set[str]:
 
 def is_marked_abandoned(record: RecordInfo) -> bool:
     """Whether a pass already kept this record and marked it as from an abandoned branch."""
-    return any(str(source.get("label", "")).endswith(ABANDONED_LABEL) for source in record.sources)
+    return any(evidence.time and evidence.time.endswith(ABANDONED_QUALIFIER) for evidence in record.evidence)
 
 
 class _Turns:

@@ -114,3 +114,20 @@ def test_token_count_treats_special_tokens_as_text():
     assert count_tokens("") == 0
     assert count_tokens("<|endoftext|>") > 1  # as text, not the single special token
     assert count_tokens("hello world") == 2
+
+
+def test_a_footnote_time_may_say_the_record_came_from_an_abandoned_branch(tmp_path):
+    """``Time: `2026-08-10 (abandoned branch)``` is valid; the timeline files the record under its date;
+    any other qualifier is a bad date."""
+    from engine.helpers import make_workspace, record
+
+    ws = make_workspace(tmp_path / "state")
+    ws.update(changes=[{"path": "topics/a.md", "content": record("We use Flask.", "openprogram/s1/u2")}])
+    text = ws.read_topic("topics/a.md").replace("Time: `2026-08-10`", "Time: `2026-08-10 (abandoned branch)`")
+    ws.update(changes=[{"path": "topics/a.md", "content": text}])
+    (record_info,) = ws.records()
+    assert record_info.time == "2026-08-10"
+    assert "We use Flask." in (ws.root / "timeline/2026/08/10.md").read_text()
+    with pytest.raises(MemoryFailure) as failure:
+        ws.update(changes=[{"path": "topics/a.md", "content": text.replace("(abandoned branch)", "(maybe)")}])
+    assert failure.value.details.get("rule") == "bad-date"

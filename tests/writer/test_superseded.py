@@ -7,6 +7,7 @@ write → transaction → git. Memory changes only in a written pass.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from datetime import timedelta
 from pathlib import Path
@@ -16,7 +17,6 @@ import pytest
 from openprogram_memory.sources.archive import archive_relpath_for
 from openprogram_memory.topics.ids import source_anchor
 from openprogram_memory.writer.pipeline import write_report
-from openprogram_memory.writer.superseded import ABANDONED_LABEL
 
 from .helpers import LATER, T0, settings, workspace
 
@@ -91,7 +91,10 @@ def test_a_rewind_that_does_not_contradict_retracts_nothing_and_marks_the_old_re
     after = {r.memory_id: r for r in rules_ws.records()}
     flask_id = next(i for i, text in before.items() if "Flask" in text)
     assert after[flask_id].content == before[flask_id]  # kept
-    assert all(s["label"].endswith(ABANDONED_LABEL) for s in after[flask_id].sources)
+    flask_file = (rules_ws.root / after[flask_id].topic).read_text()
+    assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", after[flask_id].time)  # readers of times see the plain date
+    assert [e.time for e in after[flask_id].evidence] == [f"{after[flask_id].time} (abandoned branch)"]
+    assert f"Time: `{after[flask_id].time} (abandoned branch)`" in flask_file  # marked in its footnote time
     assert "openprogram/s/m3" in after[flask_id].source_ids  # still cites the archived message
     assert "Frankfurt" in topics_text(rules_ws)
     again = write(rules_ws).to_json()  # nothing pending, nothing reconsidered twice
