@@ -13,8 +13,22 @@ FILE_MODE = 0o600
 
 
 def ensure_dir(path: Path) -> Path:
-    """Create ``path`` (and parents) with mode 0700."""
-    path.mkdir(parents=True, exist_ok=True, mode=DIR_MODE)
+    """Create ``path`` and every missing parent with mode 0700.
+
+    (``Path.mkdir(parents=True, mode=…)`` gives the mode to the last
+    directory only; the parents it makes get the umask's 0755.)
+    """
+    missing = []
+    current = Path(path)
+    while not current.is_dir() and current != current.parent:
+        missing.append(current)
+        current = current.parent
+    for directory in reversed(missing):
+        try:
+            directory.mkdir(mode=DIR_MODE)
+        except FileExistsError:
+            if not directory.is_dir():
+                raise
     return path
 
 

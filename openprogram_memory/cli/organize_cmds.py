@@ -87,7 +87,7 @@ def apply(
         request = parse_update_request(_read_request(file))
         if base_revision:
             request["base_revision"] = base_revision
-        ws = open_workspace(memory_settings(state), create=True)
+        ws = open_workspace(memory_settings(state))
         data = update_json(ws.update(**request))
 
         def human() -> None:

@@ -34,7 +34,7 @@ def serve_command(
 
     with reporting(as_json):
         settings = memory_settings(state)
-        ws = open_workspace(settings, create=True)
+        ws = open_workspace(settings)
         token_file = token_path(ws.layout.scriptorium)
 
         def ready(server) -> None:

@@ -11,7 +11,9 @@ import sys
 from typing import TYPE_CHECKING, Any, Optional
 
 import typer
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from ..config import load_settings
 from ..failures import FailureCode, MemoryFailure
@@ -59,8 +61,8 @@ def _append(state: Optional[str], as_json: bool, session: str, role: str, text: 
         node = store.append(session, role, _text(text), parent=parent, node_id=node_id, created_at=time)
         head = store.head(session)
         emit({"node": node.id, "head": head}, as_json,
-             lambda: console.print(f"[bold]{node.role}[/] {node.id} appended to {session}"
-                                   + (f" (forked from {parent})" if parent else "") + f"; head is {head}"))
+             lambda: console.print(escape(f"{node.role} {node.id} appended to {session}"
+                                          + (f" (forked from {parent})" if parent else "") + f"; head is {head}")))
 
 
 @app.command("new")
@@ -86,8 +88,8 @@ def new_session(
         if parent_session is not None:
             data["parent"] = {"session": parent_session, "node": parent_node}
         emit(data, as_json, lambda: console.print(
-            f"Created session [bold]{created}[/]"
-            + (f" spawned from {parent_session}/{parent_node}" if parent_session else "")))
+            f"Created session [bold]{escape(created)}[/]"
+            + escape(f" spawned from {parent_session}/{parent_node}" if parent_session else "")))
 
 
 @app.command("append")
@@ -137,8 +139,8 @@ def rewind(
     with reporting(as_json):
         moved = _store(state).switch(session, to_node)
         emit({"session": session, "head": to_node, "rewound": moved.abandoned, "restored": moved.restored},
-             as_json, lambda: console.print(f"Head of {session} is now {to_node}; {len(moved.abandoned)} turn(s) "
-                                            f"rewound, {len(moved.restored)} restored"))
+             as_json, lambda: console.print(escape(f"Head of {session} is now {to_node}; {len(moved.abandoned)} "
+                                                   f"turn(s) rewound, {len(moved.restored)} restored")))
 
 
 @app.command("show")
@@ -189,16 +191,19 @@ def _print_nodes(session: str, head: Optional[str], nodes: list[Node], parent: O
     statuses = {node.id: " ".join(filter(None, [_status(node), "spawned " + ", ".join(sorted(children[node.id]))
                                                if node.id in children else ""])) for node in nodes}
     columns = ("id", "role", "time", "status", "content") if any(statuses.values()) else ("id", "role", "time", "content")
-    table = Table(title=f"session {session}", title_justify="left")
+    table = Table(title=Text(f"session {session}"), title_justify="left")
     for column in columns:
         table.add_column(column, overflow="fold" if column == "content" else "ellipsis")
     for node in nodes:
         style = None if is_memory_input(node) else "dim"
-        marker = " [bold](head)[/]" if node.id == head else ""
-        status = [statuses[node.id]] if "status" in columns else []
-        table.add_row(node.id + marker, node.role, node.created_at, *status, _preview(node.content), style=style)
+        ident = Text(node.id)  # message text and ids are shown as written, never read as Rich markup
+        if node.id == head:
+            ident.append(" (head)", style="bold")
+        status = [Text(statuses[node.id])] if "status" in columns else []
+        table.add_row(ident, Text(node.role), Text(node.created_at), *status, Text(_preview(node.content)),
+                      style=style)
     if parent:
-        console.print(f"spawned from session [bold]{parent['session']}[/], turn {parent['node']}")
+        console.print(f"spawned from session [bold]{escape(parent['session'])}[/], turn {escape(parent['node'])}")
     console.print(table)
     console.print("[dim]dim rows are not memory input (tool, runtime-scheduled, empty, rewound or superseded "
                   "turns); superseded turns were written before a rewind abandoned them[/]")
@@ -223,7 +228,8 @@ def list_sessions(
             for column in ("session", "nodes", "updated", "title"):
                 table.add_column(column)
             for info in infos:
-                table.add_row(info.session, str(info.node_count), info.updated_at, str(info.metadata.get("title", "")))
+                table.add_row(Text(info.session), str(info.node_count), info.updated_at,
+                              Text(str(info.metadata.get("title", ""))))
             console.print(table)
 
         emit(data, as_json, human)

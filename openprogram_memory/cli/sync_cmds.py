@@ -21,7 +21,7 @@ def sync(
     with reporting(json):
         from ..sync import sync as run_sync
 
-        ws = open_workspace(memory_settings(state), create=True)
+        ws = open_workspace(memory_settings(state))
         result = run_sync(ws, remote)
 
         def human() -> None:

@@ -14,7 +14,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from ..failures import EXIT_REJECTED, FailureCode, MemoryFailure
+from ..failures import EXIT_OK, EXIT_REJECTED, FailureCode, MemoryFailure
 from .common import JsonOption, StateOption, memory_settings, open_workspace
 from .output import console, emit, err_console, reporting
 
@@ -187,7 +187,8 @@ def _read_draft(scratch: Path) -> str:
 
 
 def edit(
-    path: str = typer.Argument("topics/core.md", help="Topic to edit (created if missing)"),
+    path: str = typer.Argument("topics/core.md", help="Topic to edit"),
+    new: bool = typer.Option(False, "--new", help="Create PATH if it does not exist (asked when interactive)."),
     state: Optional[str] = StateOption,
     json: bool = JsonOption,
     reopen: Optional[bool] = typer.Option(None, "--reopen/--no-reopen",
@@ -208,6 +209,7 @@ def edit(
         except MemoryFailure as failure:
             if failure.code is not FailureCode.MEMORY_NOT_FOUND:
                 raise
+            _confirm_new(rel, new, json)
             original = ""
         scratch_dir = make_scratch(ws.root, "edit")
         scratch = scratch_dir / Path(rel).name
@@ -222,6 +224,19 @@ def edit(
                 shutil.rmtree(scratch_dir, ignore_errors=True)
             raise
         shutil.rmtree(scratch_dir, ignore_errors=True)
+
+
+def _confirm_new(rel: str, new: bool, json: bool) -> None:
+    """A path that does not exist is created only when asked for: a typo must not open an empty buffer."""
+    if new:
+        return
+    if not json and sys.stdin.isatty() and sys.stdout.isatty():
+        if typer.confirm(f"{rel} does not exist yet. Create it?", default=False):
+            return
+        raise typer.Exit(EXIT_OK)
+    raise MemoryFailure(FailureCode.MEMORY_NOT_FOUND,
+                        f"{rel} does not exist; check the name (`openprogram memory topics` lists them) "
+                        f"or pass --new to create it")
 
 
 def _edit_loop(ws, rel: str, scratch: Path, original: str, base: str, json: bool, reopen: Optional[bool]) -> None:

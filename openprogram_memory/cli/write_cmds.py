@@ -42,7 +42,7 @@ def write_command(
         if not session:
             raise MemoryFailure(FailureCode.MISSING_SESSION_ID,
                                 "no session id: use --session ID (or --all-idle for every idle session)")
-        ws = open_workspace(memory_settings(state), create=True)
+        ws = open_workspace(memory_settings(state))
         report = write_report(ws, session, force=force)
         data = report.to_json()
         if data["revision"] is None:
@@ -76,7 +76,7 @@ def _rereview(session: Optional[str], since: Optional[str], rereview: bool, stat
             day = date.fromisoformat(since) if since is not None else None
         except ValueError:
             raise MemoryFailure(FailureCode.INVALID_ARGUMENT, f"--since {since!r}: expected YYYY-MM-DD") from None
-        ws = open_workspace(memory_settings(state), create=True)
+        ws = open_workspace(memory_settings(state))
         data = rereview_sessions(ws, session_id=session, since=day)
 
         def human() -> None:

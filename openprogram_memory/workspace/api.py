@@ -7,6 +7,7 @@ these methods.
 
 from __future__ import annotations
 
+import os
 import tarfile
 from pathlib import Path
 from typing import Any, Callable
@@ -57,6 +58,8 @@ class MemoryWorkspace:
                 raise MemoryFailure(FailureCode.MEMORY_NOT_FOUND,
                                     f"no memory workspace at {ws.root}; run `openprogram memory init`")
             ws.init()
+        elif os.stat(ws.layout.git).st_mode & 0o077:  # made by an older version, or git init by hand
+            os.chmod(ws.layout.git, 0o700)
         from ..transaction.engine import needs_recovery, recover_workspace
         from .scratch import reclaim
 

@@ -287,7 +287,7 @@ def _lock_for(path: Path) -> tuple[threading.RLock, FileLock]:
     with _LOCKS_GUARD:
         pair = _LOCKS.get(key)
         if pair is None:
-            pair = _LOCKS[key] = (threading.RLock(), FileLock(key, thread_local=False))
+            pair = _LOCKS[key] = (threading.RLock(), FileLock(key, thread_local=False, mode=0o600))
         return pair
 
 

@@ -38,7 +38,7 @@ from ..organizer.due import parse_instant
 from ..sessions.store import SessionStore
 from ..workspace.layout import Layout
 from . import journal
-from .pipeline import open_workspace
+from ..workspace.api import MemoryWorkspace
 from .watcher import STATE_FILE, CorruptState, Outcome, load_processed, watch, watch_once
 
 log = logging.getLogger("openprogram_memory.writer")
@@ -130,7 +130,7 @@ def watch_events(settings: Settings, *, stop: threading.Event | None = None,
         log.warning("watchfiles is not installed: polling every %s s", settings["memory.watcher.poll_seconds"])
         watch(settings, on_poll=on_poll)
         return
-    open_workspace(settings)  # the watcher may create it, as a poll would
+    MemoryWorkspace.open(settings)  # refuses a state dir without a workspace (`memory init` makes one)
     ensure_dir(settings.sessions_dir)
     sources = watch_paths(settings)
     poll_every = float(settings["memory.watcher.poll_seconds"])

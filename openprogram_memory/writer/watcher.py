@@ -40,7 +40,8 @@ from ..organizer.due import parse_instant, scheduled_organize_due
 from ..sessions.store import SessionStore
 from . import journal
 from ..workspace.state import RuntimeState
-from .pipeline import open_workspace, organize_logged, write
+from ..workspace.api import MemoryWorkspace
+from .pipeline import organize_logged, write
 
 log = logging.getLogger("openprogram_memory.writer")
 
@@ -103,7 +104,7 @@ def watch_once(settings: Settings, now: datetime | None = None, *, write_fn: Cal
     if not settings["memory.writer.enabled"]:
         return PollReport()
     moment = now or datetime.now(timezone.utc)
-    ws = open_workspace(settings)
+    ws = MemoryWorkspace.open(settings)  # never creates one: a mistyped --state must not become a workspace
     store = SessionStore(settings.sessions_dir)
     path = ws.layout.state(STATE_FILE)
     try:

@@ -164,6 +164,28 @@ def test_edit_installs_valid_change(ws, tmp_path, monkeypatch):
     assert "two bike shops" in (ws.root / "topics/people/dana.md").read_text()
 
 
+def test_edit_of_a_path_that_does_not_exist_needs_new(ws, tmp_path, monkeypatch):
+    """A typo in the path must not open an empty buffer as if the topic were empty."""
+    apply_changes(("topics/people/dana.md", DANA))
+    editor = tmp_path / "editor.sh"
+    editor.write_text("#!/bin/sh\necho opened >> \"$TMPDIR/opened\"\n")
+    editor.chmod(0o755)
+    monkeypatch.setenv("EDITOR", str(editor))
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    result = run("memory", "edit", "topics/people/dnaa.md", "--json")
+    assert result.exit_code == 65
+    body = json.loads(result.stdout)
+    assert body["code"] == "MEMORY_NOT_FOUND" and "--new" in body["message"] and "dnaa.md" in body["message"]
+    assert not (tmp_path / "opened").exists() and not (ws.root / "topics/people/dnaa.md").exists()
+    writer = tmp_path / "writer.sh"
+    writer.write_text("#!/bin/sh\nprintf 'Dana sells bikes.[^e1]\\n\\n[^e1]: Sources: [n](openprogram/s1/u1)\\n' > \"$1\"\n")
+    writer.chmod(0o755)
+    monkeypatch.setenv("EDITOR", str(writer))
+    created = run("memory", "edit", "topics/people/dnaa.md", "--new", "--json")
+    assert created.exit_code == 0, created.output
+    assert "Dana sells bikes." in (ws.root / "topics/people/dnaa.md").read_text()
+
+
 def test_export_and_log_and_restore(ws, tmp_path):
     first = json.loads(apply_changes(("topics/people/dana.md", DANA)).stdout)
     apply_changes(("topics/core.md", CORE))

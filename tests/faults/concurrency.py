@@ -83,7 +83,7 @@ def _worker(args) -> list[dict]:
                 "destination": {"topic_path": f"topics/load/{worker}.md"}}]}))
             run = cli(["memory", "apply", str(req), "--json"], trial)
         elif kind == "edit":
-            run = cli(["memory", "edit", f"topics/edits/{worker}.md", "--json", "--no-reopen"], trial,
+            run = cli(["memory", "edit", f"topics/edits/{worker}.md", "--new", "--json", "--no-reopen"], trial,
                       env={"EDITOR": f"{sys.executable} {editor} {tag}"})
         elif kind == "write":
             session = f"c{worker}"

@@ -35,6 +35,7 @@ def marks(store: SessionStore, session: str) -> dict[str, str | None]:
 
 def test_a_fork_of_a_written_rollout_writes_only_the_turns_after_the_fork() -> None:
     store = SessionStore(load_settings().sessions_dir)
+    run("memory", "init")
     assert run("memory", "import", "codex", str(PARENT))["sessions"] == [PARENT_ID]
     first = run("memory", "write", "--session", PARENT_ID, "--force")
     parent_turns = first["written"] + first["reviewed"]

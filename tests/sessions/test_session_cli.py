@@ -113,3 +113,13 @@ def test_human_output_lists_the_branch() -> None:
     assert "We decided to use FastAPI." in result.stdout and "n1" in result.stdout
     missing = runner.invoke(root, ["session", "show", "nope"])
     assert missing.exit_code == 65 and "MEMORY_NOT_FOUND" in missing.output
+
+
+def test_message_text_is_shown_as_written_not_as_rich_markup() -> None:
+    """A person pastes Markdown links and square brackets; the table shows them verbatim."""
+    run("new", "--id", "s")
+    text = "[b]hi[/b] [a](u) [/] [x"  # short: the content column folds long text
+    run("append", "s", "--role", "user", "--text", text, "--id", "n1")
+    result = runner.invoke(root, ["session", "show", "s"])
+    assert result.exit_code == 0, result.output
+    assert text in result.stdout

@@ -8,6 +8,7 @@ from pathlib import Path
 from openprogram_memory.config import load_settings
 from openprogram_memory.sessions.store import SessionStore
 from openprogram_memory.sync import sync
+from openprogram_memory.workspace.api import MemoryWorkspace
 from openprogram_memory.writer.watcher import watch_once
 
 from .helpers import bare_remote, machine
@@ -18,6 +19,7 @@ LATER = datetime.now(timezone.utc) + timedelta(days=1)
 def _laptop(tmp_path: Path, **values):
     state = tmp_path / "laptop"
     settings = load_settings(state, {"memory.watcher.idle_seconds": 0, **values})
+    MemoryWorkspace.open(settings, create=True)  # `memory init`
     store = SessionStore(settings.sessions_dir)
     store.create_session("chat")
     store.append("chat", "user", "I'm Dana Whitfield. Always answer in metric units.")

@@ -23,6 +23,8 @@ def test_first_sync_records_the_remote_and_later_calls_use_it(tmp_path, monkeypa
     other = machine(tmp_path, "other")
     rid = add(other, "topics/dana.md", "Dana runs a bike shop.")
     assert run("memory", "sync", "--remote", remote, "--json", "--state", str(other.settings.state_dir)).exit_code == 0
+    assert run("memory", "sync", "--remote", remote, "--json").exit_code == 65  # no workspace here yet: init first
+    assert run("memory", "init", "--json").exit_code == 0
     first = run("memory", "sync", "--remote", remote, "--json")
     assert first.exit_code == 0, first.output
     data = json.loads(first.output)

@@ -22,6 +22,10 @@ def test_serve_refuses_when_disabled_and_creates_nothing(state_dir: Path, monkey
 
 
 def test_serve_prints_its_url_and_serves(state_dir: Path):
+    from openprogram_memory.config import load_settings
+    from openprogram_memory.workspace.api import MemoryWorkspace
+
+    MemoryWorkspace.open(load_settings(state_dir), create=True)  # `memory init`
     command = [sys.executable, "-c", "from openprogram_memory.cli.app import main; main()",
                "memory", "serve", "--port", "0", "--json", "--no-open", "--state", str(state_dir)]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

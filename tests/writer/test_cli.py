@@ -29,6 +29,12 @@ def say(session: str, role: str, text: str) -> None:
     assert result.exit_code == 0, result.output
 
 
+@pytest.fixture(autouse=True)
+def _workspace(_isolated_state):
+    """`memory init` first: no verb but init creates a workspace."""
+    assert run("memory", "init", "--json").exit_code == 0
+
+
 @pytest.fixture
 def session():
     assert run("session", "new", "--id", "chat", "--json").exit_code == 0

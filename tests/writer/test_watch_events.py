@@ -12,6 +12,7 @@ from openprogram_memory.config import Settings, load_settings, parse_value
 from openprogram_memory.failures import MemoryFailure
 from openprogram_memory.sessions.importers import import_paths
 from openprogram_memory.sessions.store import SessionStore
+from openprogram_memory.workspace.api import MemoryWorkspace
 from openprogram_memory.writer.watch_events import transcript_format, watch_events
 
 from .helpers import settings
@@ -29,6 +30,7 @@ class Watcher:
     """``watch_events`` in a thread, stopped (and joined) on exit."""
 
     def __init__(self, cfg) -> None:
+        self.cfg = cfg
         self.stop = threading.Event()
         self.ready = threading.Event()
         self.polls: list = []
@@ -38,6 +40,7 @@ class Watcher:
             "on_import": lambda path, count: self.imports.append((path, count))})
 
     def __enter__(self) -> "Watcher":
+        MemoryWorkspace.open(self.cfg, create=True)  # `memory init`: watch never creates a workspace
         self.thread.start()
         # started: the first poll ran and file events are live (timing starts only then, however busy the machine)
         wait_until(lambda: self.polls and self.ready.is_set(), 30)
@@ -122,6 +125,7 @@ def test_lines_appended_before_file_events_are_live_are_imported(tmp_path: Path)
     cfg = with_values(settings(enabled=False), memory__watch__paths=(str(watched),),
                       memory__watcher__poll_seconds=3600)
     store = SessionStore(cfg.sessions_dir)
+    MemoryWorkspace.open(cfg, create=True)
     stop, ready = threading.Event(), threading.Event()
 
     def on_import(path: Path, count: int) -> None:

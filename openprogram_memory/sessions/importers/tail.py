@@ -148,7 +148,7 @@ def import_appended(store: SessionStore, fmt: str, path: str | Path, state_dir: 
     record = state_path(state_dir, path)
     ensure_dir(state_dir)
     try:
-        with FileLock(str(record) + ".lock", timeout=LOCK_TIMEOUT):
+        with FileLock(str(record) + ".lock", timeout=LOCK_TIMEOUT, mode=0o600):
             return _import_locked(store, fmt, spec, path, record)
     except Timeout:
         raise MemoryFailure(FailureCode.CONCURRENT_UPDATE, f"another import of {path} is running; try again",

@@ -1,0 +1,87 @@
+"""Mistakes on the command line: exit 64 with the one error object under --json; a mistyped --state creates nothing."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+import pytest
+import typer.main
+
+from openprogram_memory.cli import app as app_module
+
+
+def _leaf_commands():
+    def walk(command, path):
+        if isinstance(command, click.Group):
+            for name, sub in command.commands.items():
+                yield from walk(sub, [*path, name])
+        else:
+            yield path, command
+
+    return list(walk(typer.main.get_command(app_module.app), []))
+
+
+def run(monkeypatch, capsys, *argv: str) -> tuple[int, str, str]:
+    monkeypatch.setattr(sys, "argv", ["openprogram", *argv])
+    with pytest.raises(SystemExit) as exit_:
+        app_module.main()
+    out = capsys.readouterr()
+    return exit_.value.code, out.out, out.err
+
+
+REQUIRED = [(path, command) for path, command in _leaf_commands()
+            if any(isinstance(p, click.Argument) and p.required for p in command.params)]
+
+
+def test_there_are_verbs_with_required_arguments_to_check():
+    names = {" ".join(path) for path, _ in REQUIRED}
+    assert {"memory get", "memory restore", "memory search", "session append"} <= names
+
+
+@pytest.mark.parametrize("path,command", REQUIRED, ids=[" ".join(p) for p, _ in REQUIRED])
+def test_every_required_argument_is_refused_with_exit_64(path, command, monkeypatch, capsys, tmp_path):
+    takes_json = any(isinstance(p, click.Option) and "--json" in p.opts for p in command.params)
+    argv = [*path, *(["--json"] if takes_json else [])]
+    code, out, err = run(monkeypatch, capsys, *argv, "--state", str(tmp_path / "state"))
+    assert code == 64
+    missing = next(p for p in command.params if isinstance(p, click.Argument) and p.required)
+    if takes_json:
+        error = json.loads(out)
+        assert error["code"] == "INVALID_ARGUMENT" and error["ok"] is False
+        assert f"Missing argument '{missing.human_readable_name}'" in error["message"]
+    else:
+        assert "Missing argument" in err
+    assert not (tmp_path / "state").exists()
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["memory", "bogus", "--json"], "No such command 'bogus'"),
+    (["memory", "search", "x", "--top-k", "abc", "--json"], "'abc' is not a valid integer"),
+    (["memory", "status", "--jsn", "--json"], "No such option: --jsn"),
+])
+def test_usage_errors_are_json_under_json(argv, message, monkeypatch, capsys):
+    code, out, _err = run(monkeypatch, capsys, *argv)
+    error = json.loads(out)
+    assert code == 64 and error["code"] == "INVALID_ARGUMENT" and message in error["message"]
+    assert "env var" not in error["message"]
+
+
+def test_usage_errors_for_people_name_the_mistake_and_the_help(monkeypatch, capsys):
+    code, out, err = run(monkeypatch, capsys, "memory", "search", "x", "--top-k", "abc")
+    assert code == 64 and out == ""
+    assert "Usage: openprogram memory search" in err and "--help" in err and "'abc' is not a valid integer" in err
+
+
+@pytest.mark.parametrize("argv", [
+    ["memory", "write", "--all-idle"], ["memory", "watch", "--once"], ["memory", "write", "--session", "s"],
+    ["memory", "sync", "--remote", "/nowhere.git"], ["memory", "status"], ["memory", "search", "x"],
+    ["memory", "sleep"], ["memory", "backfill"],
+])
+def test_a_mistyped_state_dir_is_refused_and_nothing_is_created(argv, monkeypatch, capsys, tmp_path):
+    typo = tmp_path / "typo"
+    code, out, _err = run(monkeypatch, capsys, *argv, "--state", str(typo), "--json")
+    error = json.loads(out)
+    assert code == 65 and error["code"] == "MEMORY_NOT_FOUND" and "openprogram memory init" in error["message"]
+    assert not (typo / "memory").exists()
