@@ -30,8 +30,15 @@ def sleep(
     with reporting(json):
         from ..organizer import reorganize
 
+        from ..workspace.state import record_outcome
+
         ws = open_workspace(memory_settings(state))
-        report = reorganize(ws, model=model)
+        try:
+            report = reorganize(ws, model=model)
+        except MemoryFailure as failure:  # a cron job failing every night must show in `status`
+            record_outcome(ws.layout, "sleep", failure)
+            raise
+        record_outcome(ws.layout, "sleep", None)
 
         def human() -> None:
             if not report["changed_files"]:

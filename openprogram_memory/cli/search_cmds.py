@@ -53,7 +53,28 @@ def search_command(
     with reporting(as_json):
         settings = memory_settings(state)
         hits = search(settings.memory_dir, query, _top_k(top_k, settings), include_pending=include_pending)
-        emit({"results": [hit.to_json() for hit in hits]}, as_json, lambda: _print_hits(hits))
+        data: dict = {"results": [hit.to_json() for hit in hits]}
+        warnings = _unreadable(settings)
+        if warnings:
+            data["warnings"] = warnings
+
+        def human() -> None:
+            _print_hits(hits)
+            for warning in warnings:
+                err_console.print(f"[yellow]warning[/]: {escape(warning)}")
+
+        emit(data, as_json, human)
+
+
+def _unreadable(settings: Settings) -> list[str]:
+    """Topic files the search had to leave out (not text); only a search that met one pays for the import."""
+    import sys
+
+    tree = sys.modules.get("openprogram_memory.workspace.tree")
+    if tree is None:
+        return []
+    cache = tree.topic_cache(settings.memory_dir.resolve())
+    return [f"{rel} {reason}: not searched until fixed" for rel, reason in sorted(cache.unreadable.items())]
 
 
 def recall_command(

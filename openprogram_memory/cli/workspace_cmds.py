@@ -44,11 +44,19 @@ def init(state: Optional[str] = StateOption, json: bool = JsonOption) -> None:
              lambda: console.print(f"{'Created' if created else 'Already exists'}: {ws.root}"))
 
 
-def status(state: Optional[str] = StateOption, json: bool = JsonOption) -> None:
+def status(state: Optional[str] = StateOption, json: bool = JsonOption,
+           verbose: bool = typer.Option(False, "--verbose", "-v", help="Also the pending turns of each session.")
+           ) -> None:
     """Revision, writer health, pending counts, last organize, core budget."""
     with reporting(json):
+        from ..writer.pipeline import pending_counts
+
         ws = open_workspace(memory_settings(state))
         data = ws.status()
+        waiting = pending_counts(ws)
+        data["writer"]["pending"] = sum(waiting.values())  # turns waiting across every session, live
+        if verbose:
+            data["writer"]["pending_by_session"] = dict(sorted(waiting.items()))
 
         def human() -> None:
             table = Table(show_header=False, box=None)
@@ -59,8 +67,9 @@ def status(state: Optional[str] = StateOption, json: bool = JsonOption) -> None:
             failure = writer["last_failure"]
             table.add_row("writer", f"{writer['model']}; last success {writer['last_success'] or 'never'}"
                           + (f"; last failure {failure['code']} at {failure['at']}" if failure else ""))
-            if writer.get("pending") is not None:
-                table.add_row("pending turns", str(writer["pending"]))
+            table.add_row("pending turns", f"{writer['pending']} in {len(waiting)} session(s)")
+            for session, count in writer.get("pending_by_session", {}).items():
+                table.add_row("", escape(f"{session}: {count}"))
             table.add_row("last organize", data["last_organize"] or "never")
             core = data["core"]
             table.add_row("core", f"{core['tokens']:,} / {core['budget']:,} tokens"

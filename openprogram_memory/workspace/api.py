@@ -22,7 +22,7 @@ from ..transaction.patch import apply_file_patch, parse_patch
 from ..transaction.staging import Staging
 from ..views.derived import render_core
 from .layout import CORE_RENDER, CORE_TOPIC, SCRIPTORIUM, Layout, check_topic_path, resolves_inside
-from .state import REVISIONS, RuntimeState, workspace_id, write_lock
+from .state import REVISIONS, SCHEDULED_KINDS, RuntimeState, read_scheduled, workspace_id, write_lock
 from .tree import RecordInfo, TopicCache, topic_cache
 
 WRITER_LOCK_TIMEOUT = 1.0
@@ -253,6 +253,12 @@ class MemoryWorkspace:
         if not self.settings["memory.core.inject"]:
             warnings.append("memory.core.inject=false: the injected core block is empty")
         warnings += [f"recovered: {note}" for note in self.recovery_notes]
+        warnings += self.unreadable_warnings()
+        scheduled = read_scheduled(self.layout)
+        for kind, outcome in sorted(scheduled.items()):
+            if not outcome["ok"]:
+                warnings.append(f"the last `memory {kind}` failed at {outcome['at']}: {outcome['code']}: "
+                                f"{outcome['message']}")
         warnings += self.git_warnings()
         return {
             "revision": self.revision(),
@@ -269,10 +275,17 @@ class MemoryWorkspace:
                 "pending": writer.get("pending"),
             },
             "last_organize": runtime.last_global_at,
+            "scheduled": {kind: scheduled.get(kind) for kind in SCHEDULED_KINDS},
             "core": {"tokens": core.tokens, "budget": core.budget, "excluded_block_ids": core.excluded,
                      "inject": bool(self.settings["memory.core.inject"])},
             "warnings": warnings,
         }
+
+    def unreadable_warnings(self) -> list[str]:
+        """Topic files left out of memory because they cannot be read as text (after a snapshot)."""
+        return [f"{rel} {reason}: left out of memory (search, recall, core) until fixed — save it as UTF-8, "
+                f"or `git -C {self.root} checkout -- {rel}` for the committed version"
+                for rel, reason in sorted(self.cache.unreadable.items())]
 
     def git_warnings(self) -> list[str]:
         """Git damage a person should know about: history stops until it is repaired."""

@@ -11,6 +11,7 @@ import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterator
 
@@ -314,3 +315,30 @@ def write_lock(layout: Layout, timeout: float) -> Iterator[None]:
             file_lock.release()
     finally:
         thread_lock.release()
+
+
+SCHEDULED = "scheduled.json"
+SCHEDULED_KINDS = ("sleep", "watch")
+
+
+def record_outcome(layout: Layout, kind: str, failure: MemoryFailure | None, now: datetime | None = None) -> None:
+    """The last outcome of scheduled work (``sleep``, a ``watch`` poll), for ``status``; never raises."""
+    try:
+        outcomes = read_scheduled(layout)
+        at = (now or datetime.now(timezone.utc)).astimezone(timezone.utc).replace(microsecond=0).isoformat()
+        outcomes[kind] = {"ok": failure is None, "at": at, "code": failure.code.value if failure else None,
+                          "message": failure.message if failure else None}
+        atomic_write_text(layout.state(SCHEDULED), json.dumps(outcomes, sort_keys=True) + "\n", fsync=False)
+    except Exception as exc:  # noqa: BLE001 - bookkeeping must not fail the work it describes
+        import logging
+
+        logging.getLogger(__name__).warning("could not record the %s outcome: %s", kind, exc)
+
+
+def read_scheduled(layout: Layout) -> dict[str, dict]:
+    """``{kind: {ok, at, code, message}}`` of the last sleep and watch poll; a damaged file reads as none."""
+    data = read_json(layout.state(SCHEDULED), {})
+    if not isinstance(data, dict):
+        return {}
+    return {kind: value for kind, value in data.items()
+            if kind in SCHEDULED_KINDS and isinstance(value, dict) and isinstance(value.get("ok"), bool)}

@@ -312,6 +312,8 @@ class TopicCache:
         self._lock = threading.Lock()
         self._disk_loaded = False
         self.parsed = 0  # files parsed by this process (cache misses)
+        # topic files that cannot be read as UTF-8 text: left out of memory, reported by name
+        self.unreadable: dict[str, str] = {}
 
     # -- the on-disk copy, for cold processes ---------------------------
     @property
@@ -392,9 +394,14 @@ class TopicCache:
             if hit and hit[0] == sig:
                 return hit[1]
         try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
+            text = path.read_bytes().decode("utf-8")
+        except UnicodeDecodeError as exc:
+            self.unreadable[rel] = f"not valid UTF-8 (byte {exc.start})"
             return None
+        except OSError as exc:
+            self.unreadable[rel] = f"cannot be read ({exc.strerror or type(exc).__name__})"
+            return None
+        self.unreadable.pop(rel, None)
         summary = summarize(rel, text, self.sources)
         with self._lock:
             self._files[rel] = (sig, summary)
@@ -456,7 +463,10 @@ class TopicCache:
                 for rel in moved:
                     self._files.pop(rel, None)
         files = {}
-        for rel, sig in sorted(self._scan_topics().items()):
+        scanned = self._scan_topics()
+        for gone in [rel for rel in self.unreadable if rel not in scanned]:
+            self.unreadable.pop(gone, None)
+        for rel, sig in sorted(scanned.items()):
             summary = self.summary(rel, sig)
             if summary is not None:
                 files[rel] = summary

@@ -110,3 +110,4 @@ def record_pending(layout: "Layout", session: str, pending: int) -> None:
         return
     status.update(pending=pending, session=session)
     _write_status(layout, status)
+

@@ -40,7 +40,7 @@ from ..sessions.store import SessionStore
 from ..sources.archive import SourceMessage, archive_relpath_for
 from ..topics.ids import source_anchor
 from ..workspace.api import WRITER_LOCK_TIMEOUT, MemoryWorkspace
-from ..workspace.state import RuntimeState, write_lock
+from ..workspace.state import RuntimeState, record_outcome, write_lock
 from . import journal
 from .backend import WriterBackend, resolve_backend
 from .batching import Pending, batch_turn, cut_batch, is_due, read_pending, source_message
@@ -145,6 +145,31 @@ class WriteContext:
 
     def archived(self, source_id: str) -> SourceMessage | None:
         return self.ws.cache.sources.lookup(archive_relpath_for(source_id), source_anchor(source_id))
+
+
+def pending_counts(ws: MemoryWorkspace) -> dict[str, int]:
+    """Turns waiting to be written into ``ws``, per session with any (every live branch; a shared turn once).
+
+    Each walk stops at the first turn already written or reviewed, so a
+    session that is up to date costs a node read per branch tip. A
+    damaged session is left out (``write`` reports it).
+    """
+    store = SessionStore(ws.settings.sessions_dir)
+    ledger = ReviewLedger(ws.layout)
+    workspace_id = ws.workspace_id
+    out: dict[str, int] = {}
+    for info in store.list_sessions():
+        reviewed = ledger.ids(info.session)
+        waiting: set[str] = set()
+        try:
+            for tip in live_tips(store, info.session):
+                waiting.update(turn.node.id for turn in read_pending(store, info.session, workspace_id, tip,
+                                                                     reviewed).turns)
+        except MemoryFailure:
+            continue
+        if waiting:
+            out[info.session] = len(waiting)
+    return out
 
 
 def open_workspace(settings_or_ws: Settings | MemoryWorkspace) -> MemoryWorkspace:
@@ -325,7 +350,9 @@ def organize_logged(ws: MemoryWorkspace, now: datetime) -> dict[str, Any]:
         journal.emit_event(ws.layout, "memory.organize_failed",
                            {"code": failure.code.value, "retryable": failure.retryable, "message": failure.message},
                            now)
+        record_outcome(ws.layout, "sleep", failure, now)
         return {"ok": False, "code": failure.code.value, "message": failure.message}
+    record_outcome(ws.layout, "sleep", None, now)
     journal.log_run(ws.layout, {"stage": "organize", "backend": report.get("model"),
                                 "changed_files": report.get("changed_files"), "revision": report.get("revision"),
                                 "error": None}, now)

@@ -39,7 +39,7 @@ from ..fsutil import atomic_write_json
 from ..organizer.due import parse_instant, scheduled_organize_due
 from ..sessions.store import SessionStore
 from . import journal
-from ..workspace.state import RuntimeState
+from ..workspace.state import RuntimeState, record_outcome
 from ..workspace.api import MemoryWorkspace
 from .pipeline import organize_logged, write
 
@@ -143,7 +143,20 @@ def watch_once(settings: Settings, now: datetime | None = None, *, write_fn: Cal
         outcomes.organize = organize_logged(ws, moment)
     if auto_sync and ws.revision() != revision:
         outcomes.sync = _auto_sync(ws, moment)
+    record_outcome(ws.layout, "watch", _poll_failure(outcomes), moment)
     return outcomes
+
+
+def _poll_failure(outcomes: list[Outcome]) -> MemoryFailure | None:
+    """The first session a poll could not write (and will not retry), as the poll's outcome."""
+    failed = next((o for o in outcomes if not o.ok and not o.retryable), None)
+    if failed is None:
+        return None
+    try:
+        code = FailureCode(failed.reason)
+    except ValueError:
+        code = FailureCode.WRITER_FAILURE_UNKNOWN
+    return MemoryFailure(code, f"session {failed.session}: {failed.message or failed.reason}")
 
 
 def _auto_sync(ws, now: datetime) -> dict[str, Any]:

@@ -75,7 +75,9 @@ def _digest(root: Path) -> dict[str, str]:
         for name in files:
             path = Path(dirpath) / name
             rel = path.relative_to(root).as_posix()
-            if not rel.endswith("write.lock") and "/agent-history" not in rel and "events.jsonl" not in rel:
+            # run logs (the failure is recorded there on purpose) are not memory
+            if not rel.endswith("write.lock") and not rel.endswith(("/agent-history.jsonl", "/events.jsonl",
+                                                                    "/scheduled.json")):
                 out[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
     return out
 
@@ -148,6 +150,7 @@ def test_a_broken_model_setup_fails_sleep_with_the_model_code(core_ws, model_bac
     # never a silent fallback to the rules organizer: nothing changed, not one byte
     assert _digest(core_ws.root) == before
     assert [r.memory_id for r in core_ws.records()] == [RULE, DUPLICATE, ORBIT]
+    assert core_ws.status()["scheduled"]["sleep"]["code"] == code  # and `status` says the last sleep failed
     assert len(transport.requests) == (1 if recording else 0)
 
 
