@@ -10,7 +10,7 @@ exit, median of N after one warm-up:
 * ``SessionStart`` — the core block (reads the derived ``core.md``);
 * ``UserPromptSubmit`` — recall for a ~12-word prompt (cached index);
 * ``Stop`` — returns once the detached import + write process is started;
-* ``memory search --json`` through Typer, for comparison.
+* ``memory search --json``: the CLI's JSON route (no Typer or Rich), for comparison.
 
 Target: SessionStart and UserPromptSubmit ≤ 150 ms cold at 10,000 records.
 
@@ -98,7 +98,7 @@ def bench(n: int, runs: int, work: Path) -> dict[str, float]:
         "python -c pass": ([sys.executable, "-c", "pass"], b""),
         "SessionStart": (hook, event("SessionStart", source="startup")),
         "UserPromptSubmit": (hook, event("UserPromptSubmit", prompt=prompt)),
-        "memory search --json (Typer)": ([CLI, "memory", "search", prompt, "--state", str(state), "--json"], b""),
+        "memory search --json (CLI)": ([CLI, "memory", "search", prompt, "--state", str(state), "--json"], b""),
         # last: each run leaves a worker importing and writing, which competes for the cores
         "Stop (spawns the worker)": (hook, event("Stop")),
     }

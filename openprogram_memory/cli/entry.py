@@ -30,6 +30,12 @@ def main() -> None:
         from ..agents.claude_code_hook import main as hook_main
 
         sys.exit(hook_main(argv[3:]))
+    if argv[:1] == ["memory"] and "--json" in argv:
+        from .fast import main as fast_main
+
+        code = fast_main(argv[1:])
+        if code is not None:
+            sys.exit(code)
     from .app import main as app_main
 
     app_main()

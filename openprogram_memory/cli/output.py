@@ -8,7 +8,6 @@ sysexits code of SPEC §6; an unexpected exception exits 1.
 from __future__ import annotations
 
 import json
-import sys
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
@@ -16,14 +15,10 @@ import typer
 from rich.console import Console
 
 from ..failures import EXIT_BUG, MemoryFailure
+from .fast import bug_json, print_json
 
 console = Console(highlight=False, soft_wrap=True)
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)
-
-
-def print_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, sort_keys=True, default=str) + "\n")
-    sys.stdout.flush()
 
 
 def emit(data: dict[str, Any], as_json: bool, human: Callable[[], object] | None = None) -> None:
@@ -62,8 +57,7 @@ def reporting(as_json: bool) -> Iterator[None]:
         raise
     except Exception as exc:  # an unexpected bug: exit 1, still one JSON object
         if as_json:
-            print_json({"ok": False, "code": "TRANSACTION_FAILURE_UNKNOWN", "retryable": False,
-                        "message": f"unexpected {type(exc).__name__}: {exc}"})
+            print_json(bug_json(exc))
         else:
             err_console.print(f"[bold red]unexpected error[/]: {type(exc).__name__}: {exc}")
         raise typer.Exit(EXIT_BUG)

@@ -1,0 +1,149 @@
+"""What ``memory search|recall --json`` need, without Typer or Rich, and a direct route for them.
+
+Scripts and agents call the JSON verbs once per question; importing Typer
+and Rich (with Markdown and Pygments behind them) cost more than the
+search itself. :func:`main` answers ``openprogram memory search QUERY
+[--top-k N] [--all] [--state DIR] --json`` and ``recall`` the same way
+with no third-party import; anything else it does not recognise — help,
+another option, a mistake — goes to the Typer app, which prints the usage
+error. The Typer verbs build their output with the same functions, so
+both routes answer byte for byte the same (tests/cli/test_fast_json.py).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, Callable
+
+from ..config import Settings, load_settings
+from ..failures import EXIT_BUG, FailureCode, MemoryFailure
+
+MAX_TOP_K = 100
+VERBS = ("search", "recall")
+
+
+def print_json(data: Any) -> None:
+    """The one JSON object a verb prints for programs."""
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, sort_keys=True, default=str) + "\n")
+    sys.stdout.flush()
+
+
+def bug_json(exc: BaseException) -> dict[str, Any]:
+    """The error object of an unexpected exception (exit 1)."""
+    return {"ok": False, "code": "TRANSACTION_FAILURE_UNKNOWN", "retryable": False,
+            "message": f"unexpected {type(exc).__name__}: {exc}"}
+
+
+def _warn_plain(message: str) -> None:
+    print(f"warning: {message}", file=sys.stderr)
+
+
+def checked_settings(state: str | None, overrides: dict[str, Any] | None = None,
+                     warn: Callable[[str], None] = _warn_plain) -> Settings:
+    """Effective settings for a ``memory`` verb; refuses when memory is off.
+
+    ``memory.backend=none`` refuses every memory verb with MEMORY_DISABLED
+    before any file or directory is created.
+    """
+    settings = load_settings(state, overrides)
+    for warning in settings.warnings:
+        warn(warning)
+    if not settings.enabled:
+        raise MemoryFailure(
+            FailureCode.MEMORY_DISABLED,
+            "memory is disabled (memory.backend=none); set memory.backend=files in config.toml "
+            "or unset OPENPROGRAM_MEMORY_BACKEND to use it",
+        )
+    return settings
+
+
+def top_k(flag: int | None, settings: Settings) -> int:
+    """``--top-k`` (1..MAX_TOP_K) or ``memory.retrieval.top_k``."""
+    if flag is None:
+        return int(settings["memory.retrieval.top_k"])
+    if not 1 <= flag <= MAX_TOP_K:
+        raise MemoryFailure(FailureCode.INVALID_ARGUMENT, f"--top-k must be from 1 to {MAX_TOP_K}, got {flag}")
+    return flag
+
+
+def unreadable(settings: Settings) -> list[str]:
+    """Topic files the search had to leave out (not text); only a search that met one pays for the import."""
+    tree = sys.modules.get("openprogram_memory.workspace.tree")
+    if tree is None:
+        return []
+    cache = tree.topic_cache(settings.memory_dir.resolve())
+    return [f"{rel} {reason}: not searched until fixed" for rel, reason in sorted(cache.unreadable.items())]
+
+
+def search_json(settings: Settings, query: str, flag: int | None, include_pending: bool) -> tuple[dict, list]:
+    """``memory search --json``'s object, and the hits (for the human printer)."""
+    from ..search import search
+
+    hits = search(settings.memory_dir, query, top_k(flag, settings), include_pending=include_pending)
+    data: dict[str, Any] = {"results": [hit.to_json() for hit in hits]}
+    warnings = unreadable(settings)
+    if warnings:
+        data["warnings"] = warnings
+    return data, hits
+
+
+def recall_json(settings: Settings, query: str, flag: int | None) -> dict[str, Any]:
+    """``memory recall --json``'s object: the fenced block an agent would receive."""
+    from ..search import recall_block, search
+
+    hits = search(settings.memory_dir, query, top_k(flag, settings))
+    return {"recall": recall_block(hits), "count": len(hits)}
+
+
+def parse(argv: list[str]) -> tuple[str, dict[str, Any]] | None:
+    """``[verb, args…]`` after ``memory`` → the verb and its arguments, or None to leave it to Typer."""
+    if not argv or argv[0] not in VERBS or "--json" not in argv:
+        return None
+    verb = argv[0]
+    args: dict[str, Any] = {"query": None, "state": None, "top_k": None, "all": False}
+    rest = argv[1:]
+    i = 0
+    while i < len(rest):
+        token = rest[i]
+        value = rest[i + 1] if i + 1 < len(rest) else None
+        if token == "--json":
+            pass
+        elif token == "--state" and value is not None:
+            args["state"], i = value, i + 1
+        elif token.startswith("--state="):
+            args["state"] = token.partition("=")[2]
+        elif token == "--top-k" and value is not None and value.lstrip("-").isdigit():
+            args["top_k"], i = int(value), i + 1
+        elif token == "--all" and verb == "search":
+            args["all"] = True
+        elif token.startswith("-") or args["query"] is not None:
+            return None  # help, another option, a second word: Typer's to answer (or refuse)
+        else:
+            args["query"] = token
+        i += 1
+    return (verb, args) if args["query"] is not None else None
+
+
+def main(argv: list[str]) -> int | None:
+    """Answer a JSON search or recall; the exit code, or None when Typer must handle ``argv``."""
+    parsed = parse(argv)
+    if parsed is None:
+        return None
+    verb, args = parsed
+    try:
+        settings = checked_settings(args["state"])
+        if verb == "search":
+            data = search_json(settings, args["query"], args["top_k"], args["all"])[0]
+        else:
+            data = recall_json(settings, args["query"], args["top_k"])
+    except MemoryFailure as failure:
+        print_json(failure.to_json())
+        return failure.exit_code
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # an unexpected bug: exit 1, still one JSON object
+        print_json(bug_json(exc))
+        return EXIT_BUG
+    print_json(data)
+    return 0

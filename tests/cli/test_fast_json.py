@@ -1,0 +1,73 @@
+"""`memory search|recall --json` answer without Typer or Rich, byte for byte as the Typer verbs do."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from engine.helpers import make_workspace, record
+from openprogram_memory.cli import app as app_module
+from openprogram_memory.cli import fast
+from openprogram_memory.search import cache as search_cache
+
+
+@pytest.fixture
+def state(tmp_path):
+    ws = make_workspace(tmp_path / "state")
+    ws.update(changes=[{"path": "topics/bikes.md", "content": record("Dana runs a bike shop in Oslo.")},
+                       {"path": "topics/units.md", "content": record("Always answer in metric units.",
+                                                                     "openprogram/s1/u2")}])
+    return str(tmp_path / "state")
+
+
+def _typer(monkeypatch, capsys, argv):
+    monkeypatch.setattr(sys, "argv", ["openprogram", *argv])
+    with pytest.raises(SystemExit) as exit_:
+        app_module.main()
+    return exit_.value.code, capsys.readouterr().out
+
+
+def _fast(capsys, argv):
+    search_cache.forget()
+    code = fast.main(argv[1:])
+    return code, capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv", [
+    ["memory", "search", "bike shop", "--json"],
+    ["memory", "search", "metric", "--top-k", "1", "--json", "--all"],
+    ["memory", "search", "nothing matches this", "--json"],
+    ["memory", "search", "bike", "--top-k", "0", "--json"],
+    ["memory", "search", "  ", "--json"],
+    ["memory", "recall", "where is the bike shop", "--json"],
+    ["memory", "recall", "units", "--top-k", "500", "--json"],
+])
+def test_the_fast_route_answers_as_the_typer_verb(argv, state, monkeypatch, capsys):
+    argv = [*argv, "--state", state]
+    search_cache.forget()
+    expected = _typer(monkeypatch, capsys, argv)
+    assert _fast(capsys, argv) == expected
+    assert expected[1].startswith("{")
+
+
+@pytest.mark.parametrize("argv", [
+    ["search", "x"],  # not --json: people get Rich output
+    ["search", "--help", "--json"], ["search", "x", "--top-k", "--json"], ["search", "x", "y", "--json"],
+    ["search", "x", "--bogus", "--json"], ["recall", "x", "--all", "--json"], ["get", "abcd1234", "--json"],
+    ["search", "--json"],
+])
+def test_anything_else_is_left_to_typer(argv):
+    assert fast.parse(argv) is None
+
+
+def test_a_json_search_process_imports_neither_typer_nor_rich(state):
+    probe = ("import atexit, sys\n"
+             "atexit.register(lambda: sys.stderr.write(' '.join(m for m in ('typer', 'rich', 'click') "
+             "if m in sys.modules) or 'none'))\n"
+             f"sys.argv = ['openprogram', 'memory', 'search', 'bike', '--json', '--state', {state!r}]\n"
+             "from openprogram_memory.cli.entry import main\nmain()\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and '"results"' in done.stdout
+    assert done.stderr.strip().endswith("none")
