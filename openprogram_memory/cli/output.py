@@ -61,3 +61,28 @@ def reporting(as_json: bool) -> Iterator[None]:
         else:
             err_console.print(f"[bold red]unexpected error[/]: {type(exc).__name__}: {exc}")
         raise typer.Exit(EXIT_BUG)
+
+
+@contextmanager
+def deferred_interrupt() -> Iterator[Callable[[], bool]]:
+    """Inside the block the first Ctrl-C only asks long work to stop at its next boundary (the function
+    yielded says whether it was pressed); a second one interrupts at once (every change is crash-safe)."""
+    import signal
+    import threading
+
+    pressed: list[bool] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield lambda: False
+        return
+
+    def ask(_signum, _frame) -> None:
+        if pressed:
+            raise KeyboardInterrupt
+        pressed.append(True)
+        err_console.print("[yellow]stopping after the current session (Ctrl-C again to stop at once)[/]")
+
+    previous = signal.signal(signal.SIGINT, ask)
+    try:
+        yield lambda: bool(pressed)
+    finally:
+        signal.signal(signal.SIGINT, previous)

@@ -279,9 +279,33 @@ def _edit_loop(ws, rel: str, scratch: Path, original: str, base: str, json: bool
         return
 
 
+def check(state: Optional[str] = StateOption, json: bool = JsonOption) -> None:
+    """Check the workspace like `git fsck`: every problem with file, line, rule and the fix (exit 65 if any)."""
+    with reporting(json):
+        from ..transaction.check import check_workspace, repaired_on_open
+
+        ws = open_workspace(memory_settings(state))
+        problems = check_workspace(ws)
+        repaired = repaired_on_open(ws)
+        data = {"ok": not problems, "problems": [p.to_json() for p in problems], "repaired": repaired}
+
+        def human() -> None:
+            for note in repaired:
+                console.print(f"repaired on open: {escape(note)}")
+            if not problems:
+                console.print(f"No problem found in {escape(str(ws.root))}.")
+            for problem in problems:
+                console.print(escape(str(problem)))
+
+        emit(data, json, human)
+    if problems:
+        raise typer.Exit(EXIT_REJECTED)
+
+
 def register(memory_app: typer.Typer) -> None:
     memory_app.command("init")(init)
     memory_app.command("status")(status)
+    memory_app.command("check")(check)
     memory_app.command("show")(show)
     memory_app.command("edit")(edit)
     memory_app.command("rebuild")(rebuild)

@@ -14,7 +14,7 @@ from rich.markup import escape
 
 from ..failures import EXIT_OK, EXIT_REJECTED, EXIT_RETRYABLE, FailureCode, MemoryFailure
 from .common import JsonOption, StateOption, memory_settings, open_workspace
-from .output import console, emit, err_console, print_json, reporting
+from .output import console, deferred_interrupt, emit, err_console, print_json, reporting
 
 
 def write_command(
@@ -97,11 +97,23 @@ def _rereview(session: Optional[str], since: Optional[str], rereview: bool, stat
 
 
 def _poll(state: Optional[str], as_json: bool) -> None:
-    with reporting(as_json):
+    with reporting(as_json), deferred_interrupt() as stop_asked:
         from ..writer.watcher import watch_once
 
-        outcomes = watch_once(memory_settings(state))
-    data = {"ok": all(o.ok for o in outcomes), "sessions": [o.to_json() for o in outcomes]}
+        settings = memory_settings(state)
+        if as_json or not err_console.is_terminal:
+            outcomes = watch_once(settings, should_stop=stop_asked)
+        else:
+            from rich.progress import Progress
+
+            with Progress(console=err_console, transient=True) as bar:
+                task = bar.add_task("writing idle sessions", total=None)
+                outcomes = watch_once(settings, should_stop=stop_asked, progress=lambda done, total, session: bar.update(
+                    task, completed=done, total=total, description=f"writing {escape(session)}"))
+    data: dict[str, Any] = {"ok": all(o.ok for o in outcomes), "sessions": [o.to_json() for o in outcomes]}
+    if outcomes.interrupted:
+        data["interrupted"] = True
+        data["remaining"] = outcomes.remaining
     if outcomes.organize is not None:
         data["organize"] = outcomes.organize
     if outcomes.sync is not None:
@@ -122,7 +134,11 @@ def _poll(state: Optional[str], as_json: bool) -> None:
             synced = outcomes.sync
             console.print("sync: " + ("pushed" if synced.get("pushed") else "up to date") if synced["ok"]
                           else f"sync: {synced['code']}: {escape(synced['message'])} (retried next poll)")
-    raise typer.Exit(_exit_code(outcomes))
+        if outcomes.interrupted:
+            err_console.print(f"stopped by Ctrl-C: {outcomes.due - outcomes.remaining} of {outcomes.due} idle "
+                              "session(s) done; "
+                              "what was written stays written, and running the same command again continues")
+    raise typer.Exit(130 if outcomes.interrupted else _exit_code(outcomes))
 
 
 def _exit_code(outcomes: list[Any]) -> int:

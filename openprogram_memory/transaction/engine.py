@@ -60,6 +60,8 @@ class TxResult:
     block_ids: list[str] = field(default_factory=list)
     evidence_ids: list[str] = field(default_factory=list)
     deleted_ids: list[str] = field(default_factory=list)
+    # sources the deleted records cited (a person's delete settles them: backfill must not write them back)
+    deleted_sources: list[str] = field(default_factory=list)
     memory_committed: bool = False
     git_committed: bool = False
     commit: str | None = None
@@ -241,6 +243,8 @@ def _validate_and_install(
         block_ids=created,
         evidence_ids=sorted({label for label in new_labels if label not in old_labels}),
         deleted_ids=lost,
+        deleted_sources=sorted({source for i in lost if (gone := baseline.find(i)) is not None
+                                for source in gone.source_ids}),
     )
 
     runtime = RuntimeState.load(ws.layout)

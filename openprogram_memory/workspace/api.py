@@ -22,7 +22,8 @@ from ..transaction.patch import apply_file_patch, parse_patch
 from ..transaction.staging import Staging
 from ..views.derived import render_core
 from .layout import CORE_RENDER, CORE_TOPIC, SCRIPTORIUM, Layout, check_topic_path, resolves_inside
-from .state import REVISIONS, SCHEDULED_KINDS, RuntimeState, read_scheduled, workspace_id, write_lock
+from .state import (REVISIONS, SCHEDULED_KINDS, RuntimeState, note_person_deletes, read_scheduled, workspace_id,
+                    write_lock)
 from .tree import RecordInfo, TopicCache, topic_cache
 
 WRITER_LOCK_TIMEOUT = 1.0
@@ -121,8 +122,10 @@ class MemoryWorkspace:
         if memory_changes is not None:
             from ..transaction.structured import apply_memory_changes
 
-            return apply_memory_changes(self, memory_changes, sources=sources, base_revision=base_revision,
-                                        commit_message=commit_message, lock_timeout=lock_timeout)
+            result = apply_memory_changes(self, memory_changes, sources=sources, base_revision=base_revision,
+                                          commit_message=commit_message, lock_timeout=lock_timeout)
+            note_person_deletes(self.layout, result)  # a caller's delete (apply, HTTP, MCP) sticks
+            return result
         if sources:
             raise MemoryFailure(FailureCode.INVALID_ARGUMENT, "sources[] go with memory_changes only")
         if changes is not None:
@@ -132,15 +135,19 @@ class MemoryWorkspace:
             assert patch is not None  # exactly one of the three was given
             edit = _patch_edit(patch)
             message = commit_message or "memory: apply patch"
-        return staged_edit(self, edit, policy=Policy.MODEL, lock_timeout=lock_timeout,
-                           base_revision=base_revision, message=message, deletes_need_base=True)
+        result = staged_edit(self, edit, policy=Policy.MODEL, lock_timeout=lock_timeout,
+                             base_revision=base_revision, message=message, deletes_need_base=True)
+        note_person_deletes(self.layout, result)
+        return result
 
     def write_topic(self, path: str, content: str, *, base_revision: str | None = None,
                     message: str | None = None) -> TxResult:
         """A hand edit of one topic file (editor, web): strictest ID policy."""
         rel = check_topic_path(path)
-        return staged_edit(self, lambda s: s.write(rel, content), policy=Policy.HAND,
-                           base_revision=base_revision, message=message or f"memory: edit {rel}")
+        result = staged_edit(self, lambda s: s.write(rel, content), policy=Policy.HAND,
+                             base_revision=base_revision, message=message or f"memory: edit {rel}")
+        note_person_deletes(self.layout, result)  # a delete in the editor or the web page sticks
+        return result
 
     def rebuild(self) -> TxResult:
         """Regenerate every derived view from the topics (and commit them)."""

@@ -342,3 +342,29 @@ def read_scheduled(layout: Layout) -> dict[str, dict]:
         return {}
     return {kind: value for kind, value in data.items()
             if kind in SCHEDULED_KINDS and isinstance(value, dict) and isinstance(value.get("ok"), bool)}
+
+
+PERSON_DELETED = "person-deleted.json"
+
+
+def note_person_deletes(layout: Layout, result) -> None:
+    """Remember the sources of records a person deleted (edit, web, apply, MCP), so no writer or backfill
+    writes them back as if they had never been read (SPEC §15); never raises."""
+    if not getattr(result, "deleted_sources", None) or not result.memory_committed:
+        return
+    try:
+        known = person_deleted_sources(layout)
+        at = datetime.now(timezone.utc).replace(microsecond=0).isoformat()
+        for source in result.deleted_sources:
+            known.setdefault(source, {"at": at, "memory_ids": result.deleted_ids})
+        atomic_write_text(layout.state(PERSON_DELETED), json.dumps(known, sort_keys=True, indent=1) + "\n")
+    except Exception as exc:  # noqa: BLE001 - the delete itself is installed and committed
+        import logging
+
+        logging.getLogger(__name__).warning("could not note the deleted records' sources: %s", exc)
+
+
+def person_deleted_sources(layout: Layout) -> dict[str, dict]:
+    """``{source id: {at, memory_ids}}`` of records a person deleted; a damaged file reads as none."""
+    data = read_json(layout.state(PERSON_DELETED), {})
+    return {str(k): v for k, v in data.items() if isinstance(v, dict)} if isinstance(data, dict) else {}

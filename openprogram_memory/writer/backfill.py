@@ -25,7 +25,7 @@ from typing import Any, Callable
 from ..failures import FailureCode, MemoryFailure, as_failure
 from ..sources.archive import SourceMessage, split_source_id
 from ..tokens import count_tokens
-from ..workspace.state import write_lock
+from ..workspace.state import person_deleted_sources, write_lock
 from . import journal
 from .backend import WriterBackend, resolve_backend
 from .batching import batch_turn, cut_batch
@@ -42,7 +42,7 @@ Progress = Callable[[int, int], None]
 def backfill_candidates(ws) -> list[tuple[SourceMessage, int]]:
     """Trusted, uncited, not yet reviewed sources with their token counts, in archive order."""
     cited = {source_id for record in ws.records() for source_id in record.source_ids}
-    reviewed = ReviewLedger(ws.layout, BACKFILL_LEDGER).ids(GROUP)
+    reviewed = ReviewLedger(ws.layout, BACKFILL_LEDGER).ids(GROUP) | person_deleted_sources(ws.layout).keys()
     out = []
     for _rel, message in ws.cache.sources.all_sources():
         if message.trust_state != "trusted" or message.source_id in cited or message.source_id in reviewed:

@@ -70,6 +70,9 @@ class PollReport(list):
 
     organize: dict[str, Any] | None = None
     sync: dict[str, Any] | None = None
+    interrupted: bool = False  # stopped between two sessions when asked to (Ctrl-C); a rerun continues
+    due: int = 0  # idle sessions this poll found to write
+    remaining: int = 0  # of those, not started when it stopped
 
 
 class CorruptState(Exception):
@@ -94,12 +97,16 @@ def load_processed(path) -> dict[str, str]:
 
 
 def watch_once(settings: Settings, now: datetime | None = None, *, write_fn: Callable[..., None] = write,
-               tz: tzinfo | None = None) -> PollReport:
+               tz: tzinfo | None = None, progress: Callable[[int, int, str], None] | None = None,
+               should_stop: Callable[[], bool] | None = None) -> PollReport:
     """One poll: force-write every idle, unprocessed session, then the nightly organize if due.
 
     Returns what each session answered; ``.organize`` holds the organize
     result when one ran. ``tz`` is the zone of ``memory.organize.at``
-    (None: the system's local time).
+    (None: the system's local time). ``progress(done, total, session)`` is
+    called before each session; when ``should_stop()`` turns true the poll
+    stops before the next session (each session is its own transactions,
+    so what was written stays written) and reports ``interrupted``.
     """
     if not settings["memory.writer.enabled"]:
         return PollReport()
@@ -123,12 +130,16 @@ def watch_once(settings: Settings, now: datetime | None = None, *, write_fn: Cal
     infos = store.list_sessions(damaged)
     for failure in damaged:  # one damaged session is reported; the others are still written
         outcomes.append(_damaged(ws, failure, moment))
-    for info in sorted(infos, key=lambda i: (i.updated_at, i.session)):
-        updated = parse_instant(info.updated_at)
-        if updated is None or moment - updated < idle:
-            continue
-        if processed is not None and processed.get(info.session) == info.updated_at:
-            continue
+    due = [info for info in sorted(infos, key=lambda i: (i.updated_at, i.session))
+           if (updated := parse_instant(info.updated_at)) is not None and moment - updated >= idle
+           and not (processed is not None and processed.get(info.session) == info.updated_at)]
+    outcomes.due = len(due)
+    for done, info in enumerate(due):
+        if should_stop is not None and should_stop():
+            outcomes.interrupted, outcomes.remaining = True, len(due) - done
+            return outcomes
+        if progress is not None:
+            progress(done, len(due), info.session)
         outcome = _write_one(ws, info.session, info.updated_at, moment, write_fn)
         if processed is not None and (outcome.ok or not outcome.retryable):
             processed[info.session] = info.updated_at

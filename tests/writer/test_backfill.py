@@ -68,3 +68,22 @@ def test_no_change_without_a_verdict_is_not_settled(_isolated_state, fake):
     report = backfill(ws, backend=fake)
     assert (report["reviewed"], report["remaining"]) == (1, 0)
     assert backfill(ws, backend=fake)["considered"] == 0
+
+
+def test_a_record_a_person_deleted_is_not_written_back_by_backfill(_isolated_state):
+    """Deleted through apply/HTTP/MCP or the editor: its source is no longer cited, but it was read and judged."""
+    ws = workspace(settings(model="rules"))
+    ws.archive([msg(1, "I live in Lisbon."), msg(2, "Always answer in metric units.")])
+    ws.update(changes=[{"path": "topics/notes.md", "content": "# Notes\n\nDana lives in Lisbon.[^e1]\n\n"
+                        "Answers in metric units.[^e2]\n\n[^e1]: Sources: [home](legacy/t1/m1)\n\n"
+                        "[^e2]: Sources: [units](legacy/t1/m2)\n"}])
+    lisbon = next(r.memory_id for r in ws.records() if "Lisbon" in r.content)
+    units = next(r.memory_id for r in ws.records() if "metric" in r.content)
+    ws.update(memory_changes=[{"op": "delete_record", "memory_id": lisbon}])  # the API / MCP
+    assert units in ws.read_topic("topics/notes.md")
+    ws.write_topic("topics/notes.md", "# Notes\n", base_revision=ws.revision())  # the editor / web page
+    assert not ws.records()
+    noted = json.loads(ws.layout.state("person-deleted.json").read_text())
+    assert set(noted) == {"legacy/t1/m1", "legacy/t1/m2"} and noted["legacy/t1/m1"]["memory_ids"] == [lisbon]
+    report = backfill(ws)
+    assert report["considered"] == 0 and not ws.records()

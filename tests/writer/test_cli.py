@@ -171,3 +171,35 @@ def test_backfill_exits_65_with_the_count_when_sources_remain(session, monkeypat
 def test_import_of_an_unknown_format_is_a_usage_error(tmp_path):
     result = run("memory", "import", "nope", str(tmp_path), "--json")
     assert result.exit_code == 64 and json.loads(result.stdout)["code"] == "INVALID_ARGUMENT"
+
+
+def test_ctrl_c_stops_write_all_idle_between_sessions_and_a_rerun_continues(monkeypatch):
+    """The first Ctrl-C lets the current session finish, then the poll stops: exit 130, what was done, what is left."""
+    import os
+    import signal
+
+    from openprogram_memory.writer import watcher
+
+    for name in ("a", "b", "c"):
+        assert run("session", "new", "--id", name, "--json").exit_code == 0
+        say(name, "user", f"I'm Dana and project {name} ships on Fridays.")
+    calls: list[str] = []
+    real_write_one = watcher._write_one
+
+    def write_then_press_ctrl_c(ws, session, *args):
+        calls.append(session)
+        outcome = real_write_one(ws, session, *args)
+        if len(calls) == 1:
+            os.kill(os.getpid(), signal.SIGINT)  # arrives while the first session is being written
+        return outcome
+
+    monkeypatch.setattr(watcher, "_write_one", write_then_press_ctrl_c)
+    monkeypatch.setenv("OPENPROGRAM_MEMORY_WATCHER_IDLE_SECONDS", "0")
+    first = run("memory", "write", "--all-idle", "--json")
+    assert first.exit_code == 130
+    data = json.loads(first.stdout)
+    assert data["interrupted"] and data["remaining"] == 2 and len(data["sessions"]) == 1 and data["sessions"][0]["ok"]
+    assert "stopping after the current session" in first.stderr
+    monkeypatch.setattr(watcher, "_write_one", real_write_one)
+    second = run("memory", "write", "--all-idle", "--json")
+    assert second.exit_code == 0 and len(json.loads(second.stdout)["sessions"]) == 2

@@ -1,0 +1,191 @@
+"""``memory check``: the installed workspace against every rule, like ``git fsck`` (issue 10 item 2).
+
+Each finding is a :class:`Problem` with the file, the line where there is
+one, the rule (the same names ``INVALID_TOPIC_FORMAT`` carries), what is
+wrong, and the command that fixes it. Nothing here changes a byte: topic
+files are checked as they are on disk, without normalizing them, with the
+same strict rules a transaction applies to what it installs; then the
+tree (IDs unique, links resolve, citations find their message), the source
+archives, the derived views (byte for byte against a fresh render), git
+(HEAD, lock files, index, files that differ from the last commit) and the
+runtime state.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any, Iterator
+
+from ..failures import MemoryFailure
+from ..topics.model import parse_topic
+from ..topics.normalize import check_strict
+
+if TYPE_CHECKING:
+    from ..workspace.api import MemoryWorkspace
+    from ..workspace.tree import TreeState
+
+REBUILD = "openprogram memory rebuild"
+
+
+@dataclass
+class Problem:
+    """One finding of ``memory check``."""
+
+    file: str | None
+    line: int | None
+    rule: str
+    message: str
+    fix: str
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}" if self.file and self.line else (self.file or "workspace")
+        return f"{where}: [{self.rule}] {self.message} — fix: {self.fix}"
+
+
+def check_workspace(ws: "MemoryWorkspace") -> list[Problem]:
+    """Every problem found in the installed workspace (empty when it is sound)."""
+    tree = ws.tree()
+    problems = list(_topic_files(ws))
+    problems += _tree_rules(ws, tree)
+    problems += _archives(ws)
+    if not any(p.rule == "encoding" for p in problems):
+        problems += _derived_views(ws, tree)
+    problems += _git(ws)
+    problems += _runtime(ws)
+    return problems
+
+
+def repaired_on_open(ws: "MemoryWorkspace") -> list[str]:
+    """What opening the workspace for this check already repaired (a killed process's leftovers)."""
+    return list(ws.recovery_notes)
+
+
+def _restore_hint(ws: "MemoryWorkspace", rel: str) -> str:
+    return (f"correct it with `openprogram memory edit {rel}`, or take the committed version back with "
+            f"`git -C {ws.root} checkout -- {rel}`")
+
+
+def _topic_files(ws: "MemoryWorkspace") -> Iterator[Problem]:
+    """The strict record rules, file by file, on the bytes as they are."""
+    lookup = ws.cache.sources.lookup
+    for rel in ws.cache.list_topic_paths():
+        path = ws.root / rel
+        if path.is_symlink():
+            yield Problem(rel, None, "symlink", "topic files must be regular files, not symlinks",
+                          f"replace it by the file it points to, or remove it (`rm {path}`)")
+            continue
+        try:
+            text = path.read_bytes().decode("utf-8")
+        except UnicodeDecodeError as exc:
+            yield Problem(rel, None, "encoding", f"not valid UTF-8 (byte {exc.start}); left out of memory",
+                          _restore_hint(ws, rel))
+            continue
+        except OSError as exc:
+            yield Problem(rel, None, "unreadable", f"cannot be read ({exc.strerror})", "check the file's permissions")
+            continue
+        try:
+            check_strict(parse_topic(text, rel), lookup, lambda target: os.path.islink(ws.root / target))
+        except MemoryFailure as failure:
+            line = failure.details.get("line")
+            message = failure.message.removeprefix(f"{rel}:{line}: ")  # the file and line have their own fields
+            yield Problem(rel, line, str(failure.details.get("rule", "format")), message, _restore_hint(ws, rel))
+
+
+def _tree_rules(ws: "MemoryWorkspace", tree: "TreeState") -> Iterator[Problem]:
+    """IDs unique across the tree, links resolve, every citation finds its archived message."""
+    id_files = tree.id_files()
+    for block_id, files in sorted(id_files.items()):
+        if len(files) > 1:
+            yield Problem(files[1], None, "duplicate-id", f"block ID ^{block_id} is also in {files[0]}",
+                          f"keep one: `openprogram memory edit {files[1]}` (git history has both versions)")
+    for summary in tree.files.values():
+        for record, topic, block_id in summary.outbound:
+            if topic not in id_files.get(block_id, ()):
+                yield Problem(record.topic, record.line, "dangling-link",
+                              f"link to {topic}#^{block_id} does not resolve", _restore_hint(ws, record.topic))
+        for record in summary.records:
+            for evidence in record.evidence:
+                for ref in evidence.refs:
+                    if ref.archive and ref.anchor and ref.source is None:
+                        yield Problem(record.topic, record.line, "unresolved-source",
+                                      f"record ^{record.memory_id} cites {ref.target}, which is not in the archive",
+                                      _restore_hint(ws, record.topic))
+
+
+def _archives(ws: "MemoryWorkspace") -> Iterator[Problem]:
+    for rel, _sig in sorted(ws.cache.sources.scan().items()):
+        if not rel.endswith(".md"):
+            continue
+        archive, _anchors = ws.cache.sources.archive(rel)
+        if archive.damaged:
+            yield Problem(rel, None, "archive-damaged",
+                          f"the archive does not parse whole (parsed {len(archive.frames)} frame(s) before the damage); "
+                          "sources/ is append-only", f"`git -C {ws.root} checkout -- {rel}` restores the committed archive")
+
+
+def _derived_views(ws: "MemoryWorkspace", tree: "TreeState") -> Iterator[Problem]:
+    """core.md, timeline/, recent_events.jsonl and relations.json must be what the tree renders."""
+    from ..views.derived import derived_views
+    from ..workspace.layout import TIMELINE
+    from ..workspace.state import RuntimeState
+
+    runtime = RuntimeState.load(ws.layout)
+    views, _core = derived_views(tree, runtime.created_order, ws.settings["memory.core.budget_tokens"],
+                                 ws.settings["memory.recent.limit"], None)
+    on_disk = {p.relative_to(ws.root).as_posix() for p in (ws.root / TIMELINE).rglob("*.md")}
+    for rel in sorted(set(views) | on_disk):
+        expected = views.get(rel)
+        path = ws.root / rel
+        actual = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else None
+        if actual != expected:
+            state = "missing" if actual is None else ("should not exist" if expected is None else "out of date")
+            yield Problem(rel, None, "stale-view", f"derived view {state}", REBUILD)
+
+
+def _git(ws: "MemoryWorkspace") -> Iterator[Problem]:
+    """HEAD usable, and no memory file outside history. (Stale git locks, a damaged index, an interrupted
+    install and commits left pending are repaired when any command opens the workspace, this one included.)"""
+    from . import gitcheck
+
+    problem = gitcheck.head_problem(ws.root)
+    if problem:
+        yield Problem(".git", None, "git-head", problem, gitcheck.repair_hint(ws.root))
+        return
+    for rel, state in _drift(ws):
+        yield Problem(rel, None, "uncommitted",
+                      f"{state} outside the product: not in history, and not validated",
+                      f"`openprogram memory edit {rel}` validates and commits it; `git -C {ws.root} checkout -- {rel}` "
+                      "takes the committed version back" if state != "new file" else
+                      "move it through `openprogram memory apply`, or remove it")
+
+
+def _drift(ws: "MemoryWorkspace") -> list[tuple[str, str]]:
+    """Memory files that differ from HEAD (runtime state excluded), as ``git status`` would list them."""
+    from dulwich import porcelain
+
+    try:
+        status = porcelain.status(str(ws.root), untracked_files="all")
+    except Exception:  # noqa: BLE001 - damage is reported by the HEAD check
+        return []
+    out = []
+    for raw in status.unstaged:
+        out.append((os.fsdecode(raw), "changed"))
+    for raw in (*status.staged.get("add", []), *status.staged.get("modify", [])):
+        out.append((os.fsdecode(raw), "staged"))
+    for rel in status.untracked:
+        out.append((os.fsdecode(rel), "new file"))
+    return sorted({(rel, state) for rel, state in out if rel.startswith(("topics/", "sources/"))})
+
+
+def _runtime(ws: "MemoryWorkspace") -> Iterator[Problem]:
+    from ..fsutil import read_json
+
+    for name in ("runtime.json", "writer-status.json", "session-end.json", "scheduled.json"):
+        path = ws.layout.state(name)
+        if path.exists() and not isinstance(read_json(path, None), dict):
+            yield Problem(f".scriptorium/{name}", None, "runtime-state",
+                          "not a JSON object; read as defaults", f"delete it (`rm {path}`): it is rebuilt")

@@ -1,0 +1,69 @@
+"""`memory check` names every problem a person or another program left, with its file, line, rule and fix."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+from engine.helpers import make_workspace, record
+from openprogram_memory.cli import app as app_module
+
+
+def check(monkeypatch, capsys, state) -> tuple[int, dict]:
+    monkeypatch.setattr(sys, "argv", ["openprogram", "memory", "check", "--state", str(state), "--json"])
+    with pytest.raises(SystemExit) as exit_:
+        app_module.main()
+    return exit_.value.code, json.loads(capsys.readouterr().out)
+
+
+@pytest.fixture
+def ws(tmp_path):
+    ws = make_workspace(tmp_path / "state")
+    ws.update(changes=[{"path": "topics/people.md", "content": record("Dana runs a bike shop.")}])
+    target = ws.records()[0].memory_id
+    ws.update(changes=[{"path": "topics/work.md",
+                        "content": record(f"The [shop](people.md#^{target}) opens at nine.", "openprogram/s1/u2")}])
+    return ws
+
+
+def test_a_sound_workspace_has_no_problem(ws, monkeypatch, capsys):
+    code, report = check(monkeypatch, capsys, ws.settings.state_dir)
+    assert (code, report) == (0, {"ok": True, "problems": [], "repaired": []})
+
+
+def test_every_kind_of_damage_is_named_with_its_fix(ws, monkeypatch, capsys):
+    people = ws.root / "topics/people.md"
+    target = ws.records()[0].memory_id if "people" in ws.records()[0].topic else ws.records()[1].memory_id
+    people.write_text(people.read_text().replace(f" ^{target}", ""), encoding="utf-8")  # an ID removed by hand
+    work = ws.root / "topics/work.md"
+    work.write_text(work.read_text() + "\nA line typed in vim, no citation.\n", encoding="utf-8")
+    (ws.root / "topics/latin1.md").write_bytes("Café.\n".encode("latin-1"))
+    (ws.root / "core.md").write_text("edited by hand\n")  # a derived view
+    (ws.root / ".git/index.lock").write_text("")
+    code, report = check(monkeypatch, capsys, ws.settings.state_dir)
+    assert code == 65 and report["ok"] is False
+    found = {(p["file"], p["rule"]) for p in report["problems"]}
+    assert {("topics/people.md", "missing-block-id"), ("topics/work.md", "uncited-text"),
+            ("topics/work.md", "dangling-link"), ("topics/latin1.md", "encoding"),
+            ("topics/people.md", "uncommitted"), ("topics/latin1.md", "uncommitted")} <= found
+    assert not (ws.root / ".git/index.lock").exists() and any("lock" in note for note in report["repaired"])
+    assert ("core.md", "stale-view") not in found  # views are compared only once every topic file reads
+    uncited = next(p for p in report["problems"] if p["rule"] == "uncited-text")
+    assert uncited["line"] == 5 and "memory edit topics/work.md" in uncited["fix"]
+    (ws.root / "topics/latin1.md").unlink()
+    code, report = check(monkeypatch, capsys, ws.settings.state_dir)
+    assert ("core.md", "stale-view") in {(p["file"], p["rule"]) for p in report["problems"]}
+
+
+def test_unreadable_runtime_state_and_a_broken_head_are_named(ws, monkeypatch, capsys):
+    ws.layout.state("scheduled.json").write_text("[garbled")
+    code, report = check(monkeypatch, capsys, ws.settings.state_dir)
+    assert code == 65 and [(p["file"], p["rule"]) for p in report["problems"]] == [
+        (".scriptorium/scheduled.json", "runtime-state")]
+    ws.layout.state("scheduled.json").unlink()
+    (ws.root / ".git/refs/heads/main").write_text("0" * 40 + "\n")  # HEAD at a commit that does not exist
+    code, report = check(monkeypatch, capsys, ws.settings.state_dir)
+    assert code == 65 and [p["rule"] for p in report["problems"]] == ["git-head"]
+    assert "git -C" in report["problems"][0]["fix"]
