@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Callable, NamedTuple
 
 from .failures import FailureCode, MemoryFailure
+from .frozen import Frozen
 
 STATE_ENV = "OPENPROGRAM_STATE"
 ENV_PREFIX = "OPENPROGRAM_MEMORY_"
@@ -152,7 +153,7 @@ def env_name(key: str) -> str:
     return ENV_PREFIX + key.removeprefix("memory.").replace(".", "_").upper()
 
 
-class Settings:
+class Settings(Frozen):
     """Effective configuration. ``origin`` says where each value came from.
 
     Immutable and compared by value. A plain class, not a dataclass: the
@@ -168,22 +169,7 @@ class Settings:
 
     def __init__(self, state_dir: Path, values: dict[str, Any], origin: dict[str, str],
                  warnings: tuple[str, ...] = ()) -> None:
-        for name, value in zip(self.__slots__, (state_dir, values, origin, tuple(warnings))):
-            object.__setattr__(self, name, value)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError(f"Settings is immutable; use with_overrides (tried to set {name})")
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Settings):
-            return NotImplemented
-        return all(getattr(self, name) == getattr(other, name) for name in self.__slots__)
-
-    __hash__ = None  # type: ignore[assignment]  # holds dicts, like the frozen dataclass it was
-
-    def __repr__(self) -> str:
-        return (f"Settings(state_dir={self.state_dir!r}, values={self.values!r}, "
-                f"origin={self.origin!r}, warnings={self.warnings!r})")
+        self._init(state_dir, values, origin, tuple(warnings))  # immutable: use with_overrides
 
     def __getitem__(self, key: str) -> Any:
         return self.values[key]

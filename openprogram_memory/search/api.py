@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ..failures import FailureCode, MemoryFailure
+from ..frozen import Frozen
 from .cache import current_index
 from .fence import fence
 from .tokenize import tokenize
@@ -27,7 +28,7 @@ RECALL_NOTE = "Recalled from long-term memory (earlier sessions), not new user i
 PENDING_MARK = "[unverified]"
 
 
-class SearchHit:
+class SearchHit(Frozen):
     """One found record. ``sources`` are ``{"source", "label"}`` dicts.
 
     Immutable, compared by value; a plain class rather than a dataclass so
@@ -45,23 +46,7 @@ class SearchHit:
 
     def __init__(self, memory_id: str, topic: str, headings: tuple[str, ...], content: str, score: float,
                  sources: list[dict[str, str]] | None = None, trust_state: str = "trusted") -> None:
-        values = (memory_id, topic, headings, content, score, sources if sources is not None else [], trust_state)
-        for name, value in zip(self.__slots__, values):
-            object.__setattr__(self, name, value)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError(f"SearchHit is immutable (tried to set {name})")
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, SearchHit):
-            return NotImplemented
-        return all(getattr(self, name) == getattr(other, name) for name in self.__slots__)
-
-    __hash__ = None  # type: ignore[assignment]  # holds a list, like the frozen dataclass it was
-
-    def __repr__(self) -> str:
-        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
-        return f"SearchHit({fields})"
+        self._init(memory_id, topic, headings, content, score, sources if sources is not None else [], trust_state)
 
     def to_json(self) -> dict[str, Any]:
         """The stable JSON shape of one result (SPEC §12.1)."""

@@ -232,7 +232,7 @@ def _validate_and_install(
             f"this change removes record(s) {shown}; removing records by whole file or patch needs the "
             "base_revision you read them at (a stale read must not delete what it never saw)",
             details={"rule": "delete-needs-base-revision", "deleted_ids": lost})
-    _check_links(new_tree)
+    _check_links(new_tree, baseline, set(topic_bytes))
 
     created = [i for rel in sorted(topic_bytes) if rel in new_files for i in new_files[rel].ids if i not in baseline_ids]
     old_labels = {d for rel in topic_bytes if rel in baseline.files for d in baseline.files[rel].doc.definitions()}
@@ -432,11 +432,26 @@ def _check_lost_ids(policy: Policy, lost: list[str], allowed: frozenset[str], ba
                     "lost-block-id", file=candidate.topic, line=candidate.line, block_id=block_id)
 
 
-def _check_links(tree: TreeState) -> None:
+def _dangling(tree: TreeState) -> set[tuple[str, str, str]]:
+    """``(from file, to file, block id)`` of every link that does not resolve."""
     id_files = tree.id_files()
+    return {(record.topic, topic, block_id) for summary in tree.files.values()
+            for record, topic, block_id in summary.outbound if topic not in id_files.get(block_id, ())}
+
+
+def _check_links(tree: TreeState, baseline: TreeState, changed: set[str]) -> None:
+    """Every link of a file this edit writes resolves, and no link elsewhere stops resolving because of it.
+
+    A link some other file already left dangling (a hand edit outside the
+    product) blocks only the edits that write that file: `memory check`
+    and `status` name it, and every unrelated change still goes through.
+    """
+    id_files = tree.id_files()
+    before = _dangling(baseline) if baseline.files else set()
     for summary in tree.files.values():
         for record, topic, block_id in summary.outbound:
-            if topic not in id_files.get(block_id, ()):
+            if topic not in id_files.get(block_id, ()) and (
+                    record.topic in changed or (record.topic, topic, block_id) not in before):
                 raise _reject(
                     f"{record.topic}:{record.line}: link to {topic}#^{block_id} does not resolve "
                     "(links must point at an existing block ID in that file)",

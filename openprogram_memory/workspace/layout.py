@@ -7,6 +7,7 @@ import unicodedata
 from pathlib import Path
 
 from ..failures import FailureCode, MemoryFailure
+from ..frozen import Frozen
 
 TOPICS = "topics"
 SOURCES = "sources"
@@ -25,26 +26,17 @@ MAX_COMPONENT_BYTES = 255  # NAME_MAX on every common file system
 _BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 
 
-class Layout:
+class Layout(Frozen):
     """Paths of one memory workspace rooted at ``root`` (immutable, hashable; no dataclass: see ``Settings``)."""
 
     __slots__ = ("root",)
     root: Path
 
     def __init__(self, root: Path) -> None:
-        object.__setattr__(self, "root", root)
+        self._init(root)
 
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"Layout is immutable (tried to set {name})")
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Layout) and other.root == self.root
-
-    def __hash__(self) -> int:
+    def __hash__(self) -> int:  # type: ignore[override]  # a layout is a dict key (one per root)
         return hash((Layout, self.root))
-
-    def __repr__(self) -> str:
-        return f"Layout(root={self.root!r})"
 
     @property
     def topics(self) -> Path:

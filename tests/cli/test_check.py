@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from engine.helpers import make_workspace, record
+from engine.helpers import linked_pair, make_workspace
 from openprogram_memory.cli import app as app_module
 
 
@@ -21,10 +21,7 @@ def check(monkeypatch, capsys, state) -> tuple[int, dict]:
 @pytest.fixture
 def ws(tmp_path):
     ws = make_workspace(tmp_path / "state")
-    ws.update(changes=[{"path": "topics/people.md", "content": record("Dana runs a bike shop.")}])
-    target = ws.records()[0].memory_id
-    ws.update(changes=[{"path": "topics/work.md",
-                        "content": record(f"The [shop](people.md#^{target}) opens at nine.", "openprogram/s1/u2")}])
+    linked_pair(ws)
     return ws
 
 
@@ -35,7 +32,7 @@ def test_a_sound_workspace_has_no_problem(ws, monkeypatch, capsys):
 
 def test_every_kind_of_damage_is_named_with_its_fix(ws, monkeypatch, capsys):
     people = ws.root / "topics/people.md"
-    target = ws.records()[0].memory_id if "people" in ws.records()[0].topic else ws.records()[1].memory_id
+    target = next(r.memory_id for r in ws.records() if r.topic == "topics/people.md")
     people.write_text(people.read_text().replace(f" ^{target}", ""), encoding="utf-8")  # an ID removed by hand
     work = ws.root / "topics/work.md"
     work.write_text(work.read_text() + "\nA line typed in vim, no citation.\n", encoding="utf-8")

@@ -137,12 +137,17 @@ def test_patch_form_and_conflict(ws):
     assert json.loads(run("memory", "apply", "-", "--json", input=json.dumps({"patch": outside})).stdout)["code"] == "READ_ONLY_PATH"
 
 
-def test_edit_keeps_draft_on_rejection(ws, tmp_path, monkeypatch):
-    apply_changes(("topics/people/dana.md", DANA))
-    editor = tmp_path / "editor.sh"
-    editor.write_text("#!/bin/sh\nprintf 'Uncited line.\\n' >> \"$1\"\n")
+def _editor(tmp_path, monkeypatch, script: str, name: str = "editor.sh") -> None:
+    """$EDITOR is a shell script that does ``script`` to the file it is given (``$1``)."""
+    editor = tmp_path / name
+    editor.write_text("#!/bin/sh\n" + script + "\n")
     editor.chmod(0o755)
     monkeypatch.setenv("EDITOR", str(editor))
+
+
+def test_edit_keeps_draft_on_rejection(ws, tmp_path, monkeypatch):
+    apply_changes(("topics/people/dana.md", DANA))
+    _editor(tmp_path, monkeypatch, "printf 'Uncited line.\\n' >> \"$1\"")
     before = ws.revision()
     result = run("memory", "edit", "topics/people/dana.md", "--no-reopen", "--json")
     assert result.exit_code == 65
@@ -154,10 +159,7 @@ def test_edit_keeps_draft_on_rejection(ws, tmp_path, monkeypatch):
 
 def test_edit_installs_valid_change(ws, tmp_path, monkeypatch):
     apply_changes(("topics/people/dana.md", DANA))
-    editor = tmp_path / "editor.sh"
-    editor.write_text("#!/bin/sh\nsed -i 's/a bike shop/two bike shops/' \"$1\"\n")
-    editor.chmod(0o755)
-    monkeypatch.setenv("EDITOR", str(editor))
+    _editor(tmp_path, monkeypatch, "sed -i 's/a bike shop/two bike shops/' \"$1\"")
     result = run("memory", "edit", "topics/people/dana.md", "--json")
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["changed_files"] == ["topics/people/dana.md"]
@@ -167,20 +169,15 @@ def test_edit_installs_valid_change(ws, tmp_path, monkeypatch):
 def test_edit_of_a_path_that_does_not_exist_needs_new(ws, tmp_path, monkeypatch):
     """A typo in the path must not open an empty buffer as if the topic were empty."""
     apply_changes(("topics/people/dana.md", DANA))
-    editor = tmp_path / "editor.sh"
-    editor.write_text("#!/bin/sh\necho opened >> \"$TMPDIR/opened\"\n")
-    editor.chmod(0o755)
-    monkeypatch.setenv("EDITOR", str(editor))
+    _editor(tmp_path, monkeypatch, "echo opened >> \"$TMPDIR/opened\"")
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     result = run("memory", "edit", "topics/people/dnaa.md", "--json")
     assert result.exit_code == 65
     body = json.loads(result.stdout)
     assert body["code"] == "MEMORY_NOT_FOUND" and "--new" in body["message"] and "dnaa.md" in body["message"]
     assert not (tmp_path / "opened").exists() and not (ws.root / "topics/people/dnaa.md").exists()
-    writer = tmp_path / "writer.sh"
-    writer.write_text("#!/bin/sh\nprintf 'Dana sells bikes.[^e1]\\n\\n[^e1]: Sources: [n](openprogram/s1/u1)\\n' > \"$1\"\n")
-    writer.chmod(0o755)
-    monkeypatch.setenv("EDITOR", str(writer))
+    _editor(tmp_path, monkeypatch, "printf 'Dana sells bikes.[^e1]\\n\\n[^e1]: Sources: [n](openprogram/s1/u1)\\n' > \"$1\"",
+            "writer.sh")
     created = run("memory", "edit", "topics/people/dnaa.md", "--new", "--json")
     assert created.exit_code == 0, created.output
     assert "Dana sells bikes." in (ws.root / "topics/people/dnaa.md").read_text()

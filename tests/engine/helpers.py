@@ -29,6 +29,15 @@ def record(text: str, source: str = "openprogram/s1/u1", label: str = "e1", keyw
     return f"{text}[^{label}]\n\n[^{label}]: Sources: [{keyword}]({source})\n"
 
 
+def linked_pair(ws: MemoryWorkspace) -> str:
+    """topics/people.md holds a record that topics/work.md links to; returns the linked block ID."""
+    ws.update(changes=[{"path": "topics/people.md", "content": record("Dana runs a bike shop.")}])
+    target = ws.records()[0].memory_id
+    ws.update(changes=[{"path": "topics/work.md",
+                        "content": record(f"The [shop](people.md#^{target}) opens at nine.", "openprogram/s1/u2")}])
+    return target
+
+
 def tree_digest(root: Path) -> dict[str, str]:
     """Every byte of the workspace except runtime locks: {relpath: sha256}."""
     out = {}

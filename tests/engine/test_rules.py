@@ -233,3 +233,29 @@ def test_structured_policy_refuses_an_id_no_delete_names(ws):
     assert tree_digest(ws.root) == before
     ws.edit(edit, policy=Policy.STRUCTURED, allowed_deletes=frozenset({first}))
     assert not (ws.root / "topics/people/dana.md").exists()
+
+
+def test_a_link_left_dangling_by_hand_blocks_only_edits_of_its_own_file(tmp_path):
+    """Removing by hand a block ID that another record links to must not wedge every later change."""
+    import pytest
+
+    from engine.helpers import linked_pair, make_workspace, record
+    from openprogram_memory.failures import MemoryFailure
+
+    ws = make_workspace(tmp_path / "state")
+    target = linked_pair(ws)
+    people = ws.root / "topics/people.md"
+    people.write_text(people.read_text().replace(f" ^{target}", ""))  # outside the product
+    unrelated = ws.update(changes=[{"path": "topics/tea.md", "content": record("Tea at four.", "openprogram/s1/u3")}])
+    assert unrelated.memory_committed
+    work = ws.read_topic("topics/work.md")
+    with pytest.raises(MemoryFailure) as failure:  # writing the file that holds the dangling link: refused
+        ws.update(changes=[{"path": "topics/work.md", "content": work.replace("nine", "ten")}],
+                  base_revision=ws.revision())
+    assert failure.value.details["rule"] == "dangling-link" and failure.value.details["file"] == "topics/work.md"
+    tea = next(r.memory_id for r in ws.records() if "Tea" in r.content)
+    ws.update(changes=[{"path": "topics/menu.md",
+                        "content": record(f"The [tea](tea.md#^{tea}) is oolong.", "openprogram/s1/u3")}])
+    with pytest.raises(MemoryFailure) as failure:  # a change that breaks a link that resolved: still refused
+        ws.update(memory_changes=[{"op": "delete_record", "memory_id": tea}])
+    assert failure.value.details["rule"] == "dangling-link" and failure.value.details["file"] == "topics/menu.md"
