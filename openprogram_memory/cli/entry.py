@@ -23,8 +23,36 @@ def _plain_hook_args(rest: list[str]) -> bool:
     return len(rest) == 2 and rest[0] == "--state"
 
 
+def run() -> None:
+    """The console script: :func:`main`, then leave without tearing the heap down.
+
+    At exit the interpreter frees every object one by one and runs the
+    cyclic GC over them: about 1 s of a 2 s ``memory status`` at 10,000
+    records, after the answer is printed. Everything a verb writes to disk
+    is finished (and fsynced where it matters) before it returns, so the
+    process only flushes what it printed and ends.
+    """
+    import os
+
+    try:
+        main()
+        code: object = 0
+    except SystemExit as exc:
+        code = exc.code
+    if code is None:
+        code = 0
+    elif not isinstance(code, int):
+        print(code, file=sys.stderr)
+        code = 1
+    if "logging" in sys.modules:
+        sys.modules["logging"].shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
 def main() -> None:
-    """Run ``openprogram``."""
+    """Run ``openprogram`` (raises SystemExit with the exit code)."""
     argv = sys.argv[1:]
     if argv[:3] == HOOK_ARGV and _plain_hook_args(argv[3:]):
         from ..agents.claude_code_hook import main as hook_main

@@ -26,7 +26,7 @@ from ..failures import FailureCode, MemoryFailure
 from ..topics.model import Heading
 from ..transaction.update_request import parse_update_request, update_json
 from ..workspace.api import MemoryWorkspace, record_json
-from ..workspace.layout import CORE_TOPIC, RECENT, TIMELINE, check_topic_path
+from ..workspace.layout import CORE_TOPIC, RECENT, TIMELINE, check_topic_path, resolves_inside
 from .auth import load_or_create_token
 
 READ_ATTEMPTS = 3
@@ -127,6 +127,7 @@ class MemoryApi:
             ("GET", re.compile(prefix + "/recent"), self.get_recent),
             ("POST", re.compile(prefix + "/changes"), self.post_changes),
             ("GET", re.compile(prefix + "/search"), self.get_search),
+            ("GET", re.compile(prefix + "/sources/(.+)"), self.get_source),
             ("GET", re.compile(prefix + "/status"), self.get_status),
         ]
 
@@ -228,6 +229,26 @@ class MemoryApi:
         include_pending = query.get("include_pending", "").lower() in ("1", "true", "yes")
         hits = search(ws.root, text, top_k, include_pending=include_pending)
         return Reply({"results": [hit.to_json() for hit in hits]})
+
+    def get_source(self, ws: MemoryWorkspace, query: dict[str, str], path: str) -> Reply:
+        """The evidence a footnote cites: ``sources/<path>?anchor=source-…`` → that archived message
+        (speaker, time, trust state, text); without ``anchor``, every message of the archive. Read-only."""
+        rel = "sources/" + path
+        parts = rel.split("/")
+        if not rel.endswith(".md") or ".." in parts or "" in parts or not resolves_inside(ws.root, rel) \
+                or (ws.root / rel).is_symlink():
+            raise _invalid(f"not a source archive path: {rel}")
+        if not (ws.root / rel).is_file():
+            raise MemoryFailure(FailureCode.MEMORY_NOT_FOUND, f"no source archive {rel}")
+        archive, by_anchor = ws.cache.sources.archive(rel)
+        anchor = query.get("anchor")
+        if anchor:
+            message = by_anchor.get(anchor)
+            if message is None:
+                raise MemoryFailure(FailureCode.MEMORY_NOT_FOUND, f"no message #{anchor} in {rel}")
+            return Reply({"path": rel, "message": _message_json(message)})
+        return Reply({"path": rel, "damaged": archive.damaged,
+                      "messages": [_message_json(m) for m in archive.frames]})
 
     # -- writes ----------------------------------------------------------
     def post_changes(self, ws: MemoryWorkspace, query: dict[str, str], body: Any) -> Reply:
@@ -331,3 +352,10 @@ def _sorted_dirs(base, pattern: re.Pattern[str]) -> list:
 
 def _count_items(markdown: str) -> int:
     return sum(1 for line in markdown.splitlines() if line.startswith("- "))
+
+
+def _message_json(message) -> dict[str, Any]:
+    """One archived message as the evidence view shows it."""
+    return {"source_id": message.source_id, "anchor": message.anchor, "speaker": message.speaker,
+            "speaker_id": message.speaker_id, "timestamp": message.timestamp, "trust_state": message.trust_state,
+            "text": message.text}

@@ -71,3 +71,18 @@ def test_a_json_search_process_imports_neither_typer_nor_rich(state):
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and '"results"' in done.stdout
     assert done.stderr.strip().endswith("none")
+
+
+@pytest.mark.parametrize("argv,code,needle", [
+    (["memory", "status", "--json"], 0, '"records": 2'),
+    (["memory", "get", "nope", "--json"], 65, '"MEMORY_NOT_FOUND"'),
+    (["memory", "bogus", "--json"], 64, '"INVALID_ARGUMENT"'),
+    (["memory", "search", "bike", "--json"], 0, '"results"'),
+])
+def test_the_console_script_leaves_fast_with_its_output_and_exit_code(argv, code, needle, state):
+    """`run` ends the process with os._exit (no heap teardown): the printed JSON is complete, the code kept."""
+    probe = (f"import sys\nsys.argv = ['openprogram', *{argv!r}, '--state', {state!r}]\n"
+             "from openprogram_memory.cli.entry import run\nrun()\nprint('not reached')\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert done.returncode == code and needle in done.stdout and "not reached" not in done.stdout
+    assert done.stdout.endswith("}\n")

@@ -183,3 +183,28 @@ def test_random_input_yields_only_our_tags():
 
 def test_the_served_page_embeds_this_renderer():
     assert asset("markdown.js") == RENDERER.read_text(encoding="utf-8")
+
+
+def _page_function(name: str) -> str:
+    """The source of one top-level-indented function of the page script (``  function name(…) {…}``)."""
+    page = (Path(__file__).resolve().parents[2] / "openprogram_memory" / "web" / "page.html").read_text()
+    match = re.search(rf"\n  function {name}\(.*?\n  }}\n", page, re.S)
+    assert match, name
+    return match.group(0)
+
+
+def test_page_links_a_footnote_source_to_the_evidence_view():
+    """A footnote's `../sources/…md#source-…` link opens the cited message in the page, not a JSON 404."""
+    code = "".join(_page_function(n) for n in ("encodePath", "normalizePath", "linkResolver")) + """
+      const resolve = linkResolver("topics/people/dave.md");
+      console.log(JSON.stringify([
+        resolve("../../sources/openprogram/_v2/s1.md#source-8339b8d31a2b4c5d"),
+        resolve("../work.md#^abcd1234"),
+        resolve("https://example.com/x"),
+      ]));"""
+    done = subprocess.run([NODE, "-e", code], capture_output=True, text=True, timeout=60, check=True)
+    assert json.loads(done.stdout) == [
+        "#/source/openprogram/_v2/s1.md?anchor=source-8339b8d31a2b4c5d",
+        "#/topics/topics/work.md?block=abcd1234",
+        "https://example.com/x",
+    ]

@@ -343,3 +343,26 @@ def test_page_is_self_contained_and_carries_no_secret(client):
     assert "default-src 'none'" in csp and "frame-ancestors 'none'" in csp
     for section in ("Topics", "Timeline", "Recent", "Core", "Memory settings"):
         assert section in page
+
+
+def test_a_footnote_source_opens_the_cited_message(client, ws):
+    """The evidence view: a footnote's link names an archive and an anchor; the API returns that message."""
+    record = next(r for r in ws.records() if r.content == "Dave runs a bike shop.")
+    ref = record.evidence[0].refs[0]
+    archive, anchor = ref.archive.removeprefix("sources/"), ref.anchor
+    one = client.get(f"/api/memory/sources/{archive}?anchor={anchor}")
+    assert one.status == 200 and one.body["path"] == ref.archive
+    message = one.body["message"]
+    assert message["source_id"] == "openprogram/s1/u2" and message["trust_state"] == "trusted"
+    assert message["text"] == ref.source.text and message["speaker"] and message["timestamp"]
+    whole = client.get(f"/api/memory/sources/{archive}")
+    assert whole.status == 200 and message in whole.body["messages"] and whole.body["damaged"] is False
+    missing = client.get(f"/api/memory/sources/{archive}?anchor=source-0000000000000000")
+    assert missing.status == 404 and missing.body["code"] == "MEMORY_NOT_FOUND"
+    for bad in ("openprogram/%2E%2E/%2E%2E/topics/core.md", "openprogram/_v2/s1.txt", "nope/_v2/x.md"):
+        refused = client.get(f"/api/memory/sources/{bad}")
+        assert refused.status in (400, 404) and refused.body["ok"] is False, bad
+
+
+def test_the_evidence_view_needs_the_owner_like_every_memory_read(client):
+    assert client.get("/api/memory/sources/openprogram/_v2/s1.md", auth=False).status == 401
