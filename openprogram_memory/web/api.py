@@ -25,13 +25,13 @@ from ..config import Settings, load_settings
 from ..failures import FailureCode, MemoryFailure
 from ..topics.model import Heading
 from ..transaction.update_request import parse_update_request, update_json
-from ..workspace.api import MemoryWorkspace, record_json
+from ..workspace.api import MemoryWorkspace, file_digest, record_json
 from ..workspace.layout import CORE_TOPIC, RECENT, TIMELINE, check_topic_path, resolves_inside
 from .auth import load_or_create_token
 
 READ_ATTEMPTS = 3
 RECENT_LIMIT_HEADER = "X-Memory-Recent-Limit"
-PUT_KEYS = frozenset({"content", "base_revision", "commit_message"})
+PUT_KEYS = frozenset({"content", "base_revision", "base_digest", "commit_message"})
 MAX_SEARCH_TOP_K = 50
 
 T = TypeVar("T")
@@ -173,6 +173,7 @@ class MemoryApi:
                 "path": rel,
                 "title": _title(summary.doc, rel) if summary else rel,
                 "content": content,
+                "digest": file_digest(ws.root / rel),  # of the bytes: the per-file compare-and-set of PUT
                 "records": [record_json(r) for r in summary.records] if summary else [],
                 "mtime": stat.st_mtime if stat else None,
                 "size": stat.st_size if stat else 0,
@@ -256,7 +257,7 @@ class MemoryApi:
         return Reply(update_json(ws.update(**parse_update_request(body))))
 
     def put_topic(self, ws: MemoryWorkspace, query: dict[str, str], path: str, body: Any) -> Reply:
-        """A hand edit of one topic, compare-and-set on ``base_revision`` (required).
+        """A hand edit of one topic, compare-and-set on ``base_digest`` (that file, as read) or ``base_revision``.
 
         The answer carries the installed text (normalized: IDs assigned,
         citations renamed) and the revision it belongs to, for the editor.
@@ -269,12 +270,15 @@ class MemoryApi:
             raise _invalid(f"unknown field(s) {', '.join(unknown)}; allowed: {', '.join(sorted(PUT_KEYS))}")
         if not isinstance(body.get("content"), str):
             raise _invalid("content must be the whole topic text (a string)")
-        if not isinstance(body.get("base_revision"), str) or not body["base_revision"]:
-            raise _invalid("base_revision is required: send the revision you read the topic at "
-                           "(GET /api/memory/topics/<path>), so a newer change is never overwritten")
+        digest, revision = body.get("base_digest"), body.get("base_revision")
+        if digest is not None and not (isinstance(digest, str) and re.fullmatch(r"[0-9a-f]{64}", digest)):
+            raise _invalid("base_digest must be the sha256 hex digest GET /api/memory/topics/<path> returned")
+        if digest is None and (not isinstance(revision, str) or not revision):
+            raise _invalid("base_digest (or base_revision) is required: send what GET /api/memory/topics/<path> "
+                           "returned with the text, so a newer change is never overwritten")
         _check_type(body, "commit_message", str)
-        result = ws.write_topic(rel, body["content"], base_revision=body["base_revision"],
-                                message=body.get("commit_message"))
+        result = ws.write_topic(rel, body["content"], base_revision=revision if digest is None else None,
+                                base_digest=digest, message=body.get("commit_message"))
         out = result.to_json()
         try:
             out["topic"] = self._topic_json(ws, rel)

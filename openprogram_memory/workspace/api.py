@@ -7,6 +7,7 @@ these methods.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import tarfile
 from pathlib import Path
@@ -141,10 +142,23 @@ class MemoryWorkspace:
         return result
 
     def write_topic(self, path: str, content: str, *, base_revision: str | None = None,
-                    message: str | None = None) -> TxResult:
-        """A hand edit of one topic file (editor, web): strictest ID policy."""
+                    base_digest: str | None = None, message: str | None = None) -> TxResult:
+        """A hand edit of one topic file (editor, web): strictest ID policy.
+
+        ``base_digest`` (sha256 hex of the file as it was read) is a
+        compare-and-set on this file alone, checked under the write lock:
+        a background write to another file does not reject the edit.
+        """
         rel = check_topic_path(path)
-        result = staged_edit(self, lambda s: s.write(rel, content), policy=Policy.HAND,
+
+        def edit(staging: Staging) -> None:
+            if base_digest is not None and file_digest(self.root / rel) != base_digest:
+                raise MemoryFailure(FailureCode.CONCURRENT_UPDATE,
+                                    f"{rel} changed since you read it; reload it and apply your edit again",
+                                    details={"file": rel, "digest": file_digest(self.root / rel)})
+            staging.write(rel, content)
+
+        result = staged_edit(self, edit, policy=Policy.HAND,
                              base_revision=base_revision, message=message or f"memory: edit {rel}")
         note_person_deletes(self.layout, result)  # a delete in the editor or the web page sticks
         return result
@@ -393,3 +407,11 @@ def _patch_edit(patch: str) -> Callable[[Staging], None]:
                 staging.write(path, result)
 
     return edit
+
+
+def file_digest(path: Path) -> str | None:
+    """sha256 hex of a file's bytes (what a per-file compare-and-set compares), None when it does not exist."""
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except FileNotFoundError:
+        return None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 
@@ -224,6 +225,26 @@ def test_put_topic_is_a_compare_and_set_hand_edit(client, ws):
                            {"content": topic["content"], "base_revision": topic["revision"]}, auth=True)
     assert again.status == 409 and again.body["code"] == "CONCURRENT_UPDATE"
     assert "in town" in (ws.root / "topics/people/dave.md").read_text()
+
+
+def test_a_web_edit_is_compare_and_set_on_its_own_file(client, ws):
+    """A background write to another file no longer rejects the edit; a change to this file still does."""
+    topic = client.get("/api/memory/topics/topics/people/dave.md").body
+    assert topic["digest"] == hashlib.sha256((ws.root / "topics/people/dave.md").read_bytes()).hexdigest()
+    ws.update(changes=[{"path": "topics/elsewhere.md",  # the writer, meanwhile, in another file
+                        "content": "Tea at four.[^e1]\n\n[^e1]: Sources: [t](openprogram/s1/u1)\n"}])
+    edited = topic["content"].replace("runs a bike shop.", "runs a bike shop in town.")
+    answer = client.request("PUT", "/api/memory/topics/topics/people/dave.md",
+                            {"content": edited, "base_digest": topic["digest"]}, auth=True)
+    assert answer.status == 200, answer.body
+    assert answer.body["topic"]["digest"] != topic["digest"] and "in town" in answer.body["topic"]["content"]
+    stale = client.request("PUT", "/api/memory/topics/topics/people/dave.md",
+                           {"content": topic["content"], "base_digest": topic["digest"]}, auth=True)
+    assert stale.status == 409 and stale.body["code"] == "CONCURRENT_UPDATE" and "dave.md" in stale.body["message"]
+    assert "in town" in (ws.root / "topics/people/dave.md").read_text()
+    bad = client.request("PUT", "/api/memory/topics/topics/people/dave.md",
+                         {"content": topic["content"], "base_digest": "abc"}, auth=True)
+    assert bad.status == 400 and bad.body["code"] == "INVALID_ARGUMENT"
 
 
 def test_put_new_citation_is_normalized(client, ws):
