@@ -86,3 +86,14 @@ def test_the_console_script_leaves_fast_with_its_output_and_exit_code(argv, code
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert done.returncode == code and needle in done.stdout and "not reached" not in done.stdout
     assert done.stdout.endswith("}\n")
+
+
+def test_the_console_script_still_runs_exit_handlers(state, tmp_path):
+    """Libraries and the fault seam register atexit handlers (logs, temp files): run() runs them first."""
+    marker = tmp_path / "handler-ran"
+    probe = ("import atexit, pathlib, sys\n"
+             f"atexit.register(lambda: pathlib.Path({str(marker)!r}).write_text('ran'))\n"
+             f"sys.argv = ['openprogram', 'memory', 'status', '--json', '--state', {state!r}]\n"
+             "from openprogram_memory.cli.entry import run\nrun()\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and marker.read_text() == "ran"
