@@ -44,7 +44,7 @@ def sync(ws: "MemoryWorkspace", remote: str | None = None, *, attempts: int = AT
     out: dict[str, Any] = {"ok": True, "remote": url, "fetched": False, "pushed": False, "merged": False,
                            "conflicts": []}
     for _attempt in range(attempts):
-        remote_head = transport.fetch(ws.root, url)
+        remote_head = transport.fetch(ws.root, url, lambda: write_lock(ws.layout, LOCK_TIMEOUT))
         if remote and remote != ws.settings["memory.sync.remote"]:
             write_config_value(ws.settings.state_dir, "memory.sync.remote", remote)
         step = integrate(ws, remote_head)

@@ -7,6 +7,7 @@ the network is slow and the write lock guards only the local install.
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from pathlib import Path
 
 from ..failures import FailureCode, MemoryFailure
@@ -37,7 +38,7 @@ def _client(url: str):
                             details={"remote": url}) from None
 
 
-def fetch(root: Path, url: str) -> str | None:
+def fetch(root: Path, url: str, lock=None) -> str | None:
     """Fetch the remote's ``main`` into the local object store; its commit id, or None if empty."""
     from dulwich.repo import Repo
 
@@ -49,7 +50,7 @@ def fetch(root: Path, url: str) -> str | None:
             return [head] if head is not None and head not in repo.object_store else []
 
         if _is_local(client):
-            head = _fetch_local(path, repo, wants)
+            head = _fetch_local(path, repo, wants, lock)
         else:
             head = client.fetch(path, repo, determine_wants=wants).refs.get(BRANCH)
     except MemoryFailure:
@@ -71,7 +72,7 @@ def _is_local(client) -> bool:
     return isinstance(client, LocalGitClient)
 
 
-def _fetch_local(path: str, target, wants) -> bytes | None:
+def _fetch_local(path: str, target, wants, lock=None) -> bytes | None:
     """Fetch from a repository on this machine; the remote's ``main``, or None if it has none.
 
     dulwich's local client builds the pack by scanning every pack of the
@@ -88,8 +89,10 @@ def _fetch_local(path: str, target, wants) -> bytes | None:
         if missing is not None:
             object_ids = list(missing)
             if object_ids:
-                target.object_store.add_pack_data(
-                    len(object_ids), generate_unpacked_objects(remote.object_store, object_ids, reuse_deltas=False))
+                with lock() if lock is not None else nullcontext():  # the store's files change under the write lock
+                    target.object_store.add_pack_data(
+                        len(object_ids), generate_unpacked_objects(remote.object_store, object_ids,
+                                                                   reuse_deltas=False))
         return remote.refs.as_dict().get(BRANCH)
 
 

@@ -22,8 +22,19 @@ _TOP_LOCKS = ("index.lock", "HEAD.lock", "packed-refs.lock", "config.lock")
 
 
 def stale_locks(git_dir: Path, deep: bool = False) -> list[Path]:
-    """Lock files in ``git_dir``: the index, HEAD and refs always; loose objects when ``deep``."""
+    """Lock files in ``git_dir``: the index, HEAD, refs and pack indexes always; loose objects when ``deep``.
+
+    A pack index lock is left by a ``memory sync`` fetch killed while
+    storing what it fetched (the fetch of a remote on this machine stores
+    under the write lock; one over the network does not, and a concurrent
+    one that loses its lock fails and is retried by the next sync).
+    """
     found = [git_dir / name for name in _TOP_LOCKS if (git_dir / name).exists()]
+    try:
+        with os.scandir(git_dir / "objects" / "pack") as it:
+            found.extend(Path(entry.path) for entry in it if entry.name.endswith(".lock"))
+    except OSError:
+        pass
     refs = git_dir / "refs"
     for dirpath, _dirs, names in os.walk(refs):
         found.extend(Path(dirpath) / name for name in names if name.endswith(".lock"))

@@ -227,6 +227,8 @@ def operations(base: "Base") -> list[Operation]:
         Operation("import", ["memory", "import", "claude-code", str(base.fixture), "--json"],
                   sessions=tuple(base.import_sessions), redo=True),
         Operation("restore", ["memory", "restore", base.first_commit, "--json"]),
+        # the record made on another machine comes in: fetch, merge by record, install, commit, push
+        Operation("sync", ["memory", "sync", "--remote", "{trial}/remote.git", "--json"], _remote_copy(base.dir)),
         # the hook command hands import + write to this detached worker; the worker is what can die midway
         Operation("hook worker (SessionEnd: import + forced write)",
                   ["--state", "{trial}/state", "--session", base.import_sessions[0], "--transcript", str(base.fixture),
@@ -314,7 +316,31 @@ def build_base(where: Path) -> Base:
     import_paths(SessionStore(probe_settings.sessions_dir), "claude-code", [fixture])
     imported = sorted(p.name for p in probe_settings.sessions_dir.iterdir() if p.name not in before)
     shutil.rmtree(probe)
+    _remote_ahead(where, state)
     return Base(where, ids, patch, first_commit, fixture, imported, history.head_id(ws.root))
+
+
+def _remote_ahead(where: Path, state: Path) -> None:
+    """``where/remote.git``: the base's memory as another machine pushed it, plus one record from there."""
+    from dulwich.repo import Repo
+
+    from openprogram_memory.config import load_settings
+    from openprogram_memory.sync import sync
+    from openprogram_memory.workspace.api import MemoryWorkspace
+
+    Repo.init_bare(str(where / "remote.git"), mkdir=True)
+    shutil.copytree(state / "memory", where / "laptop" / "memory", symlinks=True)
+    laptop = MemoryWorkspace.open(load_settings(str(where / "laptop")))
+    laptop.update(changes=[{"path": "topics/people/erin.md", "content": "# Erin\n\nErin maintains the shop's website."
+                            "[^e1]\n\n[^e1]: Sources: [said](openprogram/s1/u4)\n"}])
+    sync(laptop, str(where / "remote.git"))
+    shutil.rmtree(where / "laptop")
+
+
+def _remote_copy(base_dir: Path) -> Callable[[Path], None]:
+    def prepare(trial: Path) -> None:
+        shutil.copytree(base_dir / "remote.git", trial / "remote.git", symlinks=True)
+    return prepare
 
 
 def _unified(rel: str, old: str, new: str):
