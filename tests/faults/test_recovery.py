@@ -303,3 +303,36 @@ def test_status_survives_damaged_runtime_files(tmp_path):
     ws.layout.state("runtime.json").write_text('"just a string"')
     status = _reopen(tmp_path / "s").status()
     assert status["writer"]["last_outcome"] is None and status["last_organize"] is None
+
+
+def test_the_quick_head_check_vouches_only_for_a_sound_head(tmp_path):
+    """status checks HEAD by reading loose objects itself (no dulwich import); any doubt goes to the full check,
+    so every damage is still reported with the full check's words."""
+    from dulwich.repo import Repo
+
+    from openprogram_memory.transaction import gitcheck
+
+    ws = _workspace(tmp_path / "s")
+    assert gitcheck._healthy_loose_head(ws.root) and gitcheck.head_problem(ws.root) is None
+    repo = Repo(str(ws.root))
+    commit = repo[repo.head()]
+    tree = repo[commit.tree]
+    entry = next(iter(tree.items())).sha.decode()
+
+    def loose(sha: str) -> Path:
+        return ws.root / ".git" / "objects" / sha[:2] / sha[2:]
+
+    for sha in (commit.id.decode(), commit.tree.decode(), entry):
+        path = loose(sha)
+        saved = path.read_bytes()
+        path.chmod(0o600)
+        path.write_bytes(saved[:10])  # truncated
+        assert not gitcheck._healthy_loose_head(ws.root), sha
+        assert gitcheck.head_problem(ws.root) is not None, sha
+        path.write_bytes(saved)
+    assert gitcheck.head_problem(ws.root) is None
+    head = ws.root / ".git" / "refs" / "heads" / "main"
+    saved = head.read_bytes()
+    head.write_text("0" * 40 + "\n")  # a commit that does not exist
+    assert not gitcheck._healthy_loose_head(ws.root) and "missing or damaged" in gitcheck.head_problem(ws.root)
+    head.write_bytes(saved)
