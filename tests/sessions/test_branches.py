@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 import typer
@@ -129,3 +130,35 @@ def test_show_all_labels_superseded_turns(store: SessionStore) -> None:
     human = runner.invoke(root, ["session", "show", "s", "--all"], env={"COLUMNS": "200"})
     lines = {line.split()[1]: line for line in human.stdout.splitlines() if line.strip().startswith("│ m")}
     assert "superseded" in lines["m3"] and "superseded" not in lines["m2"]
+
+
+def test_cli_rewind_back_onto_a_written_then_superseded_branch_restores_it(store: SessionStore) -> None:
+    _written_then_rewound(store)  # m3, m4 written then abandoned for b3
+    mark_written(store, "s", ["b3"], WS)
+    assert cli("rewind", "s", "--to", "m4") == {"session": "s", "head": "m4", "rewound": ["b3"],
+                                                "restored": ["m3", "m4"]}
+    nodes = {node["id"]: node["metadata"] for node in cli("show", "s", "--all")["nodes"]}
+    assert SUPERSEDED_KEY not in nodes["m3"] and SUPERSEDED_KEY not in nodes["m4"]  # live again
+    assert nodes["b3"][SUPERSEDED_KEY] == WS  # the branch left behind was written: superseded
+    assert [node["id"] for node in cli("show", "s")["nodes"]] == ["m1", "m2", "m3", "m4"]
+    assert pending_turns(store, "s", WS) == []  # a switch alone gives the writer nothing to do
+
+
+def test_show_all_dims_superseded_rows_and_not_live_ones(store: SessionStore, monkeypatch) -> None:
+    import io
+
+    from rich.console import Console
+
+    from openprogram_memory.cli import session_cmds
+
+    _written_then_rewound(store)
+    screen = io.StringIO()
+    monkeypatch.setattr(session_cmds, "console", Console(file=screen, force_terminal=True, color_system="standard",
+                                                         width=200, highlight=False))
+    assert runner.invoke(root, ["session", "show", "s", "--all"]).exit_code == 0
+    plain = re.compile(r"\x1b\[[0-9;]*m")
+    rows = {plain.sub("", line).split("│")[1].split()[0]: line
+            for line in screen.getvalue().splitlines() if line.count("│") > 2}
+    dim = "\x1b[2m"
+    assert dim in rows["m3"] and dim in rows["m4"]  # written, then abandoned: dimmed
+    assert dim not in rows["m1"] and dim not in rows["b3"]  # live turns are not

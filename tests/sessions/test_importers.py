@@ -105,6 +105,29 @@ def test_sidechain_is_its_own_branch_and_not_memory_input(store: SessionStore) -
     assert pending_turns(store, REWIND_SESSION, WS, tip=U(14))[-1].id == U(10)
 
 
+def test_a_sub_agent_in_its_own_file_comes_along_with_its_main_transcript(store: SessionStore, tmp_path) -> None:
+    lines = [json.loads(line) for line in REWIND.read_text().splitlines()]
+    sub = [line for line in lines if line.get("isSidechain")]
+    project = tmp_path / "projects" / "-home-dana-billing"
+    agents = project / REWIND_SESSION / "subagents"
+    agents.mkdir(parents=True)
+    main = project / f"{REWIND_SESSION}.jsonl"
+    main.write_text("".join(json.dumps(line) + "\n" for line in lines if not line.get("isSidechain")))
+    (agents / "agent-a1b2c3d.jsonl").write_text("".join(json.dumps({**line, "agentId": "a1b2c3d"}) + "\n"
+                                                        for line in sub))
+    compaction = {**sub[0], "uuid": U(77), "agentId": "acompact-1", "message": {"role": "user", "content": "x"}}
+    (agents / "agent-acompact-1.jsonl").write_text(json.dumps(compaction) + "\n")
+
+    result = import_paths(store, "claude-code", [main])  # only the main transcript is named
+    prompt, report = store.get_node(REWIND_SESSION, U(13)), store.get_node(REWIND_SESSION, U(14))
+    assert prompt.predecessor == U(10) and report.predecessor == U(13)  # hung from the Task call, as in one file
+    assert prompt.metadata["agent_id"] == "a1b2c3d" and report.metadata["kind"] == "subagent_report"
+    assert U(77) not in store.parent_map(REWIND_SESSION)  # Claude Code's internal compaction run is not a turn
+    assert result.imported == len(store.parent_map(REWIND_SESSION))
+    again = import_paths(store, "claude-code", [project])  # the directory: the same files, nothing new
+    assert again.imported == 0 and U(77) not in store.parent_map(REWIND_SESSION)
+
+
 def test_only_a_summary_whose_leaf_is_in_the_file_names_the_session(store: SessionStore) -> None:
     import_paths(store, "claude-code", [REWIND, FIXTURES / "claude-code" / "subagent.jsonl"])
     assert store.session_info(REWIND_SESSION).metadata["title"] == "Billing service: FastAPI instead of Flask"

@@ -45,7 +45,10 @@ def import_paths(store: SessionStore, fmt: str, paths: Iterable[str | Path]) -> 
     if not paths:
         raise MemoryFailure(FailureCode.INVALID_ARGUMENT, "no transcript path given")
     wanted, importer = entry
-    transcripts = [read_transcript(path) for path in expand_paths(paths)]
+    files = expand_paths(paths)
+    if fmt == "claude-code":  # a transcript's sub-agents live in files of their own beside it
+        files = claude_code.with_subagent_files(files)
+    transcripts = [read_transcript(path) for path in files]
     known = [format_ for format_, _ in FORMATS.values()]
     for transcript in transcripts:
         check_format(transcript, wanted, known)

@@ -37,6 +37,11 @@ Rules:
   the main agent and the report goes back to it, so neither is the
   person's input; what matters reaches the main branch as the assistant's
   answer.
+* A sub-agent's own file (``<session>/subagents/agent-<id>.jsonl`` beside
+  ``<session>.jsonl``, same ``sessionId``) joins its session the same way:
+  importing the main transcript brings its sub-agent files along
+  (:func:`with_subagent_files`), except ``agent-acompact-*`` (Claude Code's
+  internal compaction runs, whose prompt is the conversation itself).
 * ``summary`` lines are trusted as the session title only when their
   ``leafUuid`` is a line of the same file.
 * Head = the newest main-conversation leaf by timestamp. Every other
@@ -49,6 +54,7 @@ Rules:
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 from ..store import SessionStore, is_valid_id
@@ -94,6 +100,24 @@ def owns(line: dict[str, Any]) -> bool:
 
 
 FORMAT = TranscriptFormat("claude-code", "a Claude Code transcript", owns)
+
+
+def with_subagent_files(files: list[Path]) -> list[Path]:
+    """``files`` with each main transcript's sub-agent files after it; internal compaction runs left out."""
+    chosen: list[Path] = []
+    for path in files:
+        if _internal_agent_file(path) or path in chosen:
+            continue
+        chosen.append(path)
+        companions = path.with_suffix("") / "subagents"
+        if path.suffix == ".jsonl" and companions.is_dir():
+            chosen.extend(sorted(p for p in companions.glob("agent-*.jsonl")
+                                 if p.is_file() and not _internal_agent_file(p) and p not in files))
+    return chosen
+
+
+def _internal_agent_file(path: Path) -> bool:
+    return path.parent.name == "subagents" and path.name.startswith("agent-acompact")
 
 
 def import_claude_code(store: SessionStore, transcripts: list[TranscriptFile],
