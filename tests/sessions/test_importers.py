@@ -234,3 +234,12 @@ def test_a_message_imported_mid_stream_is_completed_and_pending_again(store: Ses
     assert node.metadata["note"] == "kept" and "memory_written_scriptorium" not in node.metadata
     assert U(10) in [turn.id for turn in pending_turns(store, REWIND_SESSION, WS)]
     assert import_paths(store, "claude-code", [path]).updated == 0
+
+
+def test_a_pi_session_forked_from_another_remembers_its_parent_file(store: SessionStore, tmp_path) -> None:
+    lines = [json.loads(line) for line in (FIXTURES / "pi" / "crud.jsonl").read_text().splitlines()]
+    lines[0]["parentSession"] = "/home/dana/.pi/agent/sessions/--home-dana--/2026-01-20_parent.jsonl"
+    path = tmp_path / "forked.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    session = import_paths(store, "pi", [path]).sessions[0]
+    assert store.session_info(session).metadata["forked_from"] == lines[0]["parentSession"]

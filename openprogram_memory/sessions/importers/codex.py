@@ -30,6 +30,20 @@ same place. A fork whose parent is not in the store
 (or shares nothing with it) is imported as its own session, with
 ``forked_from`` in its session metadata. Each store session lists the
 codex threads it holds and their tips in ``metadata.codex_threads``.
+
+Sub-agents. A thread spawned by another (``session_meta.payload.source =
+{"subagent": {"thread_spawn": {"parent_thread_id": …}}}``) is a session of
+its own, spawn-linked (``session new --parent-session/--parent-node``) to
+the parent's turn it was started from: the node of the parent's branch its
+copied history (when spawned with a fork of the context) ends on, else the
+last parent turn not newer than the sub-agent's start. Its copied history
+is not imported again (``fork_prefix``). Its user messages were written by
+the parent agent and its answers go back to it, so they are kept as
+runtime-scheduled ``subagent_prompt``/``subagent_report`` turns, like
+Claude Code's sidechains: never the person's input. A sub-agent whose
+parent thread is not in the store keeps ``spawned_from_thread`` in its
+session metadata and no link. Review and compaction sub-agents
+(``{"subagent": "review"}`` …) are plain sessions.
 """
 
 from __future__ import annotations
@@ -89,8 +103,11 @@ def import_codex(store: SessionStore, transcripts: list[TranscriptFile],
     """
     result = EMPTY_RESULT
     for transcript in _parents_first(transcripts):
-        tree, thread_id, tip = build_tree(transcript, store, aliases)
+        tree, thread_id, tip, spawn = build_tree(transcript, store, aliases)
         result = result + transcript.result() + write_tree(store, tree)
+        if spawn is not None and store.exists(tree.session_id) and store.parent_link(tree.session_id) != {
+                "session": spawn[0], "node": spawn[1]}:
+            store.link_spawn(tree.session_id, *spawn)
         if tip is not None and store.exists(tree.session_id):
             threads = _threads(store, tree.session_id)
             if threads.get(thread_id) != tip:
@@ -113,7 +130,8 @@ def _parents_first(transcripts: list[TranscriptFile]) -> list[TranscriptFile]:
     def place(transcript: TranscriptFile, seen: frozenset[int]) -> None:
         if id(transcript) in placed or id(transcript) in seen:  # seen: a cycle of forked_from ids
             return
-        parent = by_thread.get(_session_meta(transcript).get("forked_from_id"))
+        meta = _session_meta(transcript)
+        parent = by_thread.get(meta.get("forked_from_id")) or by_thread.get(_spawned_by(meta))
         if parent is not None:
             place(parent, seen | {id(transcript)})
         placed.add(id(transcript))
@@ -124,9 +142,21 @@ def _parents_first(transcripts: list[TranscriptFile]) -> list[TranscriptFile]:
     return ordered
 
 
-def build_tree(transcript: TranscriptFile, store: SessionStore,
-               aliases: dict[str, str | None] | None = None) -> tuple[TranscriptTree, str, str | None]:
-    """One rollout's linear draft tree, its thread id, and the id of its last kept line.
+def _spawned_by(meta: dict[str, Any]) -> str | None:
+    """The parent thread of a sub-agent spawned by another thread, from ``session_meta.source``."""
+    source = meta.get("source")
+    spawn = source.get("subagent") if isinstance(source, dict) else None
+    spawn = spawn.get("thread_spawn") if isinstance(spawn, dict) else None
+    parent = spawn.get("parent_thread_id") if isinstance(spawn, dict) else None
+    return parent if is_valid_id(parent) else None
+
+
+Spawn = tuple[str, str]  # (store session, node) a sub-agent was spawned from
+
+
+def build_tree(transcript: TranscriptFile, store: SessionStore, aliases: dict[str, str | None] | None = None
+               ) -> tuple[TranscriptTree, str, str | None, Spawn | None]:
+    """One rollout's linear draft tree, its thread id, the id of its last kept line, and its spawn link.
 
     A fork whose parent thread is in the store is built into the parent's
     session, its shared prefix aliased to the parent's nodes. ``aliases``
@@ -138,8 +168,10 @@ def build_tree(transcript: TranscriptFile, store: SessionStore,
     if not is_valid_id(thread_id):
         tree = TranscriptTree("-", SOURCE)
         tree.skipped[MISSING_ID] += len(transcript.lines)
-        return tree, "-", None
+        return tree, "-", None, None
     drafts, skipped = _drafts(transcript, thread_id, meta)
+    if _spawned_by(meta) is not None:
+        return _sub_agent_tree(transcript, store, aliases, thread_id, meta, drafts, skipped)
     forked_from = meta.get("forked_from_id") if is_valid_id(meta.get("forked_from_id")) else None
     host: str | None = None
     branch: list[Node] = []
@@ -161,7 +193,38 @@ def build_tree(transcript: TranscriptFile, store: SessionStore,
                 draft.metadata.update(thread=thread_id, forked_from=forked_from)
             tree.add(draft)
         previous = draft.id
-    return tree, thread_id, tree.resolve(previous)
+    return tree, thread_id, tree.resolve(previous), None
+
+
+def _sub_agent_tree(transcript: TranscriptFile, store: SessionStore, aliases: dict[str, str | None] | None,
+                    thread_id: str, meta: dict[str, Any], drafts: list[DraftNode], skipped: dict
+                    ) -> tuple[TranscriptTree, str, str | None, Spawn | None]:
+    """A spawned thread: its own session, its copied history skipped, linked to the parent's turn."""
+    parent_thread = _spawned_by(meta)
+    assert parent_thread is not None
+    host, branch = _parent_branch(store, parent_thread)
+    tree = TranscriptTree(thread_id, SOURCE, store, aliases)
+    tree.skipped.update(skipped)
+    own = _link_fork(tree, drafts, branch) if meta.get("forked_from_id") and branch else drafts
+    copied = {tree.aliases[d.id] for d in drafts if d not in own and tree.aliases.get(d.id)}
+    spawn: Spawn | None = None
+    if host is not None:
+        start = safe_time(meta.get("timestamp"), "")
+        older = [node for node in branch if node.created_at <= start] if start else []
+        node = next((n for n in reversed(branch) if n.id in copied), None) or (older or branch)[-1]
+        spawn = (host, node.id)
+    else:
+        tree.session_metadata["spawned_from_thread"] = parent_thread
+    previous: str | None = None
+    for draft in drafts:
+        if draft in own:
+            draft.parent = previous if previous not in tree.aliases else None
+            if draft.role in ("user", "assistant") and not draft.metadata.get("kind"):
+                draft.metadata.update(kind="subagent_prompt" if draft.role == "user" else "subagent_report",
+                                      scheduled=True)
+            tree.add(draft)
+        previous = draft.id
+    return tree, thread_id, tree.resolve(previous), spawn
 
 
 def _link_fork(tree: TranscriptTree, drafts: list[DraftNode], branch: list[Node]) -> list[DraftNode]:

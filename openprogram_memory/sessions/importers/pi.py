@@ -12,6 +12,10 @@ are dropped (``not_a_turn``; unknown entry types and message roles
 An entry whose ``parentId`` is null or absent from the file continues the
 previous entry in file order; of two entries with one id the well-formed
 one is kept (``duplicate_id``). Skip reasons: see ``common``.
+
+pi records where a session was forked from (the header's ``parentSession``,
+the parent session file's path): kept as ``forked_from`` in the session's
+metadata. pi's format records no sub-agents.
 """
 
 from __future__ import annotations
@@ -85,6 +89,8 @@ def build_tree(transcript: TranscriptFile, store: SessionStore | None = None,
         tree.skipped[MISSING_ID] += len(entries)
         return tree
     tree = TranscriptTree(session_id, SOURCE, store, aliases)
+    if isinstance(header.get("parentSession"), str) and header["parentSession"].strip():
+        tree.session_metadata["forked_from"] = header["parentSession"]
     entries, duplicates = keep_well_formed(
         [e for e in entries if e.get("type") != "session"],
         lambda entry: entry.get("id") if is_valid_id(entry.get("id")) else None, _entry_quality)
