@@ -780,16 +780,45 @@ _FACT_STATUS_RE = re.compile(r"\b(?:now|already|anymore|yet)$|\b(?:has|have) bee
                              r"\b(?:new|latest) version\b|\b\d+\s*(?:ms|s|sec|secs|seconds|minutes|mins)$", re.I)
 
 
+# Any "the/our <noun phrase> <verb> …" whose predicate names something concrete: a product or proper name,
+# code, a path, an address, a version or an identifier ("the raw zone is s3://orbit-raw", "flag names are
+# kebab-case", "the on-prem stuff is VMware"); how things are right now is not a fact ("the build is red").
+_FACT_ANY_RE = re.compile(
+    rf"^(?:(?:the|our|all our|all|each|every)\s+)(?P<s>(?:(?!(?:the|a|an|this|that|it|is|are)\b)[\w.+/#'’-]+\s+){{0,3}}?"
+    rf"(?!(?:the|a|an|this|that|it|is|are)\b)[\w.+/#'’-]+)\s+(?:\w+ly\s+)?(?:{_FACT_VERBS}|(?-i:[a-z]+[^s\W]s))\s+"
+    r"(?P<p>.+)$", re.I)
+_CONCRETE_RE = re.compile(r"`[^`]+`|\w/|/\w|://|\b\d+(?:\.\d+)+\b|\b[a-z]+(?:-[a-z0-9]+)+\b|"
+                          r"(?<=\s)(?-i:[A-Z][\w.+#-]*[A-Za-z0-9])|(?-i:\b[A-Z]{2,}\d*\b)|\b\d+\s*(?:gb|tb|mb|pods?|nodes?|"
+                          r"replicas?|days?|hours?|minutes?|%)\b", re.I)
+_TRANSIENT_RE = re.compile(r"\b(?:now|today|tonight|right now|currently|at the moment|again|broken|failing|"
+                           r"flaky|red|green|down|slow|weird|a mess|messy|wrong|fine|ok|okay|done|ready|stuck|"
+                           r"this week|yesterday|this morning|for now|temporarily|i think|maybe|probably|seems?)\b",
+                           re.I)
+
+
+# What a conversation is busy with at the moment, not what the system is: "the bug is in src/parse.py".
+_WORK_AT_HAND = frozenset("""bug bugs error errors issue issues problem problems fix fixes pr prs diff diffs commit
+commits change changes output result results traceback crash crashes exception exceptions warning warnings file files
+line lines function method test tests answer question plan idea task ticket draft todo typo culprit reason
+difference thing stuff part step""".split())
+
+
 def _fact(clause: str, hint: str | None) -> list[Statement]:
     if _WE_FACT_RE.match(clause) and re.search(r"\b(?:it|this|that|them|these|those)\b", clause, re.I):
         return []
     match = _FACT_SUBJECT_RE.match(clause) or _WE_FACT_RE.match(clause) or _FACT_BARE_RE.match(clause)
     if not match:
+        loose = _FACT_ANY_RE.match(clause)
+        if loose and _CONCRETE_RE.search(loose.group("p")) and \
+                loose.group("s").split()[-1].casefold() not in _WORK_AT_HAND:
+            match = loose
+    if not match:
         match = _FACT_NAMED_RE.match(clause)
         if match and (match.group("s").casefold() in lx.COMMON_CAPS - {"staging", "prod", "production", "main",
                                                                        "develop", "master", "dev", "release"}):
             match = None
-    if not match or len(clause.split()) < 3 or _FACT_STATUS_RE.search(clause) or _PASSING_RE.search(clause):
+    if not match or len(clause.split()) < 3 or _FACT_STATUS_RE.search(clause) or _PASSING_RE.search(clause) or \
+            _TRANSIENT_RE.search(clause) and match.re is not _WE_FACT_RE:
         return []
     subject = _subject(clause, match)
     text = third_person(clause) if re.match(r"^my\b", clause, re.I) else clause
@@ -855,6 +884,8 @@ _SUBJECTLESS_RE = re.compile(r"^(?:speak|live in|based in|originally from|work (
                              r"adore|not a (?:big |huge )?fan of|"
                              r"big fan of|mostly|usually|mainly|primarily|can't stand)\b", re.I)
 _PRONOUN_RE = re.compile(r"^(?:he|she)(?:'s|’s)?\b", re.I)
+_PRONOUN_VERB = {"'s": " is", "’s": " is", " is": " is", "'re": " are", "’re": " are", " are": " are"}
+_THING_PRONOUN_RE = re.compile(r"^(?:it|they)(?P<v>'s|’s|'re|’re| is| are)?(?=\s)", re.I)
 _TRAILER_RE = re.compile(r"(?:[\s,]+(?:lol|lmao|haha+|tbh|imo|imho|fwiw|ha|heh|xd|:\)|:d|;\)|🙂|😅|🙏|👍|thx|"
                          r"thanks|ty|though|anyway|anyways|btw|fyi|as well|too|no exceptions|ever|period))+$", re.I)
 
@@ -871,6 +902,14 @@ def _statements(clause: str, hint: str | None) -> list[Statement]:
     return []
 
 
+def _thing_phrase(text: str) -> str | None:
+    """The noun phrase a fact is about ("search cluster" of "The search cluster is Elasticsearch 7.17.")."""
+    found = re.match(rf"^(?:the |our |my )?(?P<np>(?:[\w.+/#'’`-]+\s+){{0,4}}?[\w.+/#'’`-]+)\s+{_FACT_VERBS}\b", text, re.I)
+    if found is None or re.match(r"^(?:we|i|you|they|it|he|she)\b", found.group("np"), re.I):
+        return None
+    return found.group("np")
+
+
 def _COLLEAGUE_NAME(text: str) -> str | None:
     found = _COLLEAGUE_RE.match(text)
     return found.group("n") if found else None
@@ -885,6 +924,13 @@ def _pieces(clause: str, hint: str | None) -> list[tuple[str, list[Statement]]]:
         if sep.strip() == "and" and re.match(rf"^(?:{_I}|{_IM})\b", current) and re.match(
                 r"^(?!(?:always|never|please)\b)[a-z]+\b", nxt):
             nxt = "I " + nxt  # "I'm left-handed and use a split keyboard": the subject carries over
+        it = _THING_PRONOUN_RE.match(nxt)
+        if it or sep.strip(", ") in ("and", "") and re.match(rf"^(?:{_FACT_VERBS}|(?-i:[a-z]+[^s\W]s))\s", nxt):
+            thing = next((_thing_phrase(st.text) for st in _statements(current, hint) if st.kind == "fact"), None)
+            if thing and it:  # "the warehouse is Snowflake, it's refreshed by dbt"
+                nxt = f"the {thing}{_PRONOUN_VERB.get(it.group('v') or '', '')}{nxt[it.end():]}"
+            elif thing:  # "the checkout service is written in Go and owns the orders table"
+                nxt = f"the {thing} {nxt}"
         person = _subject_person(current) or _COLLEAGUE_NAME(current)
         pronoun = _PRONOUN_RE.match(nxt)
         if person and pronoun:
@@ -939,6 +985,7 @@ def _extract(text: str) -> list[Statement]:
     out: list[Statement] = []
     seen: set[str] = set()
     person: str | None = None
+    thing: str | None = None  # the subject of the last fact: what a following "it" is
     for sentence in sentences(text):
         body, hint = strip_lead(sentence)
         label, colon, rest = body.rpartition(": ")
@@ -956,7 +1003,11 @@ def _extract(text: str) -> list[Statement]:
                     if rest and len(rest.split()) <= 5:
                         out.append(Statement(finish(f"The user {verb} works with {rest}"), "preference", keyword(rest)))
                     continue
-                clause = ("I'm " if verb in ("based", "originally", "not", "big", "working") else "I ") + clause
+                clause = (("I'm " if verb in ("based", "originally", "not", "big", "working") else "I ")
+                          + clause[:1].lower() + clause[1:])
+            it = _THING_PRONOUN_RE.match(clause)
+            if it and thing:  # "The search cluster is Elasticsearch … it's managed by the infra team"
+                clause = f"the {thing}{_PRONOUN_VERB.get(it.group('v') or '', '')}{clause[it.end():]}"
             pronoun = _PRONOUN_RE.match(clause)
             if pronoun and person:
                 clause = person + (" is" if pronoun.group(0)[-2:] in ("'s", "’s") else "") + clause[pronoun.end():]
@@ -964,6 +1015,8 @@ def _extract(text: str) -> list[Statement]:
                 for statement in statements:
                     if statement.kind == "people" and statement.subject:
                         person = statement.subject
+                    if statement.kind == "fact":
+                        thing = _thing_phrase(statement.text) or thing
                     if statement.text.casefold() not in seen:
                         seen.add(statement.text.casefold())
                         out.append(statement)

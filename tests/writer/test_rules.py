@@ -216,3 +216,25 @@ def test_lower_case_i_is_converted_like_capital_i():
     (lower,) = extract_statements("i prefer vim. is the build green?")
     (upper,) = extract_statements("I prefer vim.")
     assert lower.text == upper.text == "The user prefers vim."
+
+
+def test_a_fact_continued_by_it_or_and_names_what_it_is_about():
+    """A record stands alone in a topic file: "It's managed by …" must say what "it" is."""
+    said = extract_statements("Some context on the stack. The reporting warehouse is Snowflake on AWS, "
+                              "it's refreshed by dbt jobs from the `analytics/` repo. Can you check the failing "
+                              "model? Also our job scheduler is Dagster and triggers the `dbt build` job. Our CDN is Fastly. "
+                              "It sits in front of the `static/` bucket.")
+    assert [s.kind for s in said] == ["fact"] * 6
+    assert said[1].text == "The reporting warehouse is refreshed by dbt jobs from the `analytics/` repo."
+    assert said[3].text == "The job scheduler triggers the `dbt build` job."
+    assert said[5].text == "The CDN sits in front of the `static/` bucket."
+
+
+def test_a_concrete_fact_about_any_named_part_of_the_system_is_kept_but_the_work_at_hand_is_not():
+    kept = extract_statements("fwiw the export files go to gs://acme-exports, and the audit trail lives in "
+                              "BigQuery")
+    assert [(s.kind, s.text) for s in kept] == [("fact", "The export files go to gs://acme-exports."),
+                                                ("fact", "The audit trail lives in BigQuery.")]
+    for moment in ("the culprit is in `billing/invoice.py`", "the root cause is maybe the Redis timeout",
+                   "the staging data is probably from March", "the build is red again on CI-7"):
+        assert extract_statements(moment) == [], moment
