@@ -279,7 +279,10 @@ def _edit_loop(ws, rel: str, scratch: Path, original: str, base: str, json: bool
         return
 
 
-def check(state: Optional[str] = StateOption, json: bool = JsonOption) -> None:
+def check(state: Optional[str] = StateOption, json: bool = JsonOption,
+          repair: bool = typer.Option(False, "--repair", help="Also repair what needs no judgement: a damaged HEAD, "
+                                      "valid hand edits made outside the product (committed), stale views, "
+                                      "unreadable runtime state.")) -> None:
     """Check the workspace like `git fsck`: every problem with file, line, rule and the fix (exit 65 if any)."""
     with reporting(json):
         from ..transaction.check import check_workspace, repaired_on_open
@@ -287,11 +290,16 @@ def check(state: Optional[str] = StateOption, json: bool = JsonOption) -> None:
         ws = open_workspace(memory_settings(state))
         problems = check_workspace(ws)
         repaired = repaired_on_open(ws)
+        if repair and problems:
+            from ..transaction.repair import repair_workspace
+
+            repaired += repair_workspace(ws, problems)
+            problems = check_workspace(ws)
         data = {"ok": not problems, "problems": [p.to_json() for p in problems], "repaired": repaired}
 
         def human() -> None:
             for note in repaired:
-                console.print(f"repaired on open: {escape(note)}")
+                console.print(f"repaired: {escape(note)}")
             if not problems:
                 console.print(f"No problem found in {escape(str(ws.root))}.")
             for problem in problems:

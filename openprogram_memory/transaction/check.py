@@ -158,9 +158,10 @@ def _git(ws: "MemoryWorkspace") -> Iterator[Problem]:
     for rel, state in _drift(ws):
         yield Problem(rel, None, "uncommitted",
                       f"{state} outside the product: not in history, and not validated",
-                      f"`openprogram memory edit {rel}` validates and commits it; `git -C {ws.root} checkout -- {rel}` "
-                      "takes the committed version back" if state != "new file" else
-                      "move it through `openprogram memory apply`, or remove it")
+                      "`openprogram memory check --repair` commits it if it passes every rule (or "
+                      f"`openprogram memory edit {rel}`); `git -C {ws.root} checkout -- {rel}` takes the committed "
+                      "version back" if state != "new file" else
+                      "`openprogram memory check --repair` commits it if it passes every rule; or remove it")
 
 
 def _drift(ws: "MemoryWorkspace") -> list[tuple[str, str]]:

@@ -5,9 +5,11 @@
   process; it is removed (otherwise every later commit fails with
   "File exists" and history silently stops);
 - **a damaged index** (bad header or checksum): rewritten from HEAD's tree;
-- **HEAD at a missing or unreadable commit or tree**: not repairable
-  without choosing history for the person; reported (status warnings,
-  ``GIT_UNAVAILABLE`` on commit) — never a ``git_committed: true`` lie.
+- **HEAD at a missing or unreadable commit or tree**: not repaired at
+  open (that chooses history for the person); reported (status warnings,
+  ``GIT_UNAVAILABLE`` on commit) — never a ``git_committed: true`` lie —
+  and repaired on request by ``memory check --repair``
+  (:func:`newest_sound_commit`, :mod:`.repair`).
 """
 
 from __future__ import annotations
@@ -181,5 +183,28 @@ def head_problem(root: Path) -> str | None:
 
 
 def repair_hint(root: Path) -> str:
-    return (f"inspect with `git -C {root} fsck`, then point HEAD at the last good commit "
-            f"(`git -C {root} reset --soft <commit>`); memory files are intact")
+    return (f"`openprogram memory check --repair` points HEAD at the newest sound commit and commits the installed "
+            f"files on top; or inspect with `git -C {root} fsck` and `git -C {root} reset --soft <commit>`; "
+            "memory files are intact")
+
+
+def newest_sound_commit(repo) -> bytes | None:
+    """The newest commit in the object store whose whole tree reads (what HEAD can be pointed back at)."""
+    from dulwich.objects import Commit
+
+    commits = []
+    for sha in repo.object_store:
+        try:
+            obj = repo.object_store[sha]
+        except Exception:  # noqa: BLE001 - an unreadable object is not a candidate
+            continue
+        if isinstance(obj, Commit):
+            commits.append(obj)
+    for commit in sorted(commits, key=lambda c: (c.commit_time, c.id), reverse=True):
+        try:
+            for _entry in repo.object_store.iter_tree_contents(commit.tree):
+                repo.object_store[_entry.sha]  # every blob must read too
+        except Exception:  # noqa: BLE001 - damaged: try the one before
+            continue
+        return commit.id
+    return None

@@ -64,3 +64,72 @@ def test_unreadable_runtime_state_and_a_broken_head_are_named(ws, monkeypatch, c
     code, report = check(monkeypatch, capsys, ws.settings.state_dir)
     assert code == 65 and [p["rule"] for p in report["problems"]] == ["git-head"]
     assert "git -C" in report["problems"][0]["fix"]
+
+
+def repair(monkeypatch, capsys, state) -> tuple[int, dict]:
+    monkeypatch.setattr(sys, "argv", ["openprogram", "memory", "check", "--repair", "--state", str(state), "--json"])
+    with pytest.raises(SystemExit) as exit_:
+        app_module.main()
+    return exit_.value.code, json.loads(capsys.readouterr().out)
+
+
+def _log(ws) -> list[str]:
+    return [entry["message"] for entry in ws.log(10)]
+
+
+def test_repair_adopts_a_valid_hand_edit_and_leaves_a_broken_one_reported(ws, monkeypatch, capsys):
+    people = ws.root / "topics/people.md"
+    people.write_text(people.read_text().replace("runs a bike shop", "runs a bike shop in Ghent"), encoding="utf-8")
+    work = ws.root / "topics/work.md"
+    work.write_text(work.read_text() + "\nA line typed in vim, no citation.\n", encoding="utf-8")
+    (ws.root / "core.md").write_text("edited by hand\n")
+    ws.layout.state("scheduled.json").write_text("[garbled")
+    code, report = repair(monkeypatch, capsys, ws.settings.state_dir)
+    assert code == 65, report  # the broken file needs a person: still reported, with its fix
+    assert {(p["file"], p["rule"]) for p in report["problems"]} == {("topics/work.md", "uncited-text"),
+                                                                    ("topics/work.md", "uncommitted")}
+    assert any(note.startswith("adopted hand edit(s) outside the product: topics/people.md") for note in
+               report["repaired"])
+    assert any("hand edit outside the product" in message for message in _log(ws))
+    assert "Ghent" in next(r.content for r in ws.records() if r.topic == "topics/people.md")
+    assert not (ws.root / "core.md").exists() or (ws.root / "core.md").read_text() != "edited by hand\n"  # rebuilt
+    assert not ws.layout.state("scheduled.json").exists()
+    assert "A line typed in vim" in work.read_text()  # never touched
+    work.write_text(work.read_text().replace("\nA line typed in vim, no citation.\n", ""), encoding="utf-8")
+    assert check(monkeypatch, capsys, ws.settings.state_dir)[1]["ok"] is True  # back to the committed bytes
+
+
+def test_repair_points_a_broken_head_at_the_newest_sound_commit_and_commits_the_tree(ws, monkeypatch, capsys):
+    from openprogram_memory.transaction import gitcheck
+
+    before = {r.memory_id: r.content for r in ws.records()}
+    (ws.root / ".git/refs/heads/main").write_text("0" * 40 + "\n")  # HEAD at a commit that does not exist
+    code, report = repair(monkeypatch, capsys, ws.settings.state_dir)
+    assert (code, report["ok"], report["problems"]) == (0, True, [])
+    assert any("newest sound commit" in note for note in report["repaired"])
+    assert gitcheck.head_problem(ws.root) is None
+    assert {r.memory_id: r.content for r in ws.records()} == before
+    assert check(monkeypatch, capsys, ws.settings.state_dir) == (0, {"ok": True, "problems": [], "repaired": []})
+    result = ws.update(changes=[{"path": "topics/people.md", "content": (ws.root / "topics/people.md").read_text()
+                                 + "\nDana also fixes wheels.[^e9]\n\n[^e9]: Sources: [note](openprogram/s1/u1)\n"}])
+    assert result.git_committed  # history goes on
+
+
+def test_check_without_repair_changes_nothing(ws, monkeypatch, capsys):
+    from engine.helpers import tree_digest
+
+    people = ws.root / "topics/people.md"
+    people.write_text(people.read_text().replace("runs a bike shop", "runs a bike shop in Ghent"), encoding="utf-8")
+    before = tree_digest(ws.root)
+    code, report = check(monkeypatch, capsys, ws.settings.state_dir)
+    assert code == 65 and "--repair" in next(p["fix"] for p in report["problems"] if p["rule"] == "uncommitted")
+    assert tree_digest(ws.root) == before
+
+
+def test_repair_never_adopts_a_rewritten_archive(ws, monkeypatch, capsys):
+    archive = ws.root / "sources/openprogram/_v2/s1.md"
+    archive.write_text(archive.read_text().replace("I run a bike shop.", "I run a car shop."), encoding="utf-8")
+    code, report = repair(monkeypatch, capsys, ws.settings.state_dir)
+    assert code == 65 and ("sources/openprogram/_v2/s1.md", "uncommitted") in {
+        (p["file"], p["rule"]) for p in report["problems"]}  # sources/ is append-only: a rewrite needs a person
+    assert not any("archive" in note for note in report["repaired"])

@@ -1,0 +1,138 @@
+"""``memory check --repair``: fix what needs no person's judgement, and say what was done.
+
+Opening the workspace already repairs what a killed process leaves (stale
+git locks, a damaged index, an interrupted install, pending commits).
+``--repair`` goes further, under the workspace write lock:
+
+- **HEAD at a missing or damaged commit**: the branch is pointed at the
+  newest sound commit in the object store (a commit whose whole tree
+  reads), then the installed memory tree is committed on top of it, so
+  history goes on from what is on disk; with no sound commit left, history
+  starts again from the installed tree (the old objects stay in ``.git``);
+- **a hand edit outside the product** (a topic file changed, added or
+  removed in vim, Obsidian or another sync tool) that passes every rule a
+  transaction applies is adopted: committed as "hand edit outside the
+  product"; a file with any problem is left as it is and stays reported;
+- **an archive changed outside a commit**: committed when it parses whole
+  and only appends to the committed bytes (``sources/`` is append-only);
+- **unreadable runtime state** (``runtime.json`` …): removed, it is rebuilt;
+- **stale derived views**: rebuilt once the topics are committed.
+
+Problems that need a person (an ID removed by hand, uncited text, a
+dangling link, a damaged archive) are not touched: they stay in the
+report with their fix.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+from ..failures import MemoryFailure
+from .check import Problem, _drift
+
+if TYPE_CHECKING:
+    from ..workspace.api import MemoryWorkspace
+
+# Findings that are about the whole file being outside history, not about its content.
+_NOT_CONTENT = frozenset({"uncommitted", "stale-view", "runtime-state", "git-head"})
+ADOPT_MESSAGE = "memory: hand edit outside the product, adopted by `memory check --repair`"
+
+
+def repair_workspace(ws: "MemoryWorkspace", problems: list[Problem]) -> list[str]:
+    """Repair what ``problems`` (from :func:`~.check.check_workspace`) allows; return what was done."""
+    from ..workspace.api import EDIT_LOCK_TIMEOUT
+    from ..workspace.state import write_lock
+
+    notes: list[str] = []
+    with write_lock(ws.layout, EDIT_LOCK_TIMEOUT):
+        if any(p.rule == "git-head" for p in problems):
+            notes += _repair_head(ws)
+        for problem in problems:
+            if problem.rule == "runtime-state" and problem.file:
+                ws.layout.state(os.path.basename(problem.file)).unlink(missing_ok=True)
+                notes.append(f"removed unreadable {problem.file} (rebuilt with defaults)")
+        notes += _adopt(ws, problems)
+    if any(p.rule == "stale-view" for p in problems) or any(n.startswith("adopted") for n in notes):
+        if ws.rebuild().derived_files:
+            notes.append("rebuilt the derived views from the topics")
+    return notes
+
+
+def _adopt(ws: "MemoryWorkspace", problems: list[Problem]) -> list[str]:
+    """Commit the out-of-band changes that pass every rule."""
+    from .history import commit_paths
+
+    blocked = {p.file for p in problems if p.rule not in _NOT_CONTENT}
+    dangling = " ".join(p.message for p in problems if p.rule == "dangling-link")
+    topics: list[str] = []
+    archives: list[str] = []
+    for rel, _state in _drift(ws):
+        if rel in blocked:
+            continue
+        if rel.startswith("topics/") and rel.endswith(".md"):
+            if not (ws.root / rel).exists() and rel in dangling:
+                continue  # removed, but other files still link into it
+            topics.append(rel)
+        elif rel.startswith("sources/") and _append_only(ws, rel):
+            archives.append(rel)
+    notes = []
+    for paths, what in ((topics, "adopted hand edit(s) outside the product"),
+                        (archives, "adopted archive append(s) made outside a commit")):
+        if not paths:
+            continue
+        try:
+            commit_paths(ws.root, paths, ADOPT_MESSAGE + ": " + ", ".join(paths[:10]))
+        except MemoryFailure as failure:
+            notes.append(f"could not commit {', '.join(paths[:5])}: {failure.message}")
+            continue
+        notes.append(f"{what}: {', '.join(paths[:10])}" + (f" and {len(paths) - 10} more" if len(paths) > 10 else ""))
+    return notes
+
+
+def _append_only(ws: "MemoryWorkspace", rel: str) -> bool:
+    """Whether the archive on disk parses whole and only adds to what is committed."""
+    from .engine import _read_bytes
+    from .history import files_at
+
+    data = _read_bytes(ws.root / rel)
+    if data is None or not rel.endswith(".md"):
+        return False
+    archive, _anchors = ws.cache.sources.archive(rel)
+    if archive.damaged:
+        return False
+    try:
+        committed = files_at(ws.root, "HEAD", rel).get(rel)
+    except (MemoryFailure, KeyError):
+        committed = None
+    return committed is None or data.startswith(committed)
+
+
+def _repair_head(ws: "MemoryWorkspace") -> list[str]:
+    """Point the branch at the newest sound commit and commit the installed tree on top."""
+    from dulwich.repo import Repo
+
+    from . import gitcheck
+    from .engine import MEMORY_AREAS
+    from .history import commit_paths, tree_differences
+
+    repo = Repo(str(ws.root))
+    head_file = ws.root / ".git" / "HEAD"
+    text = head_file.read_text(encoding="utf-8", errors="replace").strip()
+    ref = text[5:].strip().encode() if text.startswith("ref: ") else b"refs/heads/main"
+    if not text.startswith("ref: "):
+        head_file.write_text("ref: refs/heads/main\n", encoding="utf-8")
+    good = gitcheck.newest_sound_commit(repo)
+    if good is not None:
+        repo.refs[ref] = good
+        notes = [f"HEAD pointed at a missing or damaged commit; the branch now points at {good.decode()[:12]}, "
+                 "the newest sound commit"]
+    else:
+        repo.refs.remove_if_equals(ref, None)
+        notes = ["no sound commit was left; history starts again from the installed tree (old objects stay in .git)"]
+    paths = tree_differences(ws.root, MEMORY_AREAS)
+    commit = commit_paths(ws.root, paths, "memory: commit the installed tree after HEAD damage (`memory check --repair`)")
+    gitcheck.rebuild_index(ws.root)
+    if commit:
+        notes.append(f"committed the installed memory tree on top ({len(paths)} path(s))")
+    return notes
