@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 from openprogram_memory.config import load_settings
-from openprogram_memory.workspace.api import MemoryWorkspace
+from openprogram_memory.memory import MemoryWorkspace
 
 WORDS = "alpha beta gamma delta bike shop tea garden river owl kite metric units billing deploy friday".split()
 PER_TOPIC = 20

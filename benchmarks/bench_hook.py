@@ -36,7 +36,7 @@ from bench_search import Corpus, generate  # noqa: E402  (the shared synthetic c
 
 from openprogram_memory.config import load_settings  # noqa: E402
 from openprogram_memory.search import search  # noqa: E402
-from openprogram_memory.workspace.api import MemoryWorkspace  # noqa: E402
+from openprogram_memory.memory import MemoryWorkspace  # noqa: E402
 
 CLI = str(Path(sys.executable).with_name("openprogram"))
 

@@ -33,7 +33,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from bench_search import CLI, Corpus, fresh_process_state, generate, percentiles
 from openprogram_memory.config import load_settings
 from openprogram_memory.search import search
-from openprogram_memory.workspace.api import MemoryWorkspace
+from openprogram_memory.memory import MemoryWorkspace
 
 
 def _params(state: Path) -> StdioServerParameters:

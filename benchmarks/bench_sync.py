@@ -28,7 +28,7 @@ from bench_transaction import build  # noqa: E402
 
 from openprogram_memory.config import load_settings  # noqa: E402
 from openprogram_memory.sync import sync  # noqa: E402
-from openprogram_memory.workspace.api import MemoryWorkspace  # noqa: E402
+from openprogram_memory.memory import MemoryWorkspace  # noqa: E402
 
 COUNTER = itertools.count()
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from openprogram_memory.config import load_settings
 from openprogram_memory.sources.archive import SourceMessage
 from openprogram_memory.transaction.engine import Policy
-from openprogram_memory.workspace.api import MemoryWorkspace
+from openprogram_memory.memory import MemoryWorkspace
 
 WORDS = ("bike shop metric units billing service fastapi flask deploy friday review budget team data "
          "pipeline invoice customer tea coffee morning report weekly sync design token memory core").split()

@@ -25,7 +25,7 @@ from openprogram_memory.config import load_settings
 from openprogram_memory.sessions.markers import MARKER_KEY
 from openprogram_memory.sessions.nodes import Node
 from openprogram_memory.sessions.store import SessionStore
-from openprogram_memory.workspace.api import MemoryWorkspace
+from openprogram_memory.memory import MemoryWorkspace
 from openprogram_memory.writer.pipeline import write_report
 
 PENDING = 3

@@ -19,7 +19,7 @@ _EXPORTS = {
     "WriteFailure": "openprogram_memory.failures",
     "Settings": "openprogram_memory.config",
     "load_settings": "openprogram_memory.config",
-    "MemoryWorkspace": "openprogram_memory.workspace.api",
+    "MemoryWorkspace": "openprogram_memory.memory",
     "Policy": "openprogram_memory.transaction.engine",
     "TxResult": "openprogram_memory.transaction.engine",
     "MemoryBackend": "openprogram_memory.provider",

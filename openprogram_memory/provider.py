@@ -91,7 +91,7 @@ class FilesMemory(BaseMemory):
     # -- helpers -------------------------------------------------------
     def _workspace(self):
         if self._ws is None:
-            from .workspace.api import MemoryWorkspace
+            from .memory import MemoryWorkspace
 
             self._ws = MemoryWorkspace.open(self.settings, create=True)
         return self._ws

@@ -22,6 +22,6 @@ def memory_settings(state: Optional[str], overrides: dict[str, Any] | None = Non
 
 def open_workspace(settings: Settings, *, create: bool = False):
     """Open the workspace under ``settings.memory_dir`` (create it on ``create``)."""
-    from ..workspace.api import MemoryWorkspace
+    from ..memory import MemoryWorkspace
 
     return MemoryWorkspace.open(settings, create=create)

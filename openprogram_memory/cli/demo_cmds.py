@@ -26,7 +26,7 @@ def run_demo(state: Path, model: str = "rules") -> dict:
     from ..search.api import search
     from ..sessions.importers import import_paths
     from ..sessions.store import SessionStore
-    from ..workspace.api import MemoryWorkspace
+    from ..memory import MemoryWorkspace
     from ..writer.pipeline import write_report
 
     settings = memory_settings(str(state), {"memory.writer.model": model})

@@ -35,7 +35,7 @@ def init(state: Optional[str] = StateOption, json: bool = JsonOption) -> None:
     """Create the memory workspace (layout and git repository)."""
     with reporting(json):
         settings = memory_settings(state)
-        from ..workspace.api import MemoryWorkspace
+        from ..memory import MemoryWorkspace
 
         ws = MemoryWorkspace(settings)
         created = ws.init()
@@ -104,7 +104,7 @@ def core_show(
     with reporting(json):
         if view not in ("effective", "rendered", "canonical"):
             raise MemoryFailure(FailureCode.INVALID_ARGUMENT, "--view must be effective, rendered or canonical")
-        from ..workspace.api import CORE_JSON_KEYS
+        from ..memory import CORE_JSON_KEYS
 
         ws = open_workspace(memory_settings(state))
         data = ws.core_view()

@@ -32,6 +32,6 @@ class WorkspaceAccess:
 
     def workspace(self):
         """The existing workspace; MEMORY_NOT_FOUND (with the fix) when there is none."""
-        from ..workspace.api import MemoryWorkspace
+        from ..memory import MemoryWorkspace
 
         return MemoryWorkspace.open(self.settings())  # create=False: refuses with the init hint

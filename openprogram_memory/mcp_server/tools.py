@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 from ..failures import FailureCode, MemoryFailure
 from ..transaction.update_request import parse_update_request, update_json
-from ..workspace.api import CORE_JSON_KEYS
+from ..memory import CORE_JSON_KEYS
 from .access import WorkspaceAccess
 
 MAX_TOP_K = 50

@@ -1,7 +1,7 @@
 """The model organizer: ``memory sleep --model anthropic:<model>`` (SPEC §7).
 
 The same tool loop as the model writer (:mod:`openprogram_memory.writer.tools`,
-the backend of :func:`~openprogram_memory.writer.backend.resolve_backend`)
+the backend of :func:`~openprogram_memory.writer.backends.resolve_backend`)
 with the organizer prompt (``writer/prompts/organize.md``): the model reads
 the topics, merges, splits and moves records in a staging copy and calls
 ``commit_edits``. It goes through the writer's runner, so it is one
@@ -24,7 +24,7 @@ from ..workspace.tree import TreeState
 
 if TYPE_CHECKING:
     from ..transaction.engine import TxResult
-    from ..workspace.api import MemoryWorkspace
+    from ..memory import MemoryWorkspace
     from ..workspace.state import RuntimeState
 
 # Model prefixes whose writer backend runs the tool loop for the organizer too.
@@ -40,7 +40,7 @@ def organize_with_model(ws: "MemoryWorkspace", name: str, *, now: datetime, lock
                         runtime_update: Callable[["RuntimeState", "TxResult"], None],
                         stamp: bool) -> dict[str, Any]:
     """Run the model organizer once; return the ``sleep`` report. Raises MemoryFailure."""
-    from ..writer.backend import resolve_backend
+    from ..writer.backends import resolve_backend
     from ..writer.runner import run_writer
 
     backend = resolve_backend(name)

@@ -30,7 +30,7 @@ from .model import TOOL_LOOP_PREFIXES, is_model_organizer, organize_with_model
 from .rules import plan_rules
 
 if TYPE_CHECKING:
-    from ..workspace.api import MemoryWorkspace
+    from ..memory import MemoryWorkspace
 
 Planner = Callable[[TreeState, dict[str, int]], list[dict[str, Any]]]
 ORGANIZE_LOCK_TIMEOUT = 5.0

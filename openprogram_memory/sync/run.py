@@ -23,7 +23,7 @@ from .archives import union
 from .records import Side, merge_topics, resolve
 
 if TYPE_CHECKING:
-    from ..workspace.api import MemoryWorkspace
+    from ..memory import MemoryWorkspace
 
 ATTEMPTS = 3
 LOCK_TIMEOUT = 5.0

@@ -22,7 +22,7 @@ from ..topics.model import parse_topic
 from ..topics.normalize import check_strict
 
 if TYPE_CHECKING:
-    from ..workspace.api import MemoryWorkspace
+    from .host import Workspace
     from ..workspace.tree import TreeState
 
 REBUILD = "openprogram memory rebuild"
@@ -46,7 +46,7 @@ class Problem:
         return f"{where}: [{self.rule}] {self.message} — fix: {self.fix}"
 
 
-def check_workspace(ws: "MemoryWorkspace") -> list[Problem]:
+def check_workspace(ws: "Workspace") -> list[Problem]:
     """Every problem found in the installed workspace (empty when it is sound)."""
     tree = ws.tree()
     problems = list(_topic_files(ws))
@@ -59,17 +59,17 @@ def check_workspace(ws: "MemoryWorkspace") -> list[Problem]:
     return problems
 
 
-def repaired_on_open(ws: "MemoryWorkspace") -> list[str]:
+def repaired_on_open(ws: "Workspace") -> list[str]:
     """What opening the workspace for this check already repaired (a killed process's leftovers)."""
     return list(ws.recovery_notes)
 
 
-def _restore_hint(ws: "MemoryWorkspace", rel: str) -> str:
+def _restore_hint(ws: "Workspace", rel: str) -> str:
     return (f"correct it with `openprogram memory edit {rel}`, or take the committed version back with "
             f"`git -C {ws.root} checkout -- {rel}`")
 
 
-def _topic_files(ws: "MemoryWorkspace") -> Iterator[Problem]:
+def _topic_files(ws: "Workspace") -> Iterator[Problem]:
     """The strict record rules, file by file, on the bytes as they are."""
     lookup = ws.cache.sources.lookup
     for rel in ws.cache.list_topic_paths():
@@ -95,7 +95,7 @@ def _topic_files(ws: "MemoryWorkspace") -> Iterator[Problem]:
             yield Problem(rel, line, str(failure.details.get("rule", "format")), message, _restore_hint(ws, rel))
 
 
-def _tree_rules(ws: "MemoryWorkspace", tree: "TreeState") -> Iterator[Problem]:
+def _tree_rules(ws: "Workspace", tree: "TreeState") -> Iterator[Problem]:
     """IDs unique across the tree, links resolve, every citation finds its archived message."""
     id_files = tree.id_files()
     for block_id, files in sorted(id_files.items()):
@@ -116,7 +116,7 @@ def _tree_rules(ws: "MemoryWorkspace", tree: "TreeState") -> Iterator[Problem]:
                                       _restore_hint(ws, record.topic))
 
 
-def _archives(ws: "MemoryWorkspace") -> Iterator[Problem]:
+def _archives(ws: "Workspace") -> Iterator[Problem]:
     for rel, _sig in sorted(ws.cache.sources.scan().items()):
         if not rel.endswith(".md"):
             continue
@@ -127,7 +127,7 @@ def _archives(ws: "MemoryWorkspace") -> Iterator[Problem]:
                           "sources/ is append-only", f"`git -C {ws.root} checkout -- {rel}` restores the committed archive")
 
 
-def _derived_views(ws: "MemoryWorkspace", tree: "TreeState") -> Iterator[Problem]:
+def _derived_views(ws: "Workspace", tree: "TreeState") -> Iterator[Problem]:
     """core.md, timeline/, recent_events.jsonl and relations.json must be what the tree renders."""
     from ..views.derived import derived_views
     from ..workspace.layout import TIMELINE
@@ -146,7 +146,7 @@ def _derived_views(ws: "MemoryWorkspace", tree: "TreeState") -> Iterator[Problem
             yield Problem(rel, None, "stale-view", f"derived view {state}", REBUILD)
 
 
-def _git(ws: "MemoryWorkspace") -> Iterator[Problem]:
+def _git(ws: "Workspace") -> Iterator[Problem]:
     """HEAD usable, and no memory file outside history. (Stale git locks, a damaged index, an interrupted
     install and commits left pending are repaired when any command opens the workspace, this one included.)"""
     from . import gitcheck
@@ -164,7 +164,7 @@ def _git(ws: "MemoryWorkspace") -> Iterator[Problem]:
                       "`openprogram memory check --repair` commits it if it passes every rule; or remove it")
 
 
-def _drift(ws: "MemoryWorkspace") -> list[tuple[str, str]]:
+def _drift(ws: "Workspace") -> list[tuple[str, str]]:
     """Memory files that differ from HEAD (runtime state excluded), as ``git status`` would list them."""
     from dulwich import porcelain
 
@@ -182,7 +182,7 @@ def _drift(ws: "MemoryWorkspace") -> list[tuple[str, str]]:
     return sorted({(rel, state) for rel, state in out if rel.startswith(("topics/", "sources/"))})
 
 
-def _runtime(ws: "MemoryWorkspace") -> Iterator[Problem]:
+def _runtime(ws: "Workspace") -> Iterator[Problem]:
     from ..fsutil import read_json
 
     for name in ("runtime.json", "writer-status.json", "session-end.json", "scheduled.json"):

@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-import enum
 import os
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 from ..failures import FailureCode, MemoryFailure
 from ..fsutil import atomic_write_json, read_json
@@ -21,19 +19,25 @@ from ..topics.model import parse_topic
 from ..topics.normalize import NormalizeContext, check_strict, has_records, normalize_doc, prune_empty
 from ..topics.ids import source_anchor
 from ..sources.archive import SourceMessage, archive_relpath_for, parse_archive, plan_append
-from ..views.derived import CoreRender, derived_views, timeline_entries
+from ..views.derived import derived_views, timeline_entries
 from ..workspace.layout import RUNTIME, TIMELINE, is_derived
 from ..workspace.state import REVISIONS, RuntimeState, write_lock
 from ..workspace.tree import FileSummary, RecordInfo, SourceLookup, TreeState, summarize
 from . import gitcheck, ledger
 from .history import commit_paths, tree_differences
 from .install import StepHook, install, recover
+from .host import Workspace
+from .result import InstallPlan, Policy, TxResult
 from .staging import Staging
 from .update_request import check_envelope_values
 
-if TYPE_CHECKING:
-    from ..workspace.api import MemoryWorkspace
+__all__ = ["InstallPlan", "Policy", "TxResult", "staged_edit", "needs_recovery", "recover_workspace",
+           "commit_pending", "MEMORY_AREAS", "EDIT_LOCK_TIMEOUT", "WRITER_LOCK_TIMEOUT"]
 
+# How long a change waits for the workspace write lock: a person's edit, and the background writer
+# (which gives up sooner: CONCURRENT_UPDATE, retried on its next run).
+EDIT_LOCK_TIMEOUT = 5.0
+WRITER_LOCK_TIMEOUT = 1.0
 GIT_PENDING = ledger.GIT_PENDING
 # What a resync of a damaged ledger compares with HEAD.
 MEMORY_AREAS = ("topics", "sources", "timeline", "core.md", "recent_events.jsonl", "relations.json")
@@ -42,62 +46,7 @@ MEMORY_AREAS = ("topics", "sources", "timeline", "core.md", "recent_events.jsonl
 GIT_MERGE_PARENT = "git-merge-parent"
 
 
-class Policy(enum.Enum):
-    """How strictly pre-existing block IDs must survive (SPEC §3 step 5)."""
-
-    HAND = "hand"  # memory edit, web: every ID except those of a deleted file
-    MODEL = "model"  # writer, organizer, patch, changes, restore: deletes allowed
-    STRUCTURED = "structured"  # memory_changes: exactly the IDs its deletes name
-
-
-@dataclass
-class TxResult:
-    """What an installed (or empty) transaction reports."""
-
-    revision: str
-    changed_files: list[str] = field(default_factory=list)
-    derived_files: list[str] = field(default_factory=list)
-    block_ids: list[str] = field(default_factory=list)
-    evidence_ids: list[str] = field(default_factory=list)
-    deleted_ids: list[str] = field(default_factory=list)
-    # sources the deleted records cited (a person's delete settles them: backfill must not write them back)
-    deleted_sources: list[str] = field(default_factory=list)
-    memory_committed: bool = False
-    git_committed: bool = False
-    commit: str | None = None
-    git_error: str | None = None
-    git_code: str | None = None  # GIT_COMMIT_FAILED (retried next time) or GIT_UNAVAILABLE (damage)
-    core: CoreRender | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        out = {
-            "ok": True,
-            "revision": self.revision,
-            "changed_files": self.changed_files,
-            "block_ids": self.block_ids,
-            "evidence_ids": self.evidence_ids,
-            "memory_committed": self.memory_committed,
-            "git_committed": self.git_committed,
-            "commit": self.commit,
-        }
-        if self.git_error:
-            out["git_error"] = self.git_error
-            out["git_code"] = self.git_code
-        out.update(self.extra)
-        return out
-
-
-@dataclass
-class InstallPlan:
-    """Handed to the trusted pre-install callback: what is about to install."""
-
-    files: dict[str, bytes | None]
-    changed_topics: list[str]
-    baseline_revision: str | None
-
-
-def source_fingerprint(ws: "MemoryWorkspace", scanned: dict | None = None) -> tuple:
+def source_fingerprint(ws: Workspace, scanned: dict | None = None) -> tuple:
     """Paths and signatures of every archive file (the append-only check)."""
     sigs = ws.cache.sources.scan() if scanned is None else scanned
     return tuple(sorted(sigs.items()))
@@ -108,7 +57,7 @@ def _reject(message: str, rule: str, code: FailureCode = FailureCode.INVALID_TOP
 
 
 def staged_edit(
-    ws: "MemoryWorkspace",
+    ws: Workspace,
     edit: Callable[[Staging], Any],
     *,
     policy: Policy,
@@ -157,7 +106,7 @@ def staged_edit(
 
 
 def _validate_and_install(
-    ws: "MemoryWorkspace",
+    ws: Workspace,
     staging: Staging,
     baseline: TreeState,
     fingerprint: tuple,
@@ -298,7 +247,7 @@ def _validate_and_install(
     return result
 
 
-def check_archive_union(ws: "MemoryWorkspace", archive_files: dict[str, bytes]) -> dict[str, list]:
+def check_archive_union(ws: Workspace, archive_files: dict[str, bytes]) -> dict[str, list]:
     """Archive files an edit replaces whole (``memory sync``'s union).
 
     The append-only rule at the frame level: the new file parses whole as a
@@ -353,7 +302,7 @@ class OverlaySources:
         return self.staged.get((rel, anchor)) or self.base.lookup(rel, anchor, check)
 
 
-def note_git_pending(ws: "MemoryWorkspace", paths: list[str],
+def note_git_pending(ws: Workspace, paths: list[str],
                      appends: dict[str, tuple[int, int]] | None = None) -> None:
     """Note paths (and archive appends) in the git-pending ledger *before* they change."""
     ledger.note(ws.layout, paths, appends)
@@ -366,7 +315,7 @@ def _read_bytes(path) -> bytes | None:
         return None
 
 
-def _has_symlink(ws: "MemoryWorkspace", rel: str) -> bool:
+def _has_symlink(ws: Workspace, rel: str) -> bool:
     path = ws.root
     for part in rel.split("/"):
         path = path / part
@@ -458,7 +407,7 @@ def _check_links(tree: TreeState, baseline: TreeState, changed: set[str]) -> Non
                     "dangling-link", file=record.topic, line=record.line, block_id=block_id)
 
 
-def _changed_views(ws: "MemoryWorkspace", views: dict[str, str | None], full: bool) -> dict[str, bytes | None]:
+def _changed_views(ws: Workspace, views: dict[str, str | None], full: bool) -> dict[str, bytes | None]:
     """Only the derived files whose bytes differ (and, on a full rebuild, stale days)."""
     out: dict[str, bytes | None] = {}
     timeline = ws.layout.path(TIMELINE)
@@ -483,7 +432,7 @@ def _changed_views(ws: "MemoryWorkspace", views: dict[str, str | None], full: bo
     return out
 
 
-def _git_commit(ws: "MemoryWorkspace", message: str, result: TxResult) -> list[str]:
+def _git_commit(ws: Workspace, message: str, result: TxResult) -> list[str]:
     """Commit after install; a failure is reported, never disguised as a rollback.
 
     The paths were noted as pending before the install, so a commit that
@@ -508,13 +457,13 @@ def _git_commit(ws: "MemoryWorkspace", message: str, result: TxResult) -> list[s
     return notes
 
 
-def _note_merge_parent(ws: "MemoryWorkspace", merge_parent: str, files: dict[str, bytes | None]) -> None:
+def _note_merge_parent(ws: Workspace, merge_parent: str, files: dict[str, bytes | None]) -> None:
     """Remember the merge's second parent with the digests of what the install writes."""
     digests = {rel: None if data is None else hashlib.sha256(data).hexdigest() for rel, data in files.items()}
     atomic_write_json(ws.layout.state(GIT_MERGE_PARENT), {"parent": merge_parent, "files": digests})
 
 
-def _installed_merge_parent(ws: "MemoryWorkspace") -> str | None:
+def _installed_merge_parent(ws: Workspace) -> str | None:
     """The noted merge parent, if the install it belongs to is on disk (not rolled back)."""
     noted = read_json(ws.layout.state(GIT_MERGE_PARENT), None)
     if not isinstance(noted, dict) or not isinstance(noted.get("parent"), str):
@@ -526,14 +475,14 @@ def _installed_merge_parent(ws: "MemoryWorkspace") -> str | None:
     return noted["parent"]
 
 
-def commit_pending(ws: "MemoryWorkspace", message: str) -> TxResult:
+def commit_pending(ws: Workspace, message: str) -> TxResult:
     """Commit every path noted as pending (archive appends, an interrupted commit)."""
     result = TxResult(revision="")
     _git_commit(ws, message, result)
     return result
 
 
-def needs_recovery(ws: "MemoryWorkspace", check_index: bool = False) -> bool:
+def needs_recovery(ws: Workspace, check_index: bool = False) -> bool:
     """Signs that a process died mid-change: an install journal, a ledger, git lock files
     (and, when asked, a damaged git index: that reads the whole index, so only at open)."""
     layout = ws.layout
@@ -541,7 +490,7 @@ def needs_recovery(ws: "MemoryWorkspace", check_index: bool = False) -> bool:
             or bool(gitcheck.stale_locks(layout.git)) or (check_index and gitcheck.index_damaged(layout.git)))
 
 
-def recover_workspace(ws: "MemoryWorkspace", check_index: bool = False) -> list[str]:
+def recover_workspace(ws: Workspace, check_index: bool = False) -> list[str]:
     """Under the write lock: finish or roll back an interrupted install, clear what a crash left in git,
     cut torn archive appends back, and commit what is pending. Returns what it did."""
     notes: list[str] = []

@@ -32,17 +32,17 @@ from ..failures import MemoryFailure
 from .check import Problem, _drift
 
 if TYPE_CHECKING:
-    from ..workspace.api import MemoryWorkspace
+    from .host import Workspace
 
 # Findings that are about the whole file being outside history, not about its content.
 _NOT_CONTENT = frozenset({"uncommitted", "stale-view", "runtime-state", "git-head"})
 ADOPT_MESSAGE = "memory: hand edit outside the product, adopted by `memory check --repair`"
 
 
-def repair_workspace(ws: "MemoryWorkspace", problems: list[Problem]) -> list[str]:
+def repair_workspace(ws: "Workspace", problems: list[Problem]) -> list[str]:
     """Repair what ``problems`` (from :func:`~.check.check_workspace`) allows; return what was done."""
-    from ..workspace.api import EDIT_LOCK_TIMEOUT
     from ..workspace.state import write_lock
+    from .engine import EDIT_LOCK_TIMEOUT, Policy, staged_edit
 
     notes: list[str] = []
     with write_lock(ws.layout, EDIT_LOCK_TIMEOUT):
@@ -54,12 +54,14 @@ def repair_workspace(ws: "MemoryWorkspace", problems: list[Problem]) -> list[str
                 notes.append(f"removed unreadable {problem.file} (rebuilt with defaults)")
         notes += _adopt(ws, problems)
     if any(p.rule == "stale-view" for p in problems) or any(n.startswith("adopted") for n in notes):
-        if ws.rebuild().derived_files:
+        rebuilt = staged_edit(ws, lambda staging: None, policy=Policy.MODEL, message="memory: rebuild derived views",
+                              force_views=True)
+        if rebuilt.derived_files:
             notes.append("rebuilt the derived views from the topics")
     return notes
 
 
-def _adopt(ws: "MemoryWorkspace", problems: list[Problem]) -> list[str]:
+def _adopt(ws: "Workspace", problems: list[Problem]) -> list[str]:
     """Commit the out-of-band changes that pass every rule."""
     from .history import commit_paths
 
@@ -90,7 +92,7 @@ def _adopt(ws: "MemoryWorkspace", problems: list[Problem]) -> list[str]:
     return notes
 
 
-def _append_only(ws: "MemoryWorkspace", rel: str) -> bool:
+def _append_only(ws: "Workspace", rel: str) -> bool:
     """Whether the archive on disk parses whole and only adds to what is committed."""
     from .engine import _read_bytes
     from .history import files_at
@@ -108,7 +110,7 @@ def _append_only(ws: "MemoryWorkspace", rel: str) -> bool:
     return committed is None or data.startswith(committed)
 
 
-def _repair_head(ws: "MemoryWorkspace") -> list[str]:
+def _repair_head(ws: "Workspace") -> list[str]:
     """Point the branch at the newest sound commit and commit the installed tree on top."""
     from dulwich.repo import Repo
 

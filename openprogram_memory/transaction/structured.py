@@ -68,7 +68,7 @@ from .structured_request import (
 )
 
 if TYPE_CHECKING:
-    from ..workspace.api import MemoryWorkspace
+    from .host import Workspace
 
 __all__ = [
     "CREATE", "UPDATE", "DELETE", "MOVE", "MERGE",
@@ -80,7 +80,7 @@ __all__ = [
 
 # -- entry points --------------------------------------------------------
 def apply_memory_changes(
-    ws: "MemoryWorkspace",
+    ws: "Workspace",
     memory_changes: list[dict],
     *,
     sources: list[dict] | None = None,
@@ -100,7 +100,7 @@ def apply_memory_changes(
 
 
 def run_request(
-    ws: "MemoryWorkspace",
+    ws: "Workspace",
     request: Request | Callable[[TreeState], Request],
     *,
     base_revision: str | None = None,
@@ -135,7 +135,7 @@ def run_request(
     return result
 
 
-def _created_ids(ws: "MemoryWorkspace", request: Request, result: TxResult) -> list[dict[str, Any]]:
+def _created_ids(ws: "Workspace", request: Request, result: TxResult) -> list[dict[str, Any]]:
     """Which new block ID each create op got (matched by topic and content)."""
     fresh = set(result.block_ids)
     tree = ws.tree()

@@ -29,13 +29,13 @@ from .structured_markdown import (
 from .structured_request import NEW_SOURCE_PREFIX, Destination, Op, Request, SourceRef, invalid_request
 
 if TYPE_CHECKING:
-    from ..workspace.api import MemoryWorkspace
+    from .host import Workspace
 
 
 class TopicEditor:
     """Applies validated operations to parsed topic documents of one staging copy."""
 
-    def __init__(self, staging: Staging, tree: TreeState, ws: "MemoryWorkspace") -> None:
+    def __init__(self, staging: Staging, tree: TreeState, ws: "Workspace") -> None:
         self.staging = staging
         self.tree = tree
         self.ws = ws

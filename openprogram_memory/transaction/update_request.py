@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ..failures import FailureCode, MemoryFailure
 
 if TYPE_CHECKING:  # the engine is heavy; the CLI imports this module at start
-    from .engine import TxResult
+    from .result import TxResult
 
 UPDATE_FORMS = ("memory_changes", "changes", "patch")
 UPDATE_KEYS = frozenset(UPDATE_FORMS) | {"sources", "base_revision", "commit_message"}

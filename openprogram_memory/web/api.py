@@ -25,7 +25,7 @@ from ..config import Settings, load_settings
 from ..failures import FailureCode, MemoryFailure
 from ..topics.model import Heading
 from ..transaction.update_request import parse_update_request, update_json
-from ..workspace.api import MemoryWorkspace, file_digest, record_json
+from ..memory import MemoryWorkspace, file_digest, record_json
 from ..workspace.layout import CORE_TOPIC, RECENT, TIMELINE, check_topic_path, resolves_inside
 from .auth import load_or_create_token
 

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     import httpx2
 
     from ..transaction.staging import Staging
-    from ..workspace.api import MemoryWorkspace
+    from ..memory import MemoryWorkspace
 
 API_KEY_ENV = "ANTHROPIC_API_KEY"
 BASE_URL_ENV = "ANTHROPIC_BASE_URL"

@@ -10,13 +10,12 @@ pipeline's business, never the backend's.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from ..failures import FailureCode, MemoryFailure
 
 if TYPE_CHECKING:
     from ..transaction.staging import Staging
-    from ..workspace.api import MemoryWorkspace
+    from ..memory import MemoryWorkspace
     from .superseded import SupersededRecord
 
 MAX_ROUNDS = 20
@@ -100,52 +99,3 @@ class WriterBackend(Protocol):
     def run(self, request: WriterRequest, staging: "Staging", ws: "MemoryWorkspace") -> WriterRun:
         """Edit ``staging`` for ``request``. Raise MemoryFailure (MODEL_* …) on failure."""
         ...
-
-
-BackendFactory = Callable[[str], WriterBackend]
-_BACKENDS: dict[str, BackendFactory] = {}
-
-
-def register_backend(name: str, factory: BackendFactory) -> None:
-    """Make ``factory(model)`` answer ``model == name`` (or every ``name…`` model if ``name`` ends in ``:``).
-
-    The built-in ``rules`` and ``anthropic:`` backends are resolved the same
-    way; tests register their fakes here, so they walk the real path.
-    """
-    _BACKENDS[name] = factory
-
-
-def _rules(_model: str) -> WriterBackend:
-    from .rules import RulesWriter
-
-    return RulesWriter()
-
-
-def _anthropic(model: str) -> WriterBackend:
-    from .anthropic_backend import AnthropicWriter
-
-    return AnthropicWriter(model.split(":", 1)[1])
-
-
-register_backend("rules", _rules)
-register_backend("anthropic:", _anthropic)
-
-
-def resolve_backend(model: str) -> WriterBackend:
-    """``rules`` → the offline writer; ``anthropic:<model>`` → the Messages API writer."""
-    model = str(model or "").strip()
-    factory = _BACKENDS.get(model)
-    if factory is None and ":" in model and not model.endswith(":"):
-        factory = _BACKENDS.get(model.split(":", 1)[0] + ":")
-    if factory is None:
-        raise MemoryFailure(
-            FailureCode.MEMORY_PROVIDER_RESOLUTION_FAILED,
-            f"unknown writer model {model!r}; use 'rules' or 'anthropic:<model>'",
-        )
-    try:
-        return factory(model)
-    except ImportError as exc:  # a backend module or its SDK is not installed
-        raise MemoryFailure(
-            FailureCode.MEMORY_PROVIDER_RESOLUTION_FAILED,
-            f"writer model {model!r} is not available here ({exc}); use 'rules' or install its dependencies",
-        ) from None

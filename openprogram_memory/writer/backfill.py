@@ -27,7 +27,8 @@ from ..sources.archive import SourceMessage, split_source_id
 from ..tokens import count_tokens
 from ..workspace.state import person_deleted_sources, write_lock
 from . import journal
-from .backend import WriterBackend, resolve_backend
+from .backend import WriterBackend
+from .backends import resolve_backend
 from .batching import batch_turn, cut_batch
 from .reviewed import BACKFILL_LEDGER, ReviewLedger
 from .runner import run_writer

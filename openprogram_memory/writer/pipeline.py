@@ -39,13 +39,14 @@ from ..sessions.markers import live_tips, mark_written
 from ..sessions.store import SessionStore
 from ..sources.archive import SourceMessage, archive_relpath_for
 from ..topics.ids import source_anchor
-from ..workspace.api import WRITER_LOCK_TIMEOUT, MemoryWorkspace
+from ..memory import MemoryWorkspace
+from ..transaction.engine import WRITER_LOCK_TIMEOUT
 from ..workspace.state import RuntimeState, record_outcome, write_lock
 from . import journal
-from .backend import WriterBackend, resolve_backend
+from .backend import WriterBackend
+from .backends import resolve_backend
 from .batching import Pending, batch_turn, cut_batch, is_due, read_pending, source_message
-from .rereview import Rereview
-from .reviewed import ReviewLedger
+from .reviewed import Rereview, ReviewLedger
 from .runner import run_writer
 from .superseded import retracted, superseded_records
 

@@ -10,35 +10,18 @@ installed change; a second "nothing durable" settles them for this writer).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
 from ..failures import FailureCode, MemoryFailure
-from ..organizer.due import parse_instant
-from ..sessions.store import Node, SessionStore
-from .backend import WriterBackend, resolve_backend
-from .reviewed import ReviewLedger
+from ..sessions.store import SessionStore
+from .backend import WriterBackend
+from .backends import resolve_backend
+from .reviewed import Rereview, ReviewLedger
 
 if TYPE_CHECKING:
     from ..config import Settings
-    from ..workspace.api import MemoryWorkspace
-
-
-@dataclass(frozen=True)
-class Rereview:
-    """Which settled turns a ``--rereview`` write reads again: reviewed by another writer, dated on/after ``since``."""
-
-    since: date | None = None
-
-    def reopens(self, entry: dict[str, Any], node: Node, writer: str) -> bool:
-        """Whether the ledger ``entry`` of ``node`` is reopened for the current ``writer``."""
-        if entry.get("backend") == writer:
-            return False
-        if self.since is None:
-            return True
-        when = parse_instant(node.created_at)
-        return when is not None and when.date() >= self.since
+    from ..memory import MemoryWorkspace
 
 
 def rereview_sessions(settings_or_ws: "Settings | MemoryWorkspace", *, session_id: str | None = None,

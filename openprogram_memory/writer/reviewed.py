@@ -29,11 +29,15 @@ and ``backfill-reviewed.json`` (archived sources, one group).
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
+from datetime import date
 from typing import TYPE_CHECKING, Any, Iterable
 
 from ..fsutil import atomic_write_json, read_json
+from ..organizer.due import parse_instant
 
 if TYPE_CHECKING:
+    from ..sessions.store import Node
     from ..workspace.layout import Layout
 
 log = logging.getLogger("openprogram_memory.writer")
@@ -97,3 +101,19 @@ class ReviewLedger:
             return
         groups[group] = {k: v for k, v in items.items() if k not in ids}
         self._save(groups)
+
+
+@dataclass(frozen=True)
+class Rereview:
+    """Which settled turns a ``--rereview`` write reads again: reviewed by another writer, dated on/after ``since``."""
+
+    since: date | None = None
+
+    def reopens(self, entry: dict[str, Any], node: Node, writer: str) -> bool:
+        """Whether the ledger ``entry`` of ``node`` is reopened for the current ``writer``."""
+        if entry.get("backend") == writer:
+            return False
+        if self.since is None:
+            return True
+        when = parse_instant(node.created_at)
+        return when is not None and when.date() >= self.since

@@ -78,7 +78,7 @@ from .superseded import SupersededRecord
 
 if TYPE_CHECKING:
     from ..transaction.staging import Staging
-    from ..workspace.api import MemoryWorkspace
+    from ..memory import MemoryWorkspace
 
 __all__ = ["RulesWriter", "Statement", "extract_statements", "plan_statements"]
 

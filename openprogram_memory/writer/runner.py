@@ -31,7 +31,7 @@ from .superseded import SupersededRecord, outcomes, retracted
 
 if TYPE_CHECKING:
     from ..transaction.staging import Staging
-    from ..workspace.api import MemoryWorkspace
+    from ..memory import MemoryWorkspace
 
 REPAIR_STAGE = "write-repair"
 REPAIR_STAGES = {"organize": "organize-repair"}  # every other stage repairs as a write

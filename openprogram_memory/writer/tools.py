@@ -23,7 +23,7 @@ from ..failures import FailureCode, MemoryFailure
 
 if TYPE_CHECKING:
     from ..transaction.staging import Staging
-    from ..workspace.api import MemoryWorkspace
+    from ..memory import MemoryWorkspace
     from .backend import WriterRequest
 
 COMMIT_TOOL = "commit_edits"

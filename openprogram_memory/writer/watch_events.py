@@ -38,7 +38,7 @@ from ..organizer.due import parse_instant
 from ..sessions.store import SessionStore
 from ..workspace.layout import Layout
 from . import journal
-from ..workspace.api import MemoryWorkspace
+from ..memory import MemoryWorkspace
 from .watcher import STATE_FILE, CorruptState, Outcome, load_processed, watch, watch_once
 
 log = logging.getLogger("openprogram_memory.writer")

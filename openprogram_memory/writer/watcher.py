@@ -40,7 +40,7 @@ from ..organizer.due import parse_instant, scheduled_organize_due
 from ..sessions.store import SessionStore
 from . import journal
 from ..workspace.state import RuntimeState, record_outcome
-from ..workspace.api import MemoryWorkspace
+from ..memory import MemoryWorkspace
 from .pipeline import organize_logged, write
 
 log = logging.getLogger("openprogram_memory.writer")

@@ -16,7 +16,7 @@ from openprogram_memory.provider import FilesMemory
 from openprogram_memory.search.fence import is_fenced
 from openprogram_memory.sessions.importers import import_paths
 from openprogram_memory.sessions.store import SessionStore
-from openprogram_memory.workspace.api import MemoryWorkspace
+from openprogram_memory.memory import MemoryWorkspace
 from openprogram_memory.workspace.state import write_lock
 from openprogram_memory.writer.pipeline import write
 

@@ -15,7 +15,7 @@ from openprogram_memory.agents.claude_code_hook import EVENTS
 from openprogram_memory.agents.install import is_ours
 from openprogram_memory.cli.app import app
 from openprogram_memory.config import load_settings
-from openprogram_memory.workspace.api import MemoryWorkspace
+from openprogram_memory.memory import MemoryWorkspace
 
 runner = CliRunner()
 OPENPROGRAM = str(Path(sys.executable).with_name("openprogram"))

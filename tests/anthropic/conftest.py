@@ -12,7 +12,7 @@ from anthropic_replay import ReplayTransport
 
 from openprogram_memory.config import load_settings
 from openprogram_memory.sources.archive import SourceMessage
-from openprogram_memory.workspace.api import MemoryWorkspace
+from openprogram_memory.memory import MemoryWorkspace
 
 
 @pytest.fixture(autouse=True)

@@ -18,9 +18,9 @@ from openprogram_memory.config import load_settings, write_config_value
 from openprogram_memory.failures import FailureCode, MemoryFailure
 from openprogram_memory.organizer import reorganize
 from openprogram_memory.sources.archive import SourceMessage
-from openprogram_memory.workspace.api import MemoryWorkspace
+from openprogram_memory.memory import MemoryWorkspace
 from openprogram_memory.workspace.state import RuntimeState
-from openprogram_memory.writer import backend as backends
+from openprogram_memory.writer import backends
 from openprogram_memory.writer.anthropic_backend import AnthropicWriter
 
 NOW = datetime(2026, 8, 20, 3, 0, tzinfo=timezone.utc)

@@ -9,7 +9,8 @@ from anthropic_helpers import API_KEY, MODEL, batch_turns, writer_for
 
 from openprogram_memory.transaction.engine import Policy
 from openprogram_memory.writer.anthropic_backend import AnthropicWriter
-from openprogram_memory.writer.backend import WriterRequest, resolve_backend
+from openprogram_memory.writer.backend import WriterRequest
+from openprogram_memory.writer.backends import resolve_backend
 
 TREE = ["topics/people/dana.md"]
 

@@ -14,8 +14,8 @@ from openprogram_memory.cli.app import app
 from openprogram_memory.config import load_settings, write_config_value
 from openprogram_memory.sessions.markers import MARKER_KEY
 from openprogram_memory.sessions.store import SessionStore
-from openprogram_memory.workspace.api import MemoryWorkspace
-from openprogram_memory.writer import backend as backends
+from openprogram_memory.memory import MemoryWorkspace
+from openprogram_memory.writer import backends
 from openprogram_memory.writer.anthropic_backend import AnthropicWriter
 from openprogram_memory.writer.reviewed import ReviewLedger
 

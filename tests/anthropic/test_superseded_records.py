@@ -17,7 +17,7 @@ from anthropic_helpers import writer_for
 
 from openprogram_memory.config import load_settings
 from openprogram_memory.sessions.store import SessionStore
-from openprogram_memory.workspace.api import MemoryWorkspace
+from openprogram_memory.memory import MemoryWorkspace
 from openprogram_memory.writer.pipeline import write_report
 from openprogram_memory.writer.rules import RulesWriter
 

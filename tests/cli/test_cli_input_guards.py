@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from openprogram_memory.cli.app import app
 from openprogram_memory.config import load_settings
 from openprogram_memory.sources.archive import SourceMessage
-from openprogram_memory.workspace.api import MemoryWorkspace
+from openprogram_memory.memory import MemoryWorkspace
 
 runner = CliRunner()
 TOPIC = "topics/value.md"

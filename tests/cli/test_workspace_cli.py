@@ -12,7 +12,7 @@ from openprogram_memory.cli.app import app
 from openprogram_memory.cli.completions import SHELLS, completion_script
 from openprogram_memory.config import load_settings
 from openprogram_memory.sources.archive import SourceMessage
-from openprogram_memory.workspace.api import MemoryWorkspace
+from openprogram_memory.memory import MemoryWorkspace
 
 ROOT = Path(__file__).resolve().parents[2]
 SNAPSHOTS = Path(__file__).parent / "snapshots"

@@ -13,13 +13,13 @@ import pytest
 
 from engine.helpers import make_workspace, record, tree_digest
 from openprogram_memory.config import load_settings
-from openprogram_memory.workspace.api import MemoryWorkspace
+from openprogram_memory.memory import MemoryWorkspace
 
 CHILD = r"""
 import json, os, signal, sys
 from openprogram_memory.config import load_settings
 from openprogram_memory.transaction.engine import Policy
-from openprogram_memory.workspace.api import MemoryWorkspace
+from openprogram_memory.memory import MemoryWorkspace
 state, kill_at, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 ws = MemoryWorkspace.open(load_settings(state))
 steps = []

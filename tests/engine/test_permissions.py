@@ -26,7 +26,7 @@ def test_every_directory_and_file_of_a_used_workspace_is_owner_only(tmp_path):
 
 def test_an_older_workspace_with_an_open_git_directory_is_closed_on_open(tmp_path):
     from openprogram_memory.config import load_settings
-    from openprogram_memory.workspace.api import MemoryWorkspace
+    from openprogram_memory.memory import MemoryWorkspace
 
     ws = make_workspace(tmp_path / "state")
     os.chmod(ws.root / ".git", 0o755)

@@ -263,7 +263,7 @@ def build_base(where: Path) -> Base:
     from openprogram_memory.sessions.store import SessionStore
     from openprogram_memory.sources.archive import SourceMessage
     from openprogram_memory.transaction import history
-    from openprogram_memory.workspace.api import MemoryWorkspace
+    from openprogram_memory.memory import MemoryWorkspace
 
     state = where / "state"
     settings = load_settings(str(state))
@@ -326,7 +326,7 @@ def _remote_ahead(where: Path, state: Path) -> None:
 
     from openprogram_memory.config import load_settings
     from openprogram_memory.sync import sync
-    from openprogram_memory.workspace.api import MemoryWorkspace
+    from openprogram_memory.memory import MemoryWorkspace
 
     Repo.init_bare(str(where / "remote.git"), mkdir=True)
     shutil.copytree(state / "memory", where / "laptop" / "memory", symlinks=True)

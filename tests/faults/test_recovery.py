@@ -16,7 +16,7 @@ from openprogram_memory.failures import FailureCode, MemoryFailure
 from openprogram_memory.sessions.markers import MARKER_KEY, mark_written
 from openprogram_memory.sessions.store import SessionStore
 from openprogram_memory.transaction.ledger import GIT_PENDING
-from openprogram_memory.workspace.api import MemoryWorkspace
+from openprogram_memory.memory import MemoryWorkspace
 from openprogram_memory.workspace.state import RuntimeState
 
 from faults.harness import fsck, tree_matches_head

@@ -26,7 +26,7 @@ from openprogram_memory.sources.archive import SourceMessage
 from openprogram_memory.topics.model import parse_topic
 from openprogram_memory.topics.normalize import check_strict
 from openprogram_memory.transaction.update_request import load_request_json, parse_update_request
-from openprogram_memory.workspace.api import MemoryWorkspace
+from openprogram_memory.memory import MemoryWorkspace
 
 MESSAGES = [
     SourceMessage("openprogram/s1/u1", "Dana", "user-1", "2026-08-09T10:00:00+08:00", "I run a bike shop."),

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from openprogram_memory.config import load_settings
 from openprogram_memory.sources.archive import SourceMessage
-from openprogram_memory.workspace.api import MemoryWorkspace
+from openprogram_memory.memory import MemoryWorkspace
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "workspaces" / "messy.py"
 

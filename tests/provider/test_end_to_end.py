@@ -7,7 +7,7 @@ from openprogram_memory.provider import get_provider
 from openprogram_memory.search.api import search
 from openprogram_memory.search.cache import current_index
 from openprogram_memory.sessions.store import SessionStore
-from openprogram_memory.workspace.api import MemoryWorkspace
+from openprogram_memory.memory import MemoryWorkspace
 
 
 def test_conversation_to_search_and_edit_refresh():

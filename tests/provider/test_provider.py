@@ -11,7 +11,7 @@ from openprogram_memory.cli.app import app
 from openprogram_memory.config import load_settings
 from openprogram_memory.provider import BaseMemory, FilesMemory, MemoryBackend, NullMemory, get_provider
 from openprogram_memory.sources.archive import SourceMessage
-from openprogram_memory.workspace.api import MemoryWorkspace
+from openprogram_memory.memory import MemoryWorkspace
 
 TRUSTED = SourceMessage("openprogram/s1/u1", "Dana", "user-1", "2026-08-09T10:00:00+00:00", "Always answer in metric units.")
 PENDING = SourceMessage("telegram/g1/m7", "Stranger", "tg-99", "2026-08-09T11:00:00+00:00",

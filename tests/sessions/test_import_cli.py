@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 from openprogram_memory.cli.app import app
 from openprogram_memory.config import load_settings
 from openprogram_memory.sessions.store import SessionStore
-from openprogram_memory.workspace.api import MemoryWorkspace
+from openprogram_memory.memory import MemoryWorkspace
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "sessions"
 runner = CliRunner()

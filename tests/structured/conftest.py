@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from openprogram_memory.workspace.api import MemoryWorkspace
+from openprogram_memory.memory import MemoryWorkspace
 from structured.helpers import make_workspace
 
 

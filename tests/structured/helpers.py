@@ -9,7 +9,7 @@ from typing import Any
 
 from openprogram_memory.config import load_settings
 from openprogram_memory.sources.archive import SourceMessage
-from openprogram_memory.workspace.api import MemoryWorkspace
+from openprogram_memory.memory import MemoryWorkspace
 
 SOURCES = [f"openprogram/s1/u{n}" for n in range(1, 9)]
 

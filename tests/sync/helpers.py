@@ -8,7 +8,7 @@ from pathlib import Path
 from dulwich.repo import Repo
 
 from openprogram_memory.config import load_settings
-from openprogram_memory.workspace.api import MemoryWorkspace
+from openprogram_memory.memory import MemoryWorkspace
 
 from tests.engine.helpers import MESSAGES, record
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from openprogram_memory.config import load_settings
 from openprogram_memory.sessions.store import SessionStore
 from openprogram_memory.sync import sync
-from openprogram_memory.workspace.api import MemoryWorkspace
+from openprogram_memory.memory import MemoryWorkspace
 from openprogram_memory.writer.watcher import watch_once
 
 from .helpers import bare_remote, machine

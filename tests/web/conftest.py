@@ -15,7 +15,7 @@ import pytest
 from openprogram_memory.config import load_settings
 from openprogram_memory.sources.archive import SourceMessage
 from openprogram_memory.web.server import MemoryHTTPServer, make_server
-from openprogram_memory.workspace.api import MemoryWorkspace
+from openprogram_memory.memory import MemoryWorkspace
 
 CORE_TEXT = "# Core\n\nAlways answer in metric units.[^e1]\n\n[^e1]: Sources: [metric](openprogram/s1/u1)\n"
 DAVE_TEXT = "# Dave\n\n## Work\n\nDave runs a bike shop.[^e1]\n\n[^e1]: Sources: [bike shop](openprogram/s1/u2)\n"

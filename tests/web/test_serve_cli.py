@@ -23,7 +23,7 @@ def test_serve_refuses_when_disabled_and_creates_nothing(state_dir: Path, monkey
 
 def test_serve_prints_its_url_and_serves(state_dir: Path):
     from openprogram_memory.config import load_settings
-    from openprogram_memory.workspace.api import MemoryWorkspace
+    from openprogram_memory.memory import MemoryWorkspace
 
     MemoryWorkspace.open(load_settings(state_dir), create=True)  # `memory init`
     command = [sys.executable, "-c", "from openprogram_memory.cli.app import main; main()",

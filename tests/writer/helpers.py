@@ -12,8 +12,9 @@ from openprogram_memory.config import Settings, load_settings
 from openprogram_memory.failures import MemoryFailure
 from openprogram_memory.sessions.markers import MARKER_KEY
 from openprogram_memory.sessions.store import SessionStore
-from openprogram_memory.writer.backend import NOTHING_DURABLE, WriterRequest, WriterRun, register_backend
-from openprogram_memory.workspace.api import MemoryWorkspace
+from openprogram_memory.writer.backend import NOTHING_DURABLE, WriterRequest, WriterRun
+from openprogram_memory.writer.backends import register_backend
+from openprogram_memory.memory import MemoryWorkspace
 
 T0 = datetime(2026, 8, 9, 10, 0, tzinfo=timezone.utc)
 SOON = T0 + timedelta(minutes=30)  # within the hour: a per-turn write waits for the threshold

@@ -12,7 +12,7 @@ from openprogram_memory.config import Settings, load_settings, parse_value
 from openprogram_memory.failures import MemoryFailure
 from openprogram_memory.sessions.importers import import_paths
 from openprogram_memory.sessions.store import SessionStore
-from openprogram_memory.workspace.api import MemoryWorkspace
+from openprogram_memory.memory import MemoryWorkspace
 from openprogram_memory.writer.watch_events import transcript_format, watch_events
 
 from .helpers import settings

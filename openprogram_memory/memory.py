@@ -13,22 +13,20 @@ import tarfile
 from pathlib import Path
 from typing import Any, Callable
 
-from ..config import Settings, load_settings
-from ..failures import FailureCode, MemoryFailure
-from ..fsutil import ensure_dir, read_json
-from ..tokens import count_tokens
-from ..transaction import history
-from ..transaction.engine import InstallPlan, Policy, TxResult, staged_edit
-from ..transaction.patch import apply_file_patch, parse_patch
-from ..transaction.staging import Staging
-from ..views.derived import render_core
-from .layout import CORE_RENDER, CORE_TOPIC, SCRIPTORIUM, Layout, check_topic_path, resolves_inside
-from .state import (REVISIONS, SCHEDULED_KINDS, RuntimeState, note_person_deletes, read_scheduled, workspace_id,
+from .config import Settings, load_settings
+from .failures import FailureCode, MemoryFailure
+from .fsutil import ensure_dir, read_json
+from .tokens import count_tokens
+from .transaction import history
+from .transaction.engine import EDIT_LOCK_TIMEOUT, InstallPlan, Policy, TxResult, staged_edit
+from .transaction.patch import apply_file_patch, parse_patch
+from .transaction.staging import Staging
+from .views.derived import render_core
+from .workspace.layout import CORE_RENDER, CORE_TOPIC, SCRIPTORIUM, Layout, check_topic_path, resolves_inside
+from .workspace.state import (REVISIONS, SCHEDULED_KINDS, RuntimeState, note_person_deletes, read_scheduled, workspace_id,
                     write_lock)
-from .tree import RecordInfo, TopicCache, topic_cache
+from .workspace.tree import RecordInfo, TopicCache, topic_cache
 
-WRITER_LOCK_TIMEOUT = 1.0
-EDIT_LOCK_TIMEOUT = 5.0
 MAX_CHANGES = 64
 MAX_CHANGES_BYTES = 512 * 1024
 # What ``core show --json`` and the MCP ``memory_core`` tool answer (SPEC §12.1).
@@ -62,8 +60,8 @@ class MemoryWorkspace:
             ws.init()
         elif os.stat(ws.layout.git).st_mode & 0o077:  # made by an older version, or git init by hand
             os.chmod(ws.layout.git, 0o700)
-        from ..transaction.engine import needs_recovery, recover_workspace
-        from .scratch import reclaim
+        from .transaction.engine import needs_recovery, recover_workspace
+        from .workspace.scratch import reclaim
 
         reclaimed = reclaim(ws.root)
         if reclaimed:
@@ -81,7 +79,7 @@ class MemoryWorkspace:
         history.init_repo(self.root)
         workspace_id(self.layout, self.settings.sessions_dir, create=not existed)
         if not (self.layout.path(".scriptorium/runtime.json")).exists():
-            from ..fsutil import atomic_write_text
+            from .fsutil import atomic_write_text
 
             atomic_write_text(self.layout.path(".scriptorium/runtime.json"), RuntimeState().to_text())
         return not existed
@@ -111,7 +109,7 @@ class MemoryWorkspace:
         lock_timeout: float = EDIT_LOCK_TIMEOUT,
     ) -> TxResult:
         """The unified modify interface: exactly one of the three forms."""
-        from ..transaction.update_request import check_envelope_values, check_json_shape
+        from .transaction.update_request import check_envelope_values, check_json_shape
 
         check_envelope_values(base_revision, commit_message)
         check_json_shape([memory_changes, changes, patch, sources])
@@ -121,7 +119,7 @@ class MemoryWorkspace:
             raise MemoryFailure(FailureCode.INVALID_ARGUMENT,
                                 "give exactly one of memory_changes, changes or patch" + (f" (got {', '.join(given)})" if given else ""))
         if memory_changes is not None:
-            from ..transaction.structured import apply_memory_changes
+            from .transaction.structured import apply_memory_changes
 
             result = apply_memory_changes(self, memory_changes, sources=sources, base_revision=base_revision,
                                           commit_message=commit_message, lock_timeout=lock_timeout)
@@ -188,8 +186,8 @@ class MemoryWorkspace:
         Content addressed: messages already archived add nothing. A failed
         git commit is retried with the next transaction.
         """
-        from ..sources.archive import archive_messages
-        from ..transaction.engine import commit_pending, note_git_pending, recover_workspace
+        from .sources.archive import archive_messages
+        from .transaction.engine import commit_pending, note_git_pending, recover_workspace
 
         with write_lock(self.layout, EDIT_LOCK_TIMEOUT):
             recover_workspace(self)
@@ -310,7 +308,7 @@ class MemoryWorkspace:
 
     def git_warnings(self) -> list[str]:
         """Git damage a person should know about: history stops until it is repaired."""
-        from ..transaction import gitcheck, ledger
+        from .transaction import gitcheck, ledger
 
         out = []
         problem = gitcheck.head_problem(self.root)
