@@ -16,6 +16,8 @@ from .failures import FailureCode, MemoryFailure
 from .frozen import Frozen
 
 STATE_ENV = "OPENPROGRAM_STATE"
+# The most records one search answers, whoever asks (library, CLI, HTTP, MCP).
+MAX_TOP_K = 100
 ENV_PREFIX = "OPENPROGRAM_MEMORY_"
 
 

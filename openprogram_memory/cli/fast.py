@@ -16,10 +16,9 @@ import json
 import sys
 from typing import Any, Callable
 
-from ..config import Settings, load_settings
+from ..config import MAX_TOP_K, Settings, load_settings
 from ..failures import EXIT_BUG, FailureCode, MemoryFailure
 
-MAX_TOP_K = 100
 VERBS = ("search", "recall")
 
 

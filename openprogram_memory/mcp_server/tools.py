@@ -14,12 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from ..config import MAX_TOP_K
 from ..failures import FailureCode, MemoryFailure
 from ..transaction.update_request import parse_update_request, update_json
 from ..memory import CORE_JSON_KEYS
 from .access import WorkspaceAccess
 
-MAX_TOP_K = 50
 
 _OBJECT = {"type": "object"}
 _UPDATE_PROPERTIES: dict[str, Any] = {

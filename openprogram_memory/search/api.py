@@ -18,6 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterable
 
+from ..config import MAX_TOP_K
 from ..failures import FailureCode, MemoryFailure
 from ..frozen import Frozen
 from .cache import current_index
@@ -64,14 +65,14 @@ class SearchHit(Frozen):
 def search(memory_root: Path, query: str, top_k: int = 5, *, include_pending: bool = False) -> list[SearchHit]:
     """The ``top_k`` records best matching ``query``, best first.
 
-    Raises ``INVALID_ARGUMENT`` for an empty query or ``top_k < 1`` and
+    Raises ``INVALID_ARGUMENT`` for an empty query or ``top_k`` outside 1..``MAX_TOP_K`` and
     ``MEMORY_NOT_FOUND`` when ``memory_root`` is not a directory. A query of
     stopwords or punctuation only matches nothing.
     """
     if not isinstance(query, str) or not query.strip():
         raise MemoryFailure(FailureCode.INVALID_ARGUMENT, "search query is empty; pass the words to look for")
-    if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
-        raise MemoryFailure(FailureCode.INVALID_ARGUMENT, f"top_k must be a positive integer, got {top_k!r}")
+    if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= MAX_TOP_K:
+        raise MemoryFailure(FailureCode.INVALID_ARGUMENT, f"top_k must be an integer from 1 to {MAX_TOP_K}, got {top_k!r}")
     root = Path(memory_root)
     if not root.is_dir():
         raise MemoryFailure(

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, TypeVar
 from urllib.parse import unquote
 
-from ..config import Settings, load_settings
+from ..config import MAX_TOP_K, Settings, load_settings
 from ..failures import FailureCode, MemoryFailure
 from ..topics.model import Heading
 from ..transaction.update_request import parse_update_request, update_json
@@ -32,7 +32,6 @@ from .auth import load_or_create_token
 READ_ATTEMPTS = 3
 RECENT_LIMIT_HEADER = "X-Memory-Recent-Limit"
 PUT_KEYS = frozenset({"content", "base_revision", "base_digest", "commit_message"})
-MAX_SEARCH_TOP_K = 50
 
 T = TypeVar("T")
 
@@ -226,7 +225,7 @@ class MemoryApi:
         text = query.get("q", "")
         if not text.strip():
             raise _invalid("search needs a query: /api/memory/search?q=words")
-        top_k = _int_param(query, "top_k", int(ws.settings["memory.retrieval.top_k"]), 1, MAX_SEARCH_TOP_K)
+        top_k = _int_param(query, "top_k", int(ws.settings["memory.retrieval.top_k"]), 1, MAX_TOP_K)
         include_pending = query.get("include_pending", "").lower() in ("1", "true", "yes")
         hits = search(ws.root, text, top_k, include_pending=include_pending)
         return Reply({"results": [hit.to_json() for hit in hits]})

@@ -125,6 +125,32 @@ def test_search(client):
     assert client.get("/api/memory/search?q=x&top_k=zero").body["code"] == "INVALID_ARGUMENT"
 
 
+def test_every_surface_caps_top_k_at_the_one_limit(client, ws):
+    """Library, CLI, HTTP and MCP answer at most MAX_TOP_K records, and say so the same way."""
+    from openprogram_memory.cli import fast
+    from openprogram_memory.config import MAX_TOP_K
+    from openprogram_memory.mcp_server.access import WorkspaceAccess
+    from openprogram_memory.mcp_server.tools import TOOLS, call_tool
+    from openprogram_memory.search.api import search
+
+    assert len(search(ws.root, "bike shop", MAX_TOP_K)) >= 1
+    with pytest.raises(MemoryFailure) as caught:
+        search(ws.root, "bike shop", MAX_TOP_K + 1)
+    assert caught.value.code.value == "INVALID_ARGUMENT"
+    assert client.get(f"/api/memory/search?q=bike&top_k={MAX_TOP_K}").status == 200
+    assert client.get(f"/api/memory/search?q=bike&top_k={MAX_TOP_K + 1}").body["code"] == "INVALID_ARGUMENT"
+    schema = next(tool for tool in TOOLS if tool.name == "memory_search").input_schema
+    assert schema["properties"]["top_k"]["maximum"] == MAX_TOP_K
+    access = WorkspaceAccess(ws.settings)
+    assert call_tool(access, "memory_search", {"query": "bike", "top_k": MAX_TOP_K})
+    with pytest.raises(MemoryFailure) as caught:
+        call_tool(access, "memory_search", {"query": "bike", "top_k": MAX_TOP_K + 1})
+    assert caught.value.code.value == "INVALID_ARGUMENT"
+    state = str(ws.settings.state_dir)
+    assert fast.main(["search", "bike", "--top-k", str(MAX_TOP_K), "--json", "--state", state]) == 0
+    assert fast.main(["search", "bike", "--top-k", str(MAX_TOP_K + 1), "--json", "--state", state]) == 64
+
+
 # -- writes -----------------------------------------------------------------------------
 def test_post_without_token_is_401_and_changes_nothing(client, ws):
     before = ws.revision()
