@@ -259,3 +259,44 @@ def test_a_link_left_dangling_by_hand_blocks_only_edits_of_its_own_file(tmp_path
     with pytest.raises(MemoryFailure) as failure:  # a change that breaks a link that resolved: still refused
         ws.update(memory_changes=[{"op": "delete_record", "memory_id": tea}])
     assert failure.value.details["rule"] == "dangling-link" and failure.value.details["file"] == "topics/menu.md"
+
+
+def _replacing_archive(ws, extra: bytes, also=None):
+    """An edit that replaces s1's archive with its bytes plus ``extra`` (``also`` runs on the staging too)."""
+    from openprogram_memory.transaction.engine import Policy
+
+    rel = "sources/openprogram/_v2/s1.md"
+    data = (ws.root / rel).read_bytes() + extra
+
+    def edit(staging):
+        staging.replace_archive(rel, data)
+        if also is not None:
+            also(staging)
+
+    return lambda: ws.edit(edit, policy=Policy.MODEL)
+
+
+def test_a_replaced_archive_may_not_hold_one_source_id_twice(ws):
+    archive = ws.root / "sources/openprogram/_v2/s1.md"
+    first_frame = archive.read_text().split("\n\n", 1)[1].split("\n\n<a id=")[0]  # the first message's frame
+    before = tree_digest(ws.root)
+    with pytest.raises(MemoryFailure) as info:
+        _replacing_archive(ws, ("\n" + first_frame + "\n").encode())()
+    assert info.value.code is FailureCode.APPEND_ONLY_REQUIRED and "appears twice" in info.value.message
+    assert tree_digest(ws.root) == before
+
+
+def test_an_edit_may_not_both_append_to_and_replace_one_archive(ws):
+    from openprogram_memory.sources.archive import SourceMessage
+
+    def cite_a_new_message(staging):
+        staging.add_source(SourceMessage("openprogram/s1/u9", "Dana", "user-1", "2026-08-12T09:00:00+08:00",
+                                         "We close on Sundays."))
+        staging.write("topics/hours.md", record("The shop closes on Sundays.", "openprogram/s1/u9"))
+
+    frame = SourceMessage("openprogram/s1/u8", "Dana", "user-1", "2026-08-12T08:00:00+08:00", "We open at nine.").frame()
+    before = tree_digest(ws.root)
+    with pytest.raises(MemoryFailure) as info:
+        _replacing_archive(ws, ("\n" + frame + "\n").encode(), cite_a_new_message)()
+    assert info.value.code is FailureCode.APPEND_ONLY_REQUIRED and "both append to and replace" in info.value.message
+    assert tree_digest(ws.root) == before
