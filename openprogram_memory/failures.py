@@ -1,4 +1,4 @@
-"""The one closed set of failure codes (SPEC §6).
+"""The one closed set of failure codes (architecture §6).
 
 Every error that leaves the library — to the CLI, JSON output, HTTP, the
 event bus or ``writer-status.json`` — is a :class:`MemoryFailure` carrying a

@@ -29,7 +29,7 @@ from .workspace.tree import RecordInfo, TopicCache, topic_cache
 
 MAX_CHANGES = 64
 MAX_CHANGES_BYTES = 512 * 1024
-# What ``core show --json`` and the MCP ``memory_core`` tool answer (SPEC §12.1).
+# What ``core show --json`` and the MCP ``memory_core`` tool answer (architecture §12.1).
 CORE_JSON_KEYS = ("canonical", "rendered", "effective", "inject", "tokens", "budget", "excluded_block_ids")
 
 
@@ -259,7 +259,7 @@ class MemoryWorkspace:
         records = tree.records()
         runtime = RuntimeState.load(self.layout)
         writer = read_json(self.layout.state("writer-status.json"), {})
-        if not isinstance(writer, dict):  # a damaged status file reads as "no status yet" (SPEC §2.4)
+        if not isinstance(writer, dict):  # a damaged status file reads as "no status yet" (architecture §2.4)
             writer = {}
         failure = writer.get("last_failure")
         core = render_core(tree, self.settings["memory.core.budget_tokens"])

@@ -1,6 +1,6 @@
 """The provider interface: the only seam between memory and an agent runtime.
 
-Nine members (SPEC §10). Every one but ``name`` has a default, so another
+Nine members (architecture §10). Every one but ``name`` has a default, so another
 memory system implements only what it has work for. The files backend
 implements all of them; ``memory.backend=none`` gives :class:`NullMemory`,
 which injects, recalls, writes and organizes nothing.

@@ -134,3 +134,16 @@ def test_the_checks_see_a_cycle_and_an_upward_import():
     assert cycles(graph) == [["openprogram_memory.topics.a", "openprogram_memory.topics.b"]]
     assert _floor("openprogram_memory.cli.app") > _floor("openprogram_memory.topics.c")
     assert "openprogram_memory.memory" in import_graph()["openprogram_memory.cli.common"]  # relative imports resolve
+
+
+def test_every_section_the_code_cites_is_in_docs_architecture():
+    import re
+
+    doc = (PACKAGE.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    sections = set(re.findall(r"^#{2,3} (\d+(?:\.\d+)?)\.? ", doc, re.M))
+    cited = {match.rstrip(".") for path in PACKAGE.rglob("*.py")
+             for match in re.findall(r"architecture §(\d+(?:\.\d+)*)", path.read_text(encoding="utf-8"))}
+    assert cited and cited <= sections, sorted(cited - sections)
+    floors = re.findall(r"^\| (\d+) \| ([^|]+) \|", doc, re.M)
+    table = [{name.strip(" `") for name in names.split(",")} for _, names in floors]
+    assert table == [floor - {"<root>"} for floor in FLOORS]  # the page says what this test enforces

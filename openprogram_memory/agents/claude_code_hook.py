@@ -4,7 +4,7 @@ Claude Code runs the command with the event as JSON on stdin (common fields
 ``session_id``, ``transcript_path``, ``cwd``, ``hook_event_name``; per event
 ``source`` (SessionStart), ``prompt`` (UserPromptSubmit), ``trigger``
 (PreCompact), ``reason`` (SessionEnd), ``agent_transcript_path``
-(SubagentStop)). What it does per event (SPEC §10 mapped onto the hooks):
+(SubagentStop)). What it does per event (architecture §10 mapped onto the hooks):
 
 - ``SessionStart`` → the core block, fenced once in ``<memory-context>``, as
   ``{"hookSpecificOutput": {"hookEventName", "additionalContext"}}``. It

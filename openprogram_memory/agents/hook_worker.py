@@ -8,7 +8,7 @@ stdio on ``.scriptorium/hook.log``, so the agent never waits for it::
 
 Import first (only the lines appended since the last hook, see
 :mod:`openprogram_memory.sessions.importers.tail`), then the write entry of
-SPEC §5 through the provider, which records every failure in
+architecture §5 through the provider, which records every failure in
 ``writer-status.json`` and ``events.jsonl``. A write that finds the lock
 busy (another hook's write of the same conversation) is tried again a few
 times: nobody waits for this process, and a lost forced write would leave

@@ -1,6 +1,6 @@
 """``memory sleep``, ``memory get`` and ``memory apply``.
 
-JSON shapes are the stable contract of SPEC §12.1; failures leave as the
+JSON shapes are the stable contract of architecture §12.1; failures leave as the
 one error object with the sysexits code (``memory get`` of a deleted ID →
 MEMORY_NOT_FOUND, exit 65).
 """

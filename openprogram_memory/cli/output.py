@@ -2,7 +2,7 @@
 
 Mode order: ``--json`` wins; otherwise Rich output for people. Every failure
 leaves as a :class:`MemoryFailure` turned into the one error object and the
-sysexits code of SPEC §6; an unexpected exception exits 1.
+sysexits code of architecture §6; an unexpected exception exits 1.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """``openprogram session new|append|fork|rewind|show|list`` — the bundled session store.
 
 Every verb takes ``--state DIR`` and ``--json``; JSON shapes are the stable
-contract of SPEC §12.1. The session store works whether or not memory is
+contract of architecture §12.1. The session store works whether or not memory is
 enabled: it is where conversations live, memory only reads it.
 """
 

@@ -1,6 +1,6 @@
 """``memory write``, ``memory watch``, ``memory backfill`` and ``memory import``.
 
-JSON shapes are the stable contract of SPEC §12.1; failures leave as the
+JSON shapes are the stable contract of architecture §12.1; failures leave as the
 one error object with the sysexits code (75 retryable — e.g. the write lock
 is busy —, 65 rejected, 64 usage).
 """

@@ -1,4 +1,4 @@
-"""When an organize is due (SPEC §5 step 4, and the nightly ``memory.organize.at``).
+"""When an organize is due (architecture §5 step 4, and the nightly ``memory.organize.at``).
 
 Two triggers after a write: enough new material since the last
 organize (:data:`BATCHES_DUE` batches or :data:`TOKENS_DUE` tokens), or a

@@ -1,4 +1,4 @@
-"""The model organizer: ``memory sleep --model anthropic:<model>`` (SPEC §7).
+"""The model organizer: ``memory sleep --model anthropic:<model>`` (architecture §7).
 
 The same tool loop as the model writer (:mod:`openprogram_memory.writer.tools`,
 the backend of :func:`~openprogram_memory.writer.backends.resolve_backend`)

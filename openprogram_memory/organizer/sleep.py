@@ -1,4 +1,4 @@
-"""``reorganize``: the organizer (``memory sleep``) as one transaction (SPEC §7).
+"""``reorganize``: the organizer (``memory sleep``) as one transaction (architecture §7).
 
 A *planner* looks at the topic tree and returns memory_changes; the
 organizer applies them with :func:`run_request` — the same validation,

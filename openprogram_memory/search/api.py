@@ -50,7 +50,7 @@ class SearchHit(Frozen):
         self._init(memory_id, topic, headings, content, score, sources if sources is not None else [], trust_state)
 
     def to_json(self) -> dict[str, Any]:
-        """The stable JSON shape of one result (SPEC §12.1)."""
+        """The stable JSON shape of one result (architecture §12.1)."""
         return {
             "memory_id": self.memory_id,
             "topic": self.topic,

@@ -1,4 +1,4 @@
-"""The bundled session store, written markers and transcript importers (SPEC §4)."""
+"""The bundled session store, written markers and transcript importers (architecture §4)."""
 
 from .markers import (
     MARKER_KEY,

@@ -1,4 +1,4 @@
-"""Written markers and pending turns (SPEC §4.2, §4.3).
+"""Written markers and pending turns (architecture §4.2, §4.3).
 
 The cursor is identity, not position: a node written into a workspace
 carries ``metadata[MARKER_KEY] = <workspace id>``. *Pending* is what a walk
@@ -7,7 +7,7 @@ fork at m3 after m1…m9 were written leaves exactly the new branch pending,
 however long it is, and a shared prefix is written once whichever branch
 came first.
 
-Memory input (SPEC §4.1): only non-empty ``user``/``assistant`` turns that
+Memory input (architecture §4.1): only non-empty ``user``/``assistant`` turns that
 are neither runtime-scheduled nor rewound. A turn is *runtime-scheduled*
 when its metadata says ``scheduled: true`` or its ``kind`` is one of
 :data:`RUNTIME_SCHEDULED_KINDS` (sub-agent prompts and reports, merge
@@ -122,7 +122,7 @@ def pending_turns(store: SessionStore, session_id: str, workspace_id: str, tip: 
 def mark_written(store: SessionStore, session_id: str, node_ids: Iterable[str], workspace_id: str) -> None:
     """Mark exactly ``node_ids`` as written for ``workspace_id``.
 
-    Call only after the batch's topic transaction is installed (SPEC §4.2
+    Call only after the batch's topic transaction is installed (architecture §4.2
     order). Goes through ``merge_metadata``: no ``updated_at`` changes.
     """
     _check_workspace_id(workspace_id)
@@ -132,5 +132,5 @@ def mark_written(store: SessionStore, session_id: str, node_ids: Iterable[str], 
 
 
 def live_tips(store: SessionStore, session_id: str) -> list[str]:
-    """Head first, then every other non-archived branch tip (SPEC §4.3)."""
+    """Head first, then every other non-archived branch tip (architecture §4.3)."""
     return store.branch_tips(session_id, include_archived=False)

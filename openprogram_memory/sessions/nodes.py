@@ -13,10 +13,10 @@ from typing import Any, Mapping, TypeGuard
 from ..failures import FailureCode, MemoryFailure
 
 REWOUND_KEY = "rewound"
-# The written marker (SPEC §4.2): the key names the memory provider, the value is a workspace id.
+# The written marker (architecture §4.2): the key names the memory provider, the value is a workspace id.
 MARKER_KEY = "memory_written_scriptorium"
 # Beside it, keyed the same way so exported sessions carry it: a written turn whose branch a rewind
-# abandoned (SPEC §15 "Superseded branches"). The value is the workspace id its marker named.
+# abandoned (architecture §15 "Superseded branches"). The value is the workspace id its marker named.
 SUPERSEDED_KEY = "memory_superseded_scriptorium"
 # On a spawned session's turns: "<parent session>/<parent node>" whose abandonment rewound them,
 # so switching the parent back restores exactly these (and not turns the child rewound itself).

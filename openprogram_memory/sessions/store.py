@@ -528,7 +528,7 @@ class SessionStore:
         Going to an abandoned turn restores its branch up to it (rewound and
         superseded flags removed). Sessions spawned from an abandoned turn are
         superseded whole, and restored with it. Memory is not touched: only a
-        written pass retracts (SPEC §15). The nodes' ``updated_at`` stays; the
+        written pass retracts (architecture §15). The nodes' ``updated_at`` stays; the
         session's moves (a switch is activity).
         """
         validate_id(to_node, "node id")

@@ -1,4 +1,4 @@
-"""The v2 source archive: append-only, content-addressed (SPEC §2.2).
+"""The v2 source archive: append-only, content-addressed (architecture §2.2).
 
 ``sources/<provider>/_v2/<thread>.md`` holds the verbatim text of every
 message that evidence cites, one frame each::

@@ -6,7 +6,6 @@ import hashlib
 import re
 from typing import Container, Iterable
 
-BLOCK_ID_RE = re.compile(r"^[0-9a-f]{8}$")
 EVIDENCE_ID_RE = re.compile(r"^e-[0-9a-f]{10}$")
 SOURCE_ANCHOR_PREFIX = "source-"
 

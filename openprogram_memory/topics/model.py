@@ -1,4 +1,4 @@
-"""Topic files as blocks: parse → render is byte stable (SPEC §2.1).
+"""Topic files as blocks: parse → render is byte stable (architecture §2.1).
 
 A topic file is a list of blocks. Each block keeps its raw lines, so an
 unchanged file renders to the same bytes; blocks the runtime creates or

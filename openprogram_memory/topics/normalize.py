@@ -1,4 +1,4 @@
-"""Normalization and the strict topic rules (SPEC §2.1).
+"""Normalization and the strict topic rules (architecture §2.1).
 
 Normalization runs on every changed topic file before validation, the same
 way for every write path:
@@ -48,7 +48,7 @@ _HANDLE_RE = re.compile(r"^(?:source:)?([^/#\s()]+/[^/#\s()]+/[^/#\s()]+)$")
 
 
 # The one qualifier a footnote time may carry: the record was kept from a branch the person
-# abandoned by rewinding (SPEC §15); the date before it is what every reader of times uses.
+# abandoned by rewinding (architecture §15); the date before it is what every reader of times uses.
 ABANDONED_QUALIFIER = " (abandoned branch)"
 
 

@@ -1,4 +1,4 @@
-"""``staged_edit``: the one transaction every change goes through (SPEC §3).
+"""``staged_edit``: the one transaction every change goes through (architecture §3).
 
 lock → baseline (read from the installed tree *before* staging) → staging
 copy → edit → normalize → validate → pre-install callback → atomic install

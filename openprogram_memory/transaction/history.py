@@ -47,7 +47,7 @@ def init_repo(root: Path) -> None:
 
     if not (root / ".git").is_dir():
         Repo.init(str(root), default_branch=b"main")
-    os.chmod(root / ".git", 0o700)  # history holds every past memory: owner only (SPEC §1), like the tree
+    os.chmod(root / ".git", 0o700)  # history holds every past memory: owner only (architecture §1), like the tree
     exclude = root / ".git" / "info" / "exclude"
     exclude.parent.mkdir(parents=True, exist_ok=True)
     current = exclude.read_text() if exclude.exists() else ""

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 
 class Policy(enum.Enum):
-    """How strictly pre-existing block IDs must survive (SPEC §3 step 5)."""
+    """How strictly pre-existing block IDs must survive (architecture §3 step 5)."""
 
     HAND = "hand"  # memory edit, web: every ID except those of a deleted file
     MODEL = "model"  # writer, organizer, patch, changes, restore: deletes allowed

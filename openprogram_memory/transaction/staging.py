@@ -84,13 +84,6 @@ class Staging:
             raise MemoryFailure(FailureCode.INVALID_TOPIC_FORMAT, f"{rel} is not valid UTF-8",
                                 details={"file": rel, "rule": "encoding"}) from None
 
-    def read_source(self, rel: str) -> str:
-        """Read a file outside topics/ (sources, views) — never writable here."""
-        parts = rel.split("/")
-        if rel.startswith("/") or ".." in parts:
-            raise MemoryFailure(FailureCode.PATH_OUTSIDE_WORKSPACE, f"path leaves the workspace: {rel}")
-        return (self.root / rel).read_text(encoding="utf-8")
-
     # -- writing -------------------------------------------------------
     def write(self, path: str, content: str) -> str:
         rel = check_topic_path(path)

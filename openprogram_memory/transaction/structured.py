@@ -1,6 +1,6 @@
 """Structured ``memory_changes``: record operations rendered into topic Markdown.
 
-SPEC §8 and design §10 (统一修改接口). A request is validated whole before
+architecture §8 and design §10 (统一修改接口). A request is validated whole before
 anything is touched — INVALID_ARGUMENT names the offending ``changes[i]`` —
 and then ONE :func:`staged_edit` (policy STRUCTURED, ``allowed_deletes`` =
 exactly the IDs the delete ops remove) applies the operations *in request
@@ -88,7 +88,7 @@ def apply_memory_changes(
     commit_message: str | None = None,
     lock_timeout: float = 5.0,
 ) -> TxResult:
-    """Apply structured ``memory_changes`` as one transaction (SPEC §8).
+    """Apply structured ``memory_changes`` as one transaction (architecture §8).
 
     Returns the engine's :class:`TxResult`; ``result.extra`` adds
     ``source_ids`` (archived new sources), ``new_sources`` (label → id),

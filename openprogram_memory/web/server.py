@@ -16,7 +16,7 @@ fundamental first:
 code>`` (the URL ``serve`` prints) sets the session cookie and redirects
 to ``/``.
 
-Failures leave as the one error object of SPEC §6 with
+Failures leave as the one error object of architecture §6 with
 ``MemoryFailure.http_status``; an unexpected exception is a 500 with the
 same shape.
 """

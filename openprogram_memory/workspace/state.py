@@ -57,7 +57,7 @@ class RuntimeState:
         data = read_json(path, None)
         state = cls()
         if isinstance(data, dict):
-            # field by field: a value of the wrong type loads as its default (SPEC §2.4)
+            # field by field: a value of the wrong type loads as its default (architecture §2.4)
             for name, kinds in _FIELD_TYPES.items():
                 value = data.get(name)
                 if isinstance(value, kinds) and not isinstance(value, bool) and not (
@@ -204,7 +204,7 @@ _RACY_NS = 2_000_000_000
 
 
 class RevisionCache:
-    """Computes revisions as the Merkle digest of SPEC §2.4, hashing only files that changed.
+    """Computes revisions as the Merkle digest of architecture §2.4, hashing only files that changed.
 
     Per file, the sha256 of its bytes is kept with the file's signature
     ``(mtime_ns, size, inode)``; a revision stats every file and re-hashes
@@ -349,7 +349,7 @@ PERSON_DELETED = "person-deleted.json"
 
 def note_person_deletes(layout: Layout, result) -> None:
     """Remember the sources of records a person deleted (edit, web, apply, MCP), so no writer or backfill
-    writes them back as if they had never been read (SPEC §15); never raises."""
+    writes them back as if they had never been read (architecture §15); never raises."""
     if not getattr(result, "deleted_sources", None) or not result.memory_committed:
         return
     try:

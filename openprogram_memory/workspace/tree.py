@@ -21,7 +21,7 @@ from typing import Callable, Iterable, Protocol
 from ..sources.archive import ArchiveFile, ParsedArchive, SourceMessage
 from ..topics.model import TopicDoc, parse_topic, record_links
 from ..topics.normalize import time_date
-from .layout import CORE_TOPIC, TOPICS, resolves_inside
+from .layout import TOPICS, resolves_inside
 
 Signature = tuple[int, int, int]
 
@@ -556,10 +556,6 @@ class TreeState:
         new = [s for s in replaced.values() if s is not None]
         self.id_files()
         return TreeState(files, _indexes=self.updated_indexes(old, new))
-
-    def core_records(self) -> list[RecordInfo]:
-        summary = self.files.get(CORE_TOPIC)
-        return list(summary.records) if summary else []
 
 
 KeyFunction = Callable[["FileSummary"], Iterable[str]]

@@ -1,4 +1,4 @@
-"""The writer: conversations in the session store → cited records in topics (SPEC §5, §6).
+"""The writer: conversations in the session store → cited records in topics (architecture §5, §6).
 
 - :mod:`.pipeline` — ``write()`` (per turn / forced) and one pass, ``write_session()``;
 - :mod:`.batching` — pending turns, due-ness, batch cutting, archive frames;

@@ -1,4 +1,4 @@
-"""The ``anthropic:<model>`` writer: a Messages API tool-use loop (SPEC §5).
+"""The ``anthropic:<model>`` writer: a Messages API tool-use loop (architecture §5).
 
 One run is one conversation with the model: the first user message holds the
 batch's turns verbatim and the current topic tree; the model reads and edits

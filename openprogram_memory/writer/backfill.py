@@ -1,6 +1,6 @@
 """``memory backfill``: write archived sources no topic cites yet, in normal batches.
 
-One-off (SPEC §12): trusted sources in the archive that no record cites —
+One-off (architecture §12): trusted sources in the archive that no record cites —
 ``pending`` ones excluded — go through the writer in the normal way: batches
 of :data:`BATCH_TOKENS` tokens cut like a session pass (per archive thread,
 in archive order), the same backend, the same staged transaction with one

@@ -1,4 +1,4 @@
-"""Pending turns, when a write is due, and how a batch is cut (SPEC §5 steps 1–2).
+"""Pending turns, when a write is due, and how a batch is cut (architecture §5 steps 1–2).
 
 *Pending* is the walk from a tip back to the first node marked for this
 workspace (:func:`~openprogram_memory.sessions.markers.pending_walk`),

@@ -1,4 +1,4 @@
-"""The writer's runtime files in ``.scriptorium/`` (SPEC §2.4).
+"""The writer's runtime files in ``.scriptorium/`` (architecture §2.4).
 
 - ``writer-status.json`` — ``{version, last_outcome, last_success_at,
   last_failure: {at, reason_code, retryable, message, session} | null,

@@ -1,4 +1,4 @@
-"""The write pipeline: ``write()`` and one pass, ``write_session()`` (SPEC §5, §6; design §01, §02, §04, §07).
+"""The write pipeline: ``write()`` and one pass, ``write_session()`` (architecture §5, §6; design §01, §02, §04, §07).
 
 Two entries, one logic, differing only in ``force``:
 
@@ -82,7 +82,7 @@ class WriteReport:
     skipped: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """The ``memory write --json`` object (SPEC §12.1) plus ``reviewed`` and ``skipped``."""
+        """The ``memory write --json`` object (architecture §12.1) plus ``reviewed`` and ``skipped``."""
         changed = sorted({f for p in self.passes for f in p.changed_files})
         out: dict[str, Any] = {
             "ok": True,
@@ -326,7 +326,7 @@ def parent_context(store: SessionStore, session_id: str) -> str | None:
 
 
 def organize_if_due(ws: MemoryWorkspace, now: datetime) -> dict[str, Any] | None:
-    """Run the organizer when due (SPEC §5 step 4); a failure is logged and recorded, never raised."""
+    """Run the organizer when due (architecture §5 step 4); a failure is logged and recorded, never raised."""
     from ..organizer import organize_due
 
     if not organize_due(RuntimeState.load(ws.layout), now):

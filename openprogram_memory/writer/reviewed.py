@@ -1,11 +1,11 @@
 """Review ledgers: what a writer read and found nothing durable in.
 
 A batch in which nothing is worth recording changes no file, and a written
-marker needs a real, installed change (SPEC §4.2) — so such turns cannot be
+marker needs a real, installed change (architecture §4.2) — so such turns cannot be
 marked. Without a record of the review they would stay pending for ever:
 every later pass would start from the same oldest turns, send the same
 batch to the model again, and a forced write would end in
-``WRITER_NO_PROGRESS`` (SPEC §14).
+``WRITER_NO_PROGRESS`` (architecture §14).
 
 A ledger records an explicit, checkable verdict instead: the writer said
 ``nothing_durable`` for source ids that cover the whole batch, the batch is

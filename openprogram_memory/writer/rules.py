@@ -43,7 +43,7 @@ An update only goes forward in time: a statement older than what the
 record already rests on is skipped (so of two branches that chose Flask and
 FastAPI with the same words, the later choice stands).
 
-Records from an abandoned branch (``request.superseded``, SPEC §15): one
+Records from an abandoned branch (``request.superseded``, architecture §15): one
 whose slot the batch fills again is replaced — new text, the abandoned
 sources dropped, the new one cited, same block ID; one the batch does not
 touch is kept, its evidence labels marked ``…, abandoned branch`` (the

@@ -1,4 +1,4 @@
-"""Records that rest only on an abandoned branch, and what a pass did with them (SPEC §15).
+"""Records that rest only on an abandoned branch, and what a pass did with them (architecture §15).
 
 A rewind supersedes the written turns it abandons (``sessions/store.py``).
 A record whose *every* cited source is such a turn — of the session being

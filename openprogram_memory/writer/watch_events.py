@@ -1,4 +1,4 @@
-"""``memory watch`` driven by file events instead of a timer (SPEC §14: writes triggered by events).
+"""``memory watch`` driven by file events instead of a timer (architecture §14: writes triggered by events).
 
 It watches, with ``watchfiles`` (inotify / FSEvents / ReadDirectoryChangesW):
 

@@ -1,4 +1,4 @@
-"""The idle watcher: write a session once it has been quiet (SPEC §5, §6; design §07).
+"""The idle watcher: write a session once it has been quiet (architecture §5, §6; design §07).
 
 Every ``memory.watcher.poll_seconds`` it looks at every session; one whose
 ``updated_at`` is at least ``memory.watcher.idle_seconds`` old and not yet

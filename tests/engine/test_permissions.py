@@ -1,4 +1,4 @@
-"""Memory is the owner's alone (SPEC §1): directories 0700, files 0600, git history and locks included."""
+"""Memory is the owner's alone (architecture §1): directories 0700, files 0600, git history and locks included."""
 
 from __future__ import annotations
 

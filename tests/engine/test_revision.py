@@ -10,7 +10,7 @@ from engine.helpers import make_workspace, record
 
 
 def plain_revision(root: Path) -> str:
-    """SPEC §2.4, literally: sha256 over sorted (relpath \\0 sha256-hex(bytes) \\n), first 32 hex."""
+    """architecture §2.4, literally: sha256 over sorted (relpath \\0 sha256-hex(bytes) \\n), first 32 hex."""
     items = []
     for dirpath, dirs, files in os.walk(root):
         rel = os.path.relpath(dirpath, root)

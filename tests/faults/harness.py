@@ -4,7 +4,7 @@ An operation is one ``openprogram`` command run on a copy of a prepared
 state directory. :func:`record` runs it once to completion with the seam in
 record mode (the list of mutations and the *new* state); :func:`trial`
 copies the base state again, kills the command before mutation N, and
-checks what a person would notice afterwards (SPEC §3 crash safety, §4.2):
+checks what a person would notice afterwards (architecture §3 crash safety, §4.2):
 
 - ``next-command``: the next ``memory status`` (and ``session show``) exits 0;
 - ``fsck``: ``git fsck --strict`` is clean; ``tree==HEAD``: ``git status`` is empty;
@@ -189,7 +189,7 @@ def _src(source: str, label: str = "said") -> list[dict[str, str]]:
 
 
 def operations(base: "Base") -> list[Operation]:
-    """Every operation the sweep crashes (SPEC §3: every change goes through one transaction)."""
+    """Every operation the sweep crashes (architecture §3: every change goes through one transaction)."""
     dana, bike = base.ids["dana"], base.ids["bike"]
     editor = HERE / "scripted_editor.py"
     return [

@@ -1,4 +1,4 @@
-"""When an organize is due (SPEC §5 step 4)."""
+"""When an organize is due (architecture §5 step 4)."""
 
 from __future__ import annotations
 

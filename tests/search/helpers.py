@@ -1,6 +1,6 @@
 """Build memory roots for search tests by writing topic files directly.
 
-Records are written in the exact format of SPEC §2.1 (citation, block ID,
+Records are written in the exact format of architecture §2.1 (citation, block ID,
 evidence definition linking into a v2 archive), and their sources are
 archived with ``archive_messages`` — no workspace engine needed.
 """

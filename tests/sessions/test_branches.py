@@ -1,4 +1,4 @@
-"""Superseded branches and spawn links in the session store (issue 14; SPEC §15)."""
+"""Superseded branches and spawn links in the session store (issue 14; architecture §15)."""
 
 from __future__ import annotations
 

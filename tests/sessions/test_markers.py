@@ -1,4 +1,4 @@
-"""Written markers and pending turns: identity, not position (SPEC §4.2)."""
+"""Written markers and pending turns: identity, not position (architecture §4.2)."""
 
 from __future__ import annotations
 

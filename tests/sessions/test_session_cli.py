@@ -1,4 +1,4 @@
-"""``openprogram session …``: the JSON contract of SPEC §12.1, exit codes, human output."""
+"""``openprogram session …``: the JSON contract of architecture §12.1, exit codes, human output."""
 
 from __future__ import annotations
 

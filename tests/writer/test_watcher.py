@@ -1,4 +1,4 @@
-"""The idle watcher acts on the failure contract (SPEC §6)."""
+"""The idle watcher acts on the failure contract (architecture §6)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Transcript importers, one module per client (SPEC §4.4).
+"""Transcript importers, one module per client (architecture §4.4).
 
 ``import_paths(store, "claude-code", paths)`` is the one entry the CLI
 (``openprogram memory import FORMAT PATH…``) calls. Every file is read and

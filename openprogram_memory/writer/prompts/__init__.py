@@ -2,7 +2,7 @@
 
 The prompts are the Markdown files beside this module (``write.md``,
 ``repair.md``, ``organize.md``, ``organize_repair.md``; package data). They carry the content policy
-(SPEC §5, design §05) and the exact record format (SPEC §2.1, design §10).
+(architecture §5, design §05) and the exact record format (architecture §2.1, design §10).
 Nothing here depends on a provider, so every model backend builds its
 system prompt and first user message the same way.
 """
