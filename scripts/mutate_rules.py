@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Turn each validator rule off in turn and check that a test goes red.
 
-A rule is one ``raise`` in the validating code (the strict topic rules, the
+A rule is one ``raise`` in the validating code, or one ``yield`` of a
+violation in ``transaction/validate.py`` (the strict topic rules, the
 transaction's tree rules, path and content guards, the patch parser). For
-each, a temporary copy of the package gets that one ``raise`` replaced by
+each, a temporary copy of the package gets that one statement replaced by
 ``pass``; the relevant tests then run against the copy (``-x``: the first
 red test is enough). A rule whose tests all stay green is "NOT CAUGHT".
 
@@ -30,9 +31,12 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = "openprogram_memory"
 # (module file, functions whose raises are rules)
 TARGETS = [
-    ("topics/normalize.py", {"check_strict", "_resolve_definition_sources"}),
-    ("transaction/engine.py", {"staged_edit", "_validate_and_install", "_check_unique_in_file", "_check_lost_ids",
-                               "_check_links"}),
+    ("topics/normalize.py", {"_resolve_definition_sources"}),
+    ("transaction/validate.py", {"record_violations", "_paragraph_violations", "_definition_violations",
+                                 "duplicate_id_violations", "unique_in_file", "lost_id_violations",
+                                 "_rewritten_without_id", "delete_needs_base_violations", "dangling_link_violations",
+                                 "unresolved_source_violations"}),
+    ("transaction/engine.py", {"staged_edit", "_validate_and_install", "_stage_topics"}),
     ("workspace/layout.py", {"check_topic_path", "_check_components"}),
     ("transaction/patch.py", {"parse_patch", "apply_file_patch"}),
     ("transaction/staging.py", {"write"}),
@@ -56,13 +60,14 @@ class Site:
     label: str
 
 
-def _rule_name(node: ast.Raise) -> str | None:
-    """The rule a raise names: ``_fail(path, line, "rule", …)``, ``_reject(msg, "rule")`` or details rule."""
-    call = node.exc
+def _rule_name(call: ast.expr | None) -> str | None:
+    """The rule a raise or a yielded violation names: ``_fail(path, line, "rule", …)``, ``_reject(msg, "rule")``,
+    ``_violation(path, line, "rule", …)``, ``_tree_violation("rule", …)``, ``Violation(file, line, "rule", …)``
+    or a details rule."""
     if not isinstance(call, ast.Call):
         return None
     name = getattr(call.func, "id", getattr(call.func, "attr", ""))
-    position = {"_fail": 2, "_reject": 1}.get(name)
+    position = {"_fail": 2, "_reject": 1, "_violation": 2, "_tree_violation": 0, "Violation": 2}.get(name)
     if position is not None and len(call.args) > position and isinstance(call.args[position], ast.Constant):
         return str(call.args[position].value)
     for keyword in call.keywords:
@@ -82,8 +87,10 @@ def find_sites() -> list[Site]:
             if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or func.name not in functions:
                 continue
             for node in ast.walk(func):
-                if isinstance(node, ast.Raise) and node.exc is not None:
-                    rule = _rule_name(node)
+                site = node.exc if isinstance(node, ast.Raise) else (
+                    node.value.value if isinstance(node, ast.Expr) and isinstance(node.value, ast.Yield) else None)
+                if site is not None:
+                    rule = _rule_name(site)
                     label = f"{rule} ({rel}:{node.lineno})" if rule else f"{rel}:{func.name}:{node.lineno}"
                     sites.append(Site(rel, func.name, node.lineno, node.end_lineno or node.lineno, label))
     return sites

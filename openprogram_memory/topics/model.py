@@ -192,50 +192,53 @@ def parse_topic(text: str, path: str) -> TopicDoc:
     raw = text[:-1] if trailing else text
     lines = raw.split("\n") if raw else []
     blocks: list[Block] = []
-    i, n = 0, len(lines)
-    while i < n:
-        line = lines[i]
-        start = i
-        if not line.strip():
-            while i < n and not lines[i].strip():
-                i += 1
-            blocks.append(Blank(lines=lines[start:i], line=start + 1))
-            continue
-        fence = FENCE_RE.match(line)
-        if fence:
-            marker = fence.group(1)
-            i += 1
-            while i < n and not lines[i].lstrip().startswith(marker[0] * len(marker)):
-                i += 1
-            i = min(i + 1, n)
-            blocks.append(Code(lines=lines[start:i], line=start + 1))
-            continue
-        if line.lstrip().startswith("<!--"):
-            while i < n and "-->" not in lines[i]:
-                i += 1
-            i = min(i + 1, n)
-            blocks.append(Code(lines=lines[start:i], line=start + 1))
-            continue
-        heading = HEADING_RE.match(line)
-        if heading:
-            blocks.append(Heading(lines=[line], line=i + 1, level=len(heading.group(1)), title=heading.group(2)))
-            i += 1
-            continue
-        definition = DEFINITION_RE.match(line)
-        if definition:
-            i += 1
-            while i < n and lines[i].startswith("  ") and lines[i].strip():
-                i += 1
-            blocks.append(_parse_definition(definition.group(1), definition.group(2), lines[start:i], start + 1))
-            continue
-        i += 1
-        while i < n and lines[i].strip():
-            nxt = lines[i]
-            if FENCE_RE.match(nxt) or HEADING_RE.match(nxt) or DEFINITION_RE.match(nxt):
-                break
-            i += 1
-        blocks.append(_parse_paragraph(lines[start:i], start + 1))
+    i = 0
+    while i < len(lines):
+        block, i = _next_block(lines, i)
+        blocks.append(block)
     return TopicDoc(path=path, blocks=blocks, trailing_newline=trailing)
+
+
+def _next_block(lines: list[str], start: int) -> tuple[Block, int]:
+    """The block that starts at ``lines[start]``, and the index of the line after it."""
+    line, n = lines[start], len(lines)
+    if not line.strip():
+        end = start
+        while end < n and not lines[end].strip():
+            end += 1
+        return Blank(lines=lines[start:end], line=start + 1), end
+    code_end = _code_end(lines, start)
+    if code_end is not None:
+        return Code(lines=lines[start:code_end], line=start + 1), code_end
+    heading = HEADING_RE.match(line)
+    if heading:
+        return Heading(lines=[line], line=start + 1, level=len(heading.group(1)), title=heading.group(2)), start + 1
+    definition = DEFINITION_RE.match(line)
+    end = start + 1
+    if definition:
+        while end < n and lines[end].startswith("  ") and lines[end].strip():
+            end += 1
+        return _parse_definition(definition.group(1), definition.group(2), lines[start:end], start + 1), end
+    while end < n and lines[end].strip() and not (
+            FENCE_RE.match(lines[end]) or HEADING_RE.match(lines[end]) or DEFINITION_RE.match(lines[end])):
+        end += 1
+    return _parse_paragraph(lines[start:end], start + 1), end
+
+
+def _code_end(lines: list[str], start: int) -> int | None:
+    """Where a fenced code block or an HTML comment starting at ``lines[start]`` ends (exclusive), or None."""
+    fence = FENCE_RE.match(lines[start])
+    end = start + 1 if fence else start
+    if fence:
+        close = fence.group(1)[0] * len(fence.group(1))
+        while end < len(lines) and not lines[end].lstrip().startswith(close):
+            end += 1
+    elif lines[start].lstrip().startswith("<!--"):
+        while end < len(lines) and "-->" not in lines[end]:
+            end += 1
+    else:
+        return None
+    return min(end + 1, len(lines))
 
 
 def record_links(paragraph: Paragraph) -> list[tuple[str, str]]:

@@ -152,29 +152,7 @@ def _keywords(definition: Definition) -> tuple[str, ...]:
 
 def normalize_doc(doc: TopicDoc, ctx: NormalizeContext) -> None:
     """Normalize ``doc`` in place (steps 1–4). Raises only for missing sources."""
-    definitions = [b for b in doc.blocks if isinstance(b, Definition)]
-    renames: dict[str, str] = {}
-    # label → its keywords, for every definition that keeps its label: a local
-    # definition whose derived id is taken by other keywords gets a qualified id
-    keywords: dict[str, tuple[str, ...]] = {d.label: _keywords(d) for d in definitions if not _is_local(d.label)}
-    for definition in definitions:
-        if not definition.sources:
-            continue
-        source_ids = _resolve_definition_sources(doc, definition, ctx)
-        label = definition.label
-        if _is_local(label) and source_ids and definition.time and valid_time(definition.time):
-            new_label = evidence_id(definition.time, source_ids)
-            own = _keywords(definition)
-            if keywords.setdefault(new_label, own) != own:
-                new_label = keyword_evidence_id(definition.time, [
-                    (link.label, posixpath.normpath(posixpath.join(posixpath.dirname(doc.path), link.target)))
-                    for link in definition.sources])
-                keywords.setdefault(new_label, own)
-            renames[label] = new_label
-            definition.label = new_label
-            definition.lines = []
-        if not definition.lines:
-            definition.set(definition.label, definition.time or "undated", definition.sources)
+    renames = _rename_definitions(doc, ctx)
     # merge definitions that now share a label (same time + sources)
     seen: set[str] = set()
     kept_blocks = []
@@ -199,58 +177,32 @@ def normalize_doc(doc: TopicDoc, ctx: NormalizeContext) -> None:
             paragraph.set(body.rstrip() if kept else body, kept)
 
 
-def check_strict(doc: TopicDoc, lookup_anchor: AnchorLookup, is_symlink: Callable[[str], bool]) -> None:
-    """The strict rules; the first violation raises INVALID_TOPIC_FORMAT."""
-    definitions: dict[str, Definition] = {}
-    for block in doc.blocks:
-        if isinstance(block, Definition):
-            if block.label in definitions:
-                raise _fail(doc.path, block.line, "duplicate-definition", f"evidence [^{block.label}] is defined twice")
-            definitions[block.label] = block
-    used: set[str] = set()
-    for paragraph in doc.paragraphs():
-        line = paragraph.line
-        citations = paragraph.citations
-        if not paragraph.ids:
-            if not citations:
-                raise _fail(doc.path, line, "uncited-text",
-                            "text without a citation: every record needs evidence ([^e…] with a source) and a ^block-id")
-            raise _fail(doc.path, line, "missing-block-id", "paragraph does not end in a ^block-id")
-        if not citations:
-            raise _fail(doc.path, line, "uncited-text", f"record ^{paragraph.identity} has no citation")
-        first = CITATION_RE.search(paragraph.body)
-        if first is not None and not paragraph.body[: first.start()].strip():
-            raise _fail(doc.path, line, "no-text-before-citation", f"record ^{paragraph.identity} has no text before its citation")
-        last = list(CITATION_RE.finditer(paragraph.body))[-1]
-        if paragraph.body[last.end():].strip():
-            raise _fail(doc.path, line, "text-after-citation",
-                        f"record ^{paragraph.identity} has text after its last citation (citations end a record)")
-        for label in citations:
-            if label not in definitions:
-                raise _fail(doc.path, line, "undefined-citation", f"citation [^{label}] is not defined in this file")
-            used.add(label)
-    for label, definition in definitions.items():
-        if label not in used:
-            raise _fail(doc.path, definition.line, "unused-definition", f"evidence [^{label}] is defined but never cited")
-        if not definition.well_formed:
-            raise _fail(doc.path, definition.line, "malformed-definition",
-                        f"evidence [^{label}] must read: Time: `YYYY[-MM[-DD]]|undated`; Sources: [label](link)")
-        if not valid_time(definition.time):
-            raise _fail(doc.path, definition.line, "bad-date", f"evidence [^{label}] has an invalid date {definition.time!r}")
-        for link in definition.sources:
-            if not link.label.strip():
-                raise _fail(doc.path, definition.line, "empty-label", f"evidence [^{label}] has a source with an empty label")
-            target_path, _, anchor = link.target.partition("#")
-            archive_rel = posixpath.normpath(posixpath.join(posixpath.dirname(doc.path), target_path))
-            if not archive_rel.startswith("sources/") or not anchor.startswith("source-"):
-                raise _fail(doc.path, definition.line, "bad-source-target",
-                            f"evidence [^{label}] links {link.target!r}, which is not a source-archive anchor")
-            if is_symlink(archive_rel):
-                raise _fail(doc.path, definition.line, "symlinked-source", f"evidence [^{label}] links through a symlink: {archive_rel}")
-            if lookup_anchor(archive_rel, anchor) is None:
-                raise _fail(doc.path, definition.line, "unknown-source",
-                            f"evidence [^{label}] links {link.target!r}, which is not in the source archive",
-                            FailureCode.MISSING_SOURCE)
+def _rename_definitions(doc: TopicDoc, ctx: NormalizeContext) -> dict[str, str]:
+    """Resolve every definition's sources and give local labels their ``e-…`` id; ``{old label: new}``."""
+    definitions = [b for b in doc.blocks if isinstance(b, Definition)]
+    renames: dict[str, str] = {}
+    # label → its keywords, for every definition that keeps its label: a local
+    # definition whose derived id is taken by other keywords gets a qualified id
+    keywords: dict[str, tuple[str, ...]] = {d.label: _keywords(d) for d in definitions if not _is_local(d.label)}
+    for definition in definitions:
+        if not definition.sources:
+            continue
+        source_ids = _resolve_definition_sources(doc, definition, ctx)
+        label = definition.label
+        if _is_local(label) and source_ids and definition.time and valid_time(definition.time):
+            new_label = evidence_id(definition.time, source_ids)
+            own = _keywords(definition)
+            if keywords.setdefault(new_label, own) != own:
+                new_label = keyword_evidence_id(definition.time, [
+                    (link.label, posixpath.normpath(posixpath.join(posixpath.dirname(doc.path), link.target)))
+                    for link in definition.sources])
+                keywords.setdefault(new_label, own)
+            renames[label] = new_label
+            definition.label = new_label
+            definition.lines = []
+        if not definition.lines:
+            definition.set(definition.label, definition.time or "undated", definition.sources)
+    return renames
 
 
 def prune_empty(doc: TopicDoc) -> None:

@@ -17,9 +17,8 @@ import os
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Iterator
 
-from ..failures import MemoryFailure
 from ..topics.model import parse_topic
-from ..topics.normalize import check_strict
+from . import validate
 
 if TYPE_CHECKING:
     from .host import Workspace
@@ -87,33 +86,32 @@ def _topic_files(ws: "Workspace") -> Iterator[Problem]:
         except OSError as exc:
             yield Problem(rel, None, "unreadable", f"cannot be read ({exc.strerror})", "check the file's permissions")
             continue
-        try:
-            check_strict(parse_topic(text, rel), lookup, lambda target: os.path.islink(ws.root / target))
-        except MemoryFailure as failure:
-            line = failure.details.get("line")
-            message = failure.message.removeprefix(f"{rel}:{line}: ")  # the file and line have their own fields
-            yield Problem(rel, line, str(failure.details.get("rule", "format")), message, _restore_hint(ws, rel))
+        doc = parse_topic(text, rel)
+        for violation in validate.record_violations(doc, lookup, lambda target: os.path.islink(ws.root / target)):
+            message = violation.message.removeprefix(f"{rel}:{violation.line}: ")  # file and line have their own fields
+            yield Problem(rel, violation.line, violation.rule, message, _restore_hint(ws, rel))
 
 
 def _tree_rules(ws: "Workspace", tree: "TreeState") -> Iterator[Problem]:
-    """IDs unique across the tree, links resolve, every citation finds its archived message."""
+    """IDs unique across the tree, links resolve, every citation finds its archived message: the engine's rules."""
     id_files = tree.id_files()
     for block_id, files in sorted(id_files.items()):
         if len(files) > 1:
             yield Problem(files[1], None, "duplicate-id", f"block ID ^{block_id} is also in {files[0]}",
                           f"keep one: `openprogram memory edit {files[1]}` (git history has both versions)")
-    for summary in tree.files.values():
-        for record, topic, block_id in summary.outbound:
-            if topic not in id_files.get(block_id, ()):
-                yield Problem(record.topic, record.line, "dangling-link",
-                              f"link to {topic}#^{block_id} does not resolve", _restore_hint(ws, record.topic))
-        for record in summary.records:
-            for evidence in record.evidence:
-                for ref in evidence.refs:
-                    if ref.archive and ref.anchor and ref.source is None:
-                        yield Problem(record.topic, record.line, "unresolved-source",
-                                      f"record ^{record.memory_id} cites {ref.target}, which is not in the archive",
-                                      _restore_hint(ws, record.topic))
+    for rel, summary in sorted(tree.files.items()):
+        for violation in validate.unique_in_file(summary):
+            yield Problem(rel, violation.line, violation.rule, violation.message.split(": ", 1)[-1],
+                          _restore_hint(ws, rel))
+    for violation in validate.dangling_link_violations(tree):
+        assert violation.file is not None
+        yield Problem(violation.file, violation.line, violation.rule,
+                      violation.message.removeprefix(f"{violation.file}:{violation.line}: "),
+                      _restore_hint(ws, violation.file))
+    for violation in validate.unresolved_source_violations(tree):
+        assert violation.file is not None
+        yield Problem(violation.file, violation.line, "unresolved-source", violation.message,
+                      _restore_hint(ws, violation.file))
 
 
 def _archives(ws: "Workspace") -> Iterator[Problem]:

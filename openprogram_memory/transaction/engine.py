@@ -8,27 +8,28 @@ A rejected edit changes no byte of the workspace and not its revision.
 
 from __future__ import annotations
 
-import difflib
 import hashlib
+import itertools
 import os
 from typing import Any, Callable
 
 from ..failures import FailureCode, MemoryFailure
 from ..fsutil import atomic_write_json, read_json
 from ..topics.model import parse_topic
-from ..topics.normalize import NormalizeContext, check_strict, has_records, normalize_doc, prune_empty
+from ..topics.normalize import NormalizeContext, has_records, normalize_doc, prune_empty
 from ..topics.ids import source_anchor
 from ..sources.archive import SourceMessage, archive_relpath_for, parse_archive, plan_append
 from ..views.derived import derived_views, timeline_entries
 from ..workspace.layout import RUNTIME, TIMELINE, is_derived
 from ..workspace.state import REVISIONS, RuntimeState, write_lock
-from ..workspace.tree import FileSummary, RecordInfo, SourceLookup, TreeState, summarize
+from ..workspace.tree import FileSummary, SourceLookup, TreeState, summarize
 from . import gitcheck, ledger
 from .history import commit_paths, tree_differences
 from .install import StepHook, install, recover
 from .host import Workspace
 from .result import InstallPlan, Policy, TxResult
 from .staging import Staging
+from . import validate
 from .update_request import check_envelope_values
 
 __all__ = ["InstallPlan", "Policy", "TxResult", "staged_edit", "needs_recovery", "recover_workspace",
@@ -120,118 +121,31 @@ def _validate_and_install(
     deletes_need_base: bool = False,
     merge_parent: str | None = None,
 ) -> TxResult:
+    """Normalize and validate the staged edit against ``baseline``, then install it whole and commit."""
     changes = staging.effective_changes()
     archives = check_archive_union(ws, staging.archive_files)
     if not changes and not archives and not force_views:
         return TxResult(revision=before or REVISIONS.revision(ws.root))
-    sources = OverlaySources(ws.cache.sources, {**staging.new_sources,
-                                                **{m.source_id: m for batch in archives.values() for m in batch}})
-    baseline_ids = baseline.id_files()
-    ctx = NormalizeContext(
-        baseline_ids=_KnownIds(baseline_ids, staging.known_ids) if staging.known_ids else baseline_ids,
-        taken_ids=set(),
-        lookup_source=lambda sid: sources.lookup(archive_relpath_for(sid), source_anchor(sid)) if "/" in sid else None,
-        lookup_anchor=sources.lookup,
-    )
-    is_symlink = lambda rel: _has_symlink(ws, rel)  # noqa: E731
-
-    replaced: dict[str, FileSummary | None] = {}
-    topic_bytes: dict[str, bytes | None] = {}
-    for rel, content in sorted(changes.items()):
-        if _has_symlink(ws, rel):
-            raise _reject(f"{rel} is a symlink; topic files must be regular files", "symlink", file=rel)
-        if content is None:
-            replaced[rel] = None
-            topic_bytes[rel] = None
-            continue
-        doc = parse_topic(content, rel)
-        normalize_doc(doc, ctx)
-        check_strict(doc, sources.lookup, is_symlink)
-        prune_empty(doc)
-        if not has_records(doc):
-            replaced[rel] = None
-            if (ws.root / rel).exists():
-                topic_bytes[rel] = None
-            continue
-        text = doc.render()
-        replaced[rel] = summarize(rel, text, sources)
-        topic_bytes[rel] = text.encode("utf-8")
-    new_tree = baseline.with_files(replaced)
-    new_files = new_tree.files
-
+    topic_bytes, new_tree = _stage_topics(ws, staging, baseline, changes, archives)
     if source_fingerprint(ws) != fingerprint:
         raise _reject("the source archive changed during the edit; sources/ is append-only",
                       "append-only", FailureCode.APPEND_ONLY_REQUIRED)
     new_ids = new_tree.id_files()
-    for rel in topic_bytes:
-        summary = new_files.get(rel)
-        _check_unique_in_file(summary)
-        for block_id in summary.ids if summary else []:
-            if len(new_ids[block_id]) > 1:
-                where = new_ids[block_id]
-                raise _reject(f"block ID ^{block_id} appears in {' and '.join(where)}; memory IDs are unique across the tree",
-                              "duplicate-id", file=rel, block_id=block_id)
     old_changed_ids = {i for rel in topic_bytes if rel in baseline.files for i in baseline.files[rel].ids}
     lost = sorted(i for i in old_changed_ids if i not in new_ids)
-    _check_lost_ids(policy, lost, allowed_deletes, baseline, new_tree, topic_bytes)
-    if lost and deletes_need_base and before is None:
-        shown = ", ".join("^" + i for i in lost[:20]) + (" …" if len(lost) > 20 else "")
-        raise MemoryFailure(
-            FailureCode.INVALID_ARGUMENT,
-            f"this change removes record(s) {shown}; removing records by whole file or patch needs the "
-            "base_revision you read them at (a stale read must not delete what it never saw)",
-            details={"rule": "delete-needs-base-revision", "deleted_ids": lost})
-    _check_links(new_tree, baseline, set(topic_bytes))
-
-    created = [i for rel in sorted(topic_bytes) if rel in new_files for i in new_files[rel].ids if i not in baseline_ids]
-    old_labels = {d for rel in topic_bytes if rel in baseline.files for d in baseline.files[rel].doc.definitions()}
-    new_labels = [d for rel in sorted(topic_bytes) if rel in new_files for d in new_files[rel].doc.definitions()]
-    result = TxResult(
-        revision=before or "",
-        changed_files=sorted(topic_bytes),
-        block_ids=created,
-        evidence_ids=sorted({label for label in new_labels if label not in old_labels}),
-        deleted_ids=lost,
-        deleted_sources=sorted({source for i in lost if (gone := baseline.find(i)) is not None
-                                for source in gone.source_ids}),
-    )
-
-    runtime = RuntimeState.load(ws.layout)
-    for block_id in lost:
-        runtime.created_order.pop(block_id, None)
-    if not runtime.created_order and baseline_ids:
-        runtime.assign_order([i for r in baseline.records() for i in r.ids if i in new_ids])
-    runtime.assign_order([r.memory_id for rel in sorted(topic_bytes) if rel in new_files
-                          for r in new_files[rel].records])
+    validate.raise_first(itertools.chain(
+        validate.duplicate_id_violations(new_tree, topic_bytes),
+        validate.lost_id_violations(policy, lost, allowed_deletes, baseline, new_tree, topic_bytes),
+        validate.delete_needs_base_violations(lost, before is not None or not deletes_need_base),
+        validate.dangling_link_violations(new_tree, baseline, set(topic_bytes))))
+    result = _tx_result(baseline, new_tree, topic_bytes, lost, before)
+    runtime = _runtime_after(ws, baseline, new_tree, topic_bytes, lost)
     if runtime_update is not None:
         runtime_update(runtime, result)
-
-    if force_views:
-        days = None  # a rebuild renders every day
-    else:
-        days = {entry[0] for rel in topic_bytes for tree in (baseline, new_tree) if rel in tree.files
-                for entry in timeline_entries(tree.files[rel])}
-    views, core = derived_views(new_tree, runtime.created_order, ws.settings["memory.core.budget_tokens"],
-                                ws.settings["memory.recent.limit"], days)
-    result.core = core
-    files = dict(topic_bytes)
-    files.update(_changed_views(ws, views, full=days is None))
-    cited = {sid for rel in topic_bytes if rel in new_files for r in new_files[rel].records for sid in r.source_ids}
-    used_sources = [m for sid, m in staging.new_sources.items() if sid in cited]
-    appended = plan_append(ws.root, used_sources, ws.cache.sources.parse_bytes)
-    if set(appended) & set(archives):
-        raise _reject("an edit cannot both append to and replace one archive file", "append-only",
-                      FailureCode.APPEND_ONLY_REQUIRED)
-    files.update({rel: new for rel, (_old, new) in appended.items()})
-    files.update({rel: staging.archive_files[rel] for rel in archives})
-    result.derived_files = sorted(rel for rel in files if is_derived(rel))
-    runtime_bytes = runtime.to_text().encode("utf-8")
-    if _read_bytes(ws.layout.path(RUNTIME)) != runtime_bytes:
-        files[RUNTIME] = runtime_bytes
+    files = _files_to_install(ws, staging, baseline, new_tree, topic_bytes, archives, runtime, result, force_views)
     if not files:
         result.revision = before or REVISIONS.revision(ws.root)
         return result  # a rebuild that found every view current
-
     plan = InstallPlan(files=files, changed_topics=result.changed_files, baseline_revision=before)
     if ws.pre_install is not None:
         ws.pre_install(plan)  # a failure here means no install
@@ -245,6 +159,97 @@ def _validate_and_install(
     _git_commit(ws, message, result)
     result.revision = REVISIONS.revision(ws.root)
     return result
+
+
+def _stage_topics(ws: Workspace, staging: Staging, baseline: TreeState, changes: dict[str, str | None],
+                  archives: dict[str, list]) -> tuple[dict[str, bytes | None], TreeState]:
+    """Each changed topic normalized and held to the record rules: its new bytes, and the tree it makes."""
+    sources = OverlaySources(ws.cache.sources, {**staging.new_sources,
+                                                **{m.source_id: m for batch in archives.values() for m in batch}})
+    baseline_ids = baseline.id_files()
+    ctx = NormalizeContext(
+        baseline_ids=_KnownIds(baseline_ids, staging.known_ids) if staging.known_ids else baseline_ids,
+        taken_ids=set(),
+        lookup_source=lambda sid: sources.lookup(archive_relpath_for(sid), source_anchor(sid)) if "/" in sid else None,
+        lookup_anchor=sources.lookup,
+    )
+    replaced: dict[str, FileSummary | None] = {}
+    topic_bytes: dict[str, bytes | None] = {}
+    for rel, content in sorted(changes.items()):
+        if _has_symlink(ws, rel):
+            raise _reject(f"{rel} is a symlink; topic files must be regular files", "symlink", file=rel)
+        doc = None if content is None else parse_topic(content, rel)
+        if doc is not None:
+            normalize_doc(doc, ctx)
+            validate.check_strict(doc, sources.lookup, lambda target: _has_symlink(ws, target))
+            prune_empty(doc)
+        if doc is None or not has_records(doc):  # deleted, or emptied: the file goes
+            replaced[rel] = None
+            if content is None or (ws.root / rel).exists():
+                topic_bytes[rel] = None
+            continue
+        text = doc.render()
+        replaced[rel] = summarize(rel, text, sources)
+        topic_bytes[rel] = text.encode("utf-8")
+    return topic_bytes, baseline.with_files(replaced)
+
+
+def _tx_result(baseline: TreeState, new_tree: TreeState, topic_bytes: dict[str, bytes | None], lost: list[str],
+               before: str | None) -> TxResult:
+    """What the transaction reports: files, new block and evidence IDs, deletions and what they cited."""
+    new_files, baseline_ids = new_tree.files, baseline.id_files()
+    changed = [rel for rel in sorted(topic_bytes) if rel in new_files]
+    old_labels = {d for rel in topic_bytes if rel in baseline.files for d in baseline.files[rel].doc.definitions()}
+    new_labels = [d for rel in changed for d in new_files[rel].doc.definitions()]
+    return TxResult(
+        revision=before or "",
+        changed_files=sorted(topic_bytes),
+        block_ids=[i for rel in changed for i in new_files[rel].ids if i not in baseline_ids],
+        evidence_ids=sorted({label for label in new_labels if label not in old_labels}),
+        deleted_ids=lost,
+        deleted_sources=sorted({source for i in lost if (gone := baseline.find(i)) is not None
+                                for source in gone.source_ids}),
+    )
+
+
+def _runtime_after(ws: Workspace, baseline: TreeState, new_tree: TreeState, topic_bytes: dict[str, bytes | None],
+                   lost: list[str]) -> RuntimeState:
+    """runtime.json as it installs with this edit: creation order without the deleted, with the new."""
+    runtime = RuntimeState.load(ws.layout)
+    for block_id in lost:
+        runtime.created_order.pop(block_id, None)
+    new_ids = new_tree.id_files()
+    if not runtime.created_order and baseline.id_files():
+        runtime.assign_order([i for r in baseline.records() for i in r.ids if i in new_ids])
+    runtime.assign_order([r.memory_id for rel in sorted(topic_bytes) if rel in new_tree.files
+                          for r in new_tree.files[rel].records])
+    return runtime
+
+
+def _files_to_install(ws: Workspace, staging: Staging, baseline: TreeState, new_tree: TreeState,
+                      topic_bytes: dict[str, bytes | None], archives: dict[str, list], runtime: RuntimeState,
+                      result: TxResult, force_views: bool) -> dict[str, bytes | None]:
+    """Topics, the derived views they change, archive appends and replacements, runtime.json: one unit."""
+    days = None if force_views else {entry[0] for rel in topic_bytes for tree in (baseline, new_tree)
+                                     if rel in tree.files for entry in timeline_entries(tree.files[rel])}
+    views, result.core = derived_views(new_tree, runtime.created_order, ws.settings["memory.core.budget_tokens"],
+                                       ws.settings["memory.recent.limit"], days)
+    files = dict(topic_bytes)
+    files.update(_changed_views(ws, views, full=days is None))
+    cited = {sid for rel in topic_bytes if rel in new_tree.files for r in new_tree.files[rel].records
+             for sid in r.source_ids}
+    appended = plan_append(ws.root, [m for sid, m in staging.new_sources.items() if sid in cited],
+                           ws.cache.sources.parse_bytes)
+    if set(appended) & set(archives):
+        raise _reject("an edit cannot both append to and replace one archive file", "append-only",
+                      FailureCode.APPEND_ONLY_REQUIRED)
+    files.update({rel: new for rel, (_old, new) in appended.items()})
+    files.update({rel: staging.archive_files[rel] for rel in archives})
+    result.derived_files = sorted(rel for rel in files if is_derived(rel))
+    runtime_bytes = runtime.to_text().encode("utf-8")
+    if _read_bytes(ws.layout.path(RUNTIME)) != runtime_bytes:
+        files[RUNTIME] = runtime_bytes
+    return files
 
 
 def check_archive_union(ws: Workspace, archive_files: dict[str, bytes]) -> dict[str, list]:
@@ -322,89 +327,6 @@ def _has_symlink(ws: Workspace, rel: str) -> bool:
         if path.is_symlink():
             return True
     return False
-
-
-def _check_unique_in_file(summary: FileSummary | None) -> None:
-    """One block ID names one record: twice in a file (or an alias equal to
-    another record's ID) would make ``get`` answer with either."""
-    if summary is None:
-        return
-    seen: dict[str, int] = {}
-    for record in summary.records:
-        for block_id in record.ids:
-            if block_id in seen:
-                raise _reject(f"{summary.path}:{record.line}: block ID ^{block_id} is already used at line "
-                              f"{seen[block_id]}; memory IDs are unique", "duplicate-id", file=summary.path,
-                              line=record.line, block_id=block_id)
-            seen[block_id] = record.line
-
-
-def _check_lost_ids(policy: Policy, lost: list[str], allowed: frozenset[str], baseline: TreeState,
-                    new_tree: TreeState, topic_bytes: dict[str, bytes | None]) -> None:
-    if not lost:
-        return
-    by_id: dict[str, RecordInfo] = {}
-    for block_id in lost:
-        found = baseline.find(block_id)
-        assert found is not None  # lost IDs are read from the baseline
-        by_id[block_id] = found
-    if policy is Policy.HAND:
-        deleted_files = {rel for rel, data in topic_bytes.items() if data is None}
-        for block_id in lost:
-            record = by_id[block_id]
-            if record.topic not in deleted_files:
-                raise _reject(
-                    f"{record.topic}:{record.line}: block ID ^{block_id} was removed; a hand edit keeps every "
-                    "block ID (put it back at the end of its paragraph, or delete the whole file)",
-                    "lost-block-id", file=record.topic, line=record.line, block_id=block_id)
-        return
-    if policy is Policy.STRUCTURED:
-        extra = [i for i in lost if i not in allowed]
-        if extra:
-            record = by_id[extra[0]]
-            raise _reject(f"block ID ^{extra[0]} ({record.topic}) would vanish but no delete_record names it",
-                          "lost-block-id", file=record.topic, block_id=extra[0])
-        return
-    # MODEL: records may be deleted, but an ID may not silently vanish from a
-    # record that still exists (rewritten without its ID).
-    known = baseline.id_files()
-    fresh = [r for rel in topic_bytes if rel in new_tree.files for r in new_tree.files[rel].records
-             if not any(i in known for i in r.ids)]
-    for block_id in lost:
-        old = by_id[block_id]
-        for candidate in fresh:
-            ratio = difflib.SequenceMatcher(None, old.content, candidate.content).ratio()
-            if ratio >= 0.8:
-                raise _reject(
-                    f"{candidate.topic}:{candidate.line}: this record looks like ^{block_id} from {old.topic} "
-                    f"rewritten without its block ID; keep ^{block_id} at the end of the paragraph",
-                    "lost-block-id", file=candidate.topic, line=candidate.line, block_id=block_id)
-
-
-def _dangling(tree: TreeState) -> set[tuple[str, str, str]]:
-    """``(from file, to file, block id)`` of every link that does not resolve."""
-    id_files = tree.id_files()
-    return {(record.topic, topic, block_id) for summary in tree.files.values()
-            for record, topic, block_id in summary.outbound if topic not in id_files.get(block_id, ())}
-
-
-def _check_links(tree: TreeState, baseline: TreeState, changed: set[str]) -> None:
-    """Every link of a file this edit writes resolves, and no link elsewhere stops resolving because of it.
-
-    A link some other file already left dangling (a hand edit outside the
-    product) blocks only the edits that write that file: `memory check`
-    and `status` name it, and every unrelated change still goes through.
-    """
-    id_files = tree.id_files()
-    before = _dangling(baseline) if baseline.files else set()
-    for summary in tree.files.values():
-        for record, topic, block_id in summary.outbound:
-            if topic not in id_files.get(block_id, ()) and (
-                    record.topic in changed or (record.topic, topic, block_id) not in before):
-                raise _reject(
-                    f"{record.topic}:{record.line}: link to {topic}#^{block_id} does not resolve "
-                    "(links must point at an existing block ID in that file)",
-                    "dangling-link", file=record.topic, line=record.line, block_id=block_id)
 
 
 def _changed_views(ws: Workspace, views: dict[str, str | None], full: bool) -> dict[str, bytes | None]:

@@ -143,6 +143,45 @@ class CommitInfo:
     author: str
 
 
+def _blobs_of(root: Path, paths: list[str]) -> tuple[list, dict[tuple[bytes, ...], bytes | None],
+                                                      dict[bytes, tuple[os.stat_result, bytes] | None]]:
+    """Blobs of the files at ``paths`` (a missing file or a symlink is a deletion), the tree changes, and stats."""
+    from dulwich.objects import Blob
+
+    new_objects: list = []
+    changes: dict[tuple[bytes, ...], bytes | None] = {}
+    stats: dict[bytes, tuple[os.stat_result, bytes] | None] = {}
+    for rel in sorted(set(paths)):
+        full = root / rel
+        key = tuple(rel.encode("utf-8").split(b"/"))
+        if full.is_file() and not full.is_symlink():
+            blob = Blob.from_string(full.read_bytes())
+            new_objects.append(blob)
+            changes[key] = blob.id
+            stats[rel.encode("utf-8")] = (os.stat(full), blob.id)
+        else:
+            changes[key] = None
+            stats[rel.encode("utf-8")] = None
+    return new_objects, changes, stats
+
+
+def _new_commit(tree_id: bytes, parents: list[bytes], message: str):
+    """A commit object of ``tree_id`` by the memory's author, now, in local time."""
+    from dulwich.objects import Commit
+
+    now = int(time.time())
+    commit = Commit()
+    commit.tree = tree_id
+    commit.parents = parents
+    commit.author = commit.committer = AUTHOR
+    commit.author_time = commit.commit_time = now
+    offset = -time.timezone if not time.localtime(now).tm_isdst else -time.altzone
+    commit.author_timezone = commit.commit_timezone = offset
+    commit.encoding = b"UTF-8"
+    commit.message = message.encode("utf-8") + (b"" if message.endswith("\n") else b"\n")
+    return commit
+
+
 def commit_paths(root: Path, paths: list[str], message: str, merge_parent: str | None = None) -> str | None:
     """Commit the current bytes of ``paths`` (missing → deleted). Returns the id.
 
@@ -151,27 +190,12 @@ def commit_paths(root: Path, paths: list[str], message: str, merge_parent: str |
     parent; when HEAD is its ancestor and the tree is exactly its tree, HEAD
     moves to it instead (a fast-forward: no commit that only repeats it).
     """
-    from dulwich.objects import Blob, Commit
-
     check_envelope_values(None, message)  # a NUL would corrupt history (fsck: nulInCommit)
     try:
         repo = _repo(root)
         store = repo.object_store
         head, parent_tree = _head(root, repo)
-        new_objects: list = []
-        changes: dict[tuple[bytes, ...], bytes | None] = {}
-        stats: dict[bytes, tuple[os.stat_result, bytes] | None] = {}
-        for rel in sorted(set(paths)):
-            full = root / rel
-            key = tuple(rel.encode("utf-8").split(b"/"))
-            if full.is_file() and not full.is_symlink():
-                blob = Blob.from_string(full.read_bytes())
-                new_objects.append(blob)
-                changes[key] = blob.id
-                stats[rel.encode("utf-8")] = (os.stat(full), blob.id)
-            else:
-                changes[key] = None
-                stats[rel.encode("utf-8")] = None
+        new_objects, changes, stats = _blobs_of(root, paths)
         tree_id = _update_tree(store, parent_tree, changes, new_objects)
         if tree_id is None:
             from dulwich.objects import Tree
@@ -194,16 +218,7 @@ def commit_paths(root: Path, paths: list[str], message: str, merge_parent: str |
             _move_head(repo, head, new_id)
             _sync_index(root, stats)
             return new_id.decode("ascii")
-        now = int(time.time())
-        commit = Commit()
-        commit.tree = tree_id
-        commit.parents = ([head] if head else []) + ([merge] if merge is not None else [])
-        commit.author = commit.committer = AUTHOR
-        commit.author_time = commit.commit_time = now
-        offset = -time.timezone if not time.localtime(now).tm_isdst else -time.altzone
-        commit.author_timezone = commit.commit_timezone = offset
-        commit.encoding = b"UTF-8"
-        commit.message = message.encode("utf-8") + (b"" if message.endswith("\n") else b"\n")
+        commit = _new_commit(tree_id, ([head] if head else []) + ([merge] if merge is not None else []), message)
         new_objects.append(commit)
         for obj in new_objects:  # loose objects: a pack per commit would pile up thousands of packs
             store.add_object(obj)

@@ -11,7 +11,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Mapping
 
 from ..failures import FailureCode, MemoryFailure
 from ..sources.archive import SourceMessage, make_source_id, split_source_id
@@ -106,6 +106,30 @@ def parse_request(memory_changes: Any, sources: Any = None, *, internal: bool = 
     return Request(ops, new_sources)
 
 
+def _source_fields(item: Any, where: str, declared: Mapping[str, Any]) -> tuple[str, str, str]:
+    """``(label, role, content)`` of one declared source, each checked."""
+    if not isinstance(item, dict):
+        raise invalid_request(f"{where} must be an object {{label, role, content, observed_at}}")
+    extra = sorted(set(item) - SOURCE_KEYS)
+    if extra:
+        raise invalid_request(f"{where}: unknown key(s) {', '.join(extra)}; callers cannot supply provenance, "
+                              "trust state or owner identity (allowed: label, role, content, observed_at)")
+    label = item.get("label")
+    if not isinstance(label, str) or not label.startswith(NEW_SOURCE_PREFIX) or label == NEW_SOURCE_PREFIX:
+        raise invalid_request(f"{where}: label must be a string starting with {NEW_SOURCE_PREFIX!r}")
+    if label in declared:
+        raise invalid_request(f"{where}: label {label!r} is declared twice")
+    role = item.get("role", "user")
+    if role not in SOURCE_ROLES:
+        raise invalid_request(f"{where}: role must be one of {', '.join(SOURCE_ROLES)}")
+    content = item.get("content")
+    if not isinstance(content, str) or not content.strip():
+        raise invalid_request(f"{where}: content must be non-empty text")
+    if "\x00" in content:
+        raise invalid_request(f"{where}: content contains a NUL byte")
+    return label, role, content
+
+
 def parse_new_sources(sources: Any) -> dict[str, SourceMessage]:
     """``sources[{label: "new-source-x", role, content, observed_at}]`` → messages.
 
@@ -124,25 +148,7 @@ def parse_new_sources(sources: Any) -> dict[str, SourceMessage]:
     total = 0
     for index, item in enumerate(sources):
         where = f"sources[{index}]"
-        if not isinstance(item, dict):
-            raise invalid_request(f"{where} must be an object {{label, role, content, observed_at}}")
-        extra = sorted(set(item) - SOURCE_KEYS)
-        if extra:
-            raise invalid_request(f"{where}: unknown key(s) {', '.join(extra)}; callers cannot supply provenance, "
-                                  "trust state or owner identity (allowed: label, role, content, observed_at)")
-        label = item.get("label")
-        if not isinstance(label, str) or not label.startswith(NEW_SOURCE_PREFIX) or label == NEW_SOURCE_PREFIX:
-            raise invalid_request(f"{where}: label must be a string starting with {NEW_SOURCE_PREFIX!r}")
-        if label in out:
-            raise invalid_request(f"{where}: label {label!r} is declared twice")
-        role = item.get("role", "user")
-        if role not in SOURCE_ROLES:
-            raise invalid_request(f"{where}: role must be one of {', '.join(SOURCE_ROLES)}")
-        content = item.get("content")
-        if not isinstance(content, str) or not content.strip():
-            raise invalid_request(f"{where}: content must be non-empty text")
-        if "\x00" in content:
-            raise invalid_request(f"{where}: content contains a NUL byte")
+        label, role, content = _source_fields(item, where, out)
         total += len(content.encode("utf-8"))
         if total > MAX_SOURCE_BYTES:
             raise invalid_request(f"source text exceeds {MAX_SOURCE_BYTES // 1024} kB")
@@ -250,21 +256,7 @@ def _sources(change: dict, index: int, new_sources: dict[str, SourceMessage]) ->
     legacy = change.get("source_refs")
     if items is not None and legacy is not None:
         raise invalid_request("give sources or the legacy source_refs, not both", index)
-    refs: list[SourceRef] = []
-    if legacy is not None:
-        if not isinstance(legacy, list):
-            raise invalid_request("source_refs must be a list of source ids", index)
-        for ref in legacy:
-            if not isinstance(ref, str) or not ref.strip():
-                raise invalid_request("source_refs items must be non-empty strings", index)
-            refs.append(SourceRef(_source_handle(ref.strip(), index), ref.strip()))
-    else:
-        if not isinstance(items, list):
-            raise invalid_request("sources must be a non-empty list of {source, label}", index)
-        for item in items:
-            if not isinstance(item, dict) or not isinstance(item.get("source"), str):
-                raise invalid_request("sources items must be objects {source, label}", index)
-            refs.append(SourceRef(_source_handle(item["source"].strip(), index), _label(item.get("label"), index)))
+    refs = _legacy_refs(legacy, index) if legacy is not None else _source_refs(items, index)
     if not refs:
         raise invalid_request("a record needs at least one source", index)
     seen: set[str] = set()
@@ -276,6 +268,30 @@ def _sources(change: dict, index: int, new_sources: dict[str, SourceMessage]) ->
             raise invalid_request(f"{ref.source!r} is not declared in the request's top-level sources", index,
                                   FailureCode.MISSING_SOURCE)
     return tuple(refs)
+
+
+def _legacy_refs(legacy: Any, index: int) -> list[SourceRef]:
+    """``source_refs: [source id, …]`` (older callers): the id is its own label."""
+    if not isinstance(legacy, list):
+        raise invalid_request("source_refs must be a list of source ids", index)
+    refs = []
+    for ref in legacy:
+        if not isinstance(ref, str) or not ref.strip():
+            raise invalid_request("source_refs items must be non-empty strings", index)
+        refs.append(SourceRef(_source_handle(ref.strip(), index), ref.strip()))
+    return refs
+
+
+def _source_refs(items: Any, index: int) -> list[SourceRef]:
+    """``sources: [{source, label}, …]``."""
+    if not isinstance(items, list):
+        raise invalid_request("sources must be a non-empty list of {source, label}", index)
+    refs = []
+    for item in items:
+        if not isinstance(item, dict) or not isinstance(item.get("source"), str):
+            raise invalid_request("sources items must be objects {source, label}", index)
+        refs.append(SourceRef(_source_handle(item["source"].strip(), index), _label(item.get("label"), index)))
+    return refs
 
 
 def _source_handle(value: str, index: int) -> str:

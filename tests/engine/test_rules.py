@@ -201,7 +201,7 @@ def test_check_strict_refuses_a_cited_paragraph_without_a_block_id():
     """Normalization gives every cited paragraph an ID; check_strict still refuses
     one that skipped it (a check of text that was not normalized)."""
     from openprogram_memory.topics.model import parse_topic
-    from openprogram_memory.topics.normalize import check_strict
+    from openprogram_memory.transaction.validate import check_strict
 
     doc = parse_topic("A fact.[^e1]\n\n[^e1]: Time: `2026`; Sources: [x](../sources/a/_v2/b.md#source-0)\n",
                       "topics/x.md")

@@ -24,7 +24,7 @@ from openprogram_memory.config import load_settings
 from openprogram_memory.failures import FailureCode, MemoryFailure
 from openprogram_memory.sources.archive import SourceMessage
 from openprogram_memory.topics.model import parse_topic
-from openprogram_memory.topics.normalize import check_strict
+from openprogram_memory.transaction.validate import check_strict
 from openprogram_memory.transaction.update_request import load_request_json, parse_update_request
 from openprogram_memory.memory import MemoryWorkspace
 
