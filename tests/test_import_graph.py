@@ -16,12 +16,12 @@ PACKAGE = Path(__file__).resolve().parents[1] / "openprogram_memory"
 
 # Bottom first. A module may import its own floor and the floors below it.
 FLOORS: list[set[str]] = [
-    {"<root>", "failures", "frozen", "fsutil"},  # no memory concepts: errors, immutable values, files
+    {"<root>", "failures", "frozen", "fsutil", "timeutil"},  # no memory concepts: errors, values, files, time
     {"config", "sessions"},  # settings; the conversation store (knows nothing of memory)
     {"tokens"},
     {"topics", "sources"},  # the two file formats: topic files and the source archive
     {"workspace"},  # layout, runtime state, the derived caches of the installed tree
-    {"views", "search"},  # what is read out of the tree: core/timeline views, BM25 search
+    {"views", "search", "placement"},  # what is read out of the tree: views, BM25 search; where a record belongs
     {"transaction"},  # the one door: staged edit, validation, install, git
     {"memory"},  # MemoryWorkspace, the facade every caller opens
     {"sync"},

@@ -5,7 +5,7 @@ writer when to call it; :func:`classify_statement` says what a statement
 is for (rule, preference, identity, project, other).
 """
 
-from .classify import classify_statement, explain_statement
+from ..placement.classify import classify_statement, explain_statement
 from .due import organize_due
 from .sleep import reorganize, register_planner
 

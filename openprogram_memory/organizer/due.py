@@ -18,21 +18,11 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone, tzinfo
 
 from ..workspace.state import RuntimeState
+from ..timeutil import parse_instant
 
 BATCHES_DUE = 5
 TOKENS_DUE = 40_000
 GLOBAL_INTERVAL = timedelta(days=1)
-
-
-def parse_instant(value: str | None) -> datetime | None:
-    """An ISO 8601 timestamp as an aware datetime (naive → UTC); None if unreadable."""
-    if not value:
-        return None
-    try:
-        parsed = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
 
 
 def organize_due(runtime_state: RuntimeState, now: datetime) -> bool:

@@ -32,19 +32,16 @@ loses a block ID (STRUCTURED policy with no deletes).
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from ..workspace.layout import CORE_TOPIC
 from ..workspace.tree import TreeState
-from .classify import CORE_CATEGORIES, core_rank, explain_statement, project_name
+from ..placement.classify import CORE_CATEGORIES, core_rank, explain_statement, project_name
+from ..placement.paths import GENERAL_PROJECT, NOTES, PROJECTS_DIR, slugify
 from .draft import DraftRecord, DraftTree
-from .similarity import duplicate_groups, normalized, tokens
+from ..placement.similarity import duplicate_groups, normalized, tokens
 
 MAX_TOPIC_RECORDS = 30
-PROJECTS_DIR = "topics/projects"
-GENERAL_PROJECT = ("topics/projects/general.md", "Projects")
-NOTES = ("topics/notes.md", "Notes")
 
 
 def plan_rules(tree: TreeState, created_order: dict[str, int]) -> list[dict[str, Any]]:
@@ -55,12 +52,6 @@ def plan_rules(tree: TreeState, created_order: dict[str, int]) -> list[dict[str,
     split_topics(draft)
     order_core(draft)
     return draft.changes
-
-
-def slugify(text: str, fallback: str = "topic") -> str:
-    """``Orbit CLI`` → ``orbit-cli``: a file-name-safe slug."""
-    slug = re.sub(r"[^0-9a-z]+", "-", text.casefold()).strip("-")
-    return slug or fallback
 
 
 # -- 1. duplicates --------------------------------------------------------

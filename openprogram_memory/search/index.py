@@ -37,6 +37,7 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Iterator, NamedTuple
 
+from ..workspace.scan import topic_files
 from .postings import Postings
 from .segment import FILE_SHIFT, POS_MASK, POS_SHIFT, TF_MASK, Doc, FileSegment, Signature, SourceRef, build_segment
 
@@ -79,36 +80,9 @@ class Match(NamedTuple):
 
 
 def scan_topics(root: Path) -> dict[str, Signature]:
-    """Signature of every topic file, by memory-root-relative path.
-
-    The same files as ``TopicCache.list_topic_paths`` (``topics/**/*.md``,
-    hidden names skipped, symlinked directories not entered), with one
-    ``lstat`` each and no sorting: this runs before every search.
-    """
-    out: dict[str, Signature] = {}
-    stack = [("topics", os.path.join(os.fspath(root), "topics"))]
-    while stack:
-        rel, path = stack.pop()
-        try:
-            entries = os.scandir(path)
-        except OSError:
-            continue
-        with entries:
-            for entry in entries:
-                name = entry.name
-                if name.startswith("."):
-                    continue
-                try:
-                    if entry.is_dir():
-                        if not entry.is_symlink():
-                            stack.append((f"{rel}/{name}", entry.path))
-                        continue
-                    if name.endswith(".md"):
-                        st = entry.stat(follow_symlinks=False)
-                        out[f"{rel}/{name}"] = (st.st_mtime_ns, st.st_size, st.st_ino)
-                except OSError:
-                    continue
-    return out
+    """Signature of every topic file, by memory-root-relative path: the very files ``TopicCache`` lists
+    (:func:`~openprogram_memory.workspace.scan.topic_files`), one ``lstat`` each, no sorting."""
+    return topic_files(root)
 
 
 @contextmanager

@@ -20,9 +20,9 @@ from array import array
 from collections import Counter
 from typing import Iterable, NamedTuple
 
+from ..workspace.scan import Signature
 from .tokenize import tokenize
 
-Signature = tuple[int, int, int]
 # (archive relpath, anchor, label) — how evidence names one source.
 SourceRef = tuple[str, str, str]
 

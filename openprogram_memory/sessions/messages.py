@@ -19,7 +19,7 @@ from typing import Any, Mapping, Sequence
 from ..failures import FailureCode, MemoryFailure
 from .nodes import Node, new_id, validate_id
 from .store import SessionStore
-from .timestamps import normalize_time, now_iso
+from ..timeutil import normalize_time, now_iso
 
 ROLES = ("user", "assistant")
 

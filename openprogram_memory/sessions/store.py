@@ -54,7 +54,7 @@ from .nodes import (
     validate_id,
     validate_role,
 )
-from .timestamps import normalize_time, now_iso
+from ..timeutil import normalize_time, now_iso
 
 __all__ = ["BranchSwitch", "Node", "SessionInfo", "SessionStore", "is_valid_id", "new_id", "validate_id",
            "validate_role", "PARENT_KEY", "REWOUND_KEY"]

@@ -20,6 +20,7 @@ from filelock import FileLock, Timeout
 from ..failures import FailureCode, MemoryFailure
 from ..fsutil import atomic_write_text, ensure_dir, read_json
 from .layout import RUNTIME, SCRIPTORIUM, Layout
+from .scan import scan
 
 RUNTIME_VERSION = 1
 
@@ -224,21 +225,7 @@ class RevisionCache:
         Every file except ``.git/`` and ``.scriptorium/``, but including
         ``.scriptorium/runtime.json``; a symlink counts as its target text.
         """
-        items: list[tuple[str, str, tuple[int, int, int]]] = []
-
-        def scan(directory: str, prefix: str) -> None:
-            with os.scandir(directory) as it:
-                for entry in it:
-                    rel = prefix + entry.name
-                    if entry.is_dir(follow_symlinks=False):
-                        if prefix or entry.name not in (".git", SCRIPTORIUM):
-                            scan(entry.path, rel + "/")
-                    else:
-                        st = entry.stat(follow_symlinks=False)
-                        items.append((rel, entry.path, (st.st_mtime_ns, st.st_size, st.st_ino)))
-
-        if root.is_dir():
-            scan(str(root), "")
+        items = [(rel, entry.path, sig) for rel, entry, sig in scan(root, skip=frozenset({".git", SCRIPTORIUM}))]
         runtime = root / RUNTIME
         try:
             st = os.stat(runtime)

@@ -21,9 +21,8 @@ from typing import Callable, Iterable, Protocol
 from ..sources.archive import ArchiveFile, ParsedArchive, SourceMessage
 from ..topics.model import TopicDoc, parse_topic, record_links
 from ..topics.normalize import time_date
-from .layout import TOPICS, resolves_inside
+from .scan import Signature, scan, topic_files
 
-Signature = tuple[int, int, int]
 
 
 def signature(path: Path) -> Signature | None:
@@ -193,21 +192,7 @@ class SourceCache:
 
     def scan(self) -> dict[str, Signature]:
         """Every file under ``sources/`` with its signature, in one directory scan."""
-        out: dict[str, Signature] = {}
-
-        def walk(directory: str, prefix: str) -> None:
-            with os.scandir(directory) as entries:
-                for entry in entries:
-                    if entry.is_dir(follow_symlinks=False):
-                        walk(entry.path, f"{prefix}{entry.name}/")
-                    else:
-                        st = entry.stat(follow_symlinks=False)
-                        out[prefix + entry.name] = (st.st_mtime_ns, st.st_size, st.st_ino)
-
-        base = self.root / "sources"
-        if base.is_dir():
-            walk(str(base), "sources/")
-        return out
+        return {rel: sig for rel, _entry, sig in scan(self.root, "sources")}
 
     def stale_archives(self, current: dict[str, Signature] | None = None) -> tuple[set[str], set[str]]:
         """Archives whose file changed since they were parsed, re-parsed (the appended part only).
@@ -360,25 +345,7 @@ class TopicCache:
 
     def _scan_topics(self) -> dict[str, Signature]:
         """Every topic file with its signature, in one directory scan."""
-        out: dict[str, Signature] = {}
-
-        def scan(directory: str, prefix: str) -> None:
-            with os.scandir(directory) as entries:
-                for entry in entries:
-                    if entry.name.startswith("."):
-                        continue
-                    if entry.is_dir(follow_symlinks=False):
-                        scan(entry.path, f"{prefix}{entry.name}/")
-                    elif entry.name.endswith(".md"):
-                        if entry.is_symlink() and not resolves_inside(self.root, prefix + entry.name):
-                            continue  # never read memory from outside the workspace
-                        st = entry.stat(follow_symlinks=False)
-                        out[prefix + entry.name] = (st.st_mtime_ns, st.st_size, st.st_ino)
-
-        base = self.root / TOPICS
-        if base.is_dir():
-            scan(str(base), TOPICS + "/")
-        return out
+        return topic_files(self.root)
 
     def summary(self, rel: str, sig: Signature | None = None) -> FileSummary | None:
         if sig is not None:

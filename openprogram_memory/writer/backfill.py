@@ -32,6 +32,7 @@ from .backends import resolve_backend
 from .batching import batch_turn, cut_batch
 from .reviewed import BACKFILL_LEDGER, ReviewLedger
 from .runner import run_writer
+from ..timeutil import utc_seconds
 
 BATCH_TOKENS = 16_000
 BACKFILL_LOCK_TIMEOUT = 5.0
@@ -128,6 +129,6 @@ def _write_batch(ws, writer: WriterBackend, batch: list[tuple[SourceMessage, int
     cited_now = {sid for record in ws.records() for sid in record.source_ids}
     uncited = [sid for sid in ids if sid not in cited_now]
     reason = "nothing durable" if not outcome.changed else "considered in a batch that installed other records"
-    ledger.add(GROUP, {sid: {"at": journal.now_iso(now), "backend": outcome.run.backend, "reason": reason}
+    ledger.add(GROUP, {sid: {"at": utc_seconds(now), "backend": outcome.run.backend, "reason": reason}
                        for sid in uncited})
     return len(ids), len(ids) - len(uncited), outcome.result.changed_files if outcome.changed else []

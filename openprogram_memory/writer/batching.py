@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 from typing import Callable, Sequence, TypeVar
 
-from ..organizer.due import parse_instant
+from ..timeutil import parse_instant
 from ..sessions.markers import PendingWalk, pending_walk
 from ..sessions.store import Node, SessionStore
 from ..sources.archive import SourceMessage, make_source_id

@@ -15,11 +15,12 @@ swallows its own I/O errors.
 from __future__ import annotations
 
 import logging
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ..failures import MemoryFailure
 from ..fsutil import append_jsonl, atomic_write_json, read_json
+from ..timeutil import utc_seconds
 
 if TYPE_CHECKING:
     from ..workspace.layout import Layout
@@ -32,14 +33,6 @@ EVENTS_FILE = "events.jsonl"
 STATUS_VERSION = 1
 
 
-def now_iso(now: datetime | None = None) -> str:
-    """``now`` (default: the current time) as a UTC ISO 8601 string, seconds precision."""
-    moment = now or datetime.now(timezone.utc)
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc).isoformat(timespec="seconds")
-
-
 def _append(layout: "Layout", name: str, record: dict[str, Any]) -> None:
     try:
         append_jsonl(layout.state(name), record)
@@ -49,12 +42,12 @@ def _append(layout: "Layout", name: str, record: dict[str, Any]) -> None:
 
 def emit_event(layout: "Layout", event: str, payload: dict[str, Any], now: datetime | None = None) -> None:
     """Append ``{"event", "at", **payload}`` to ``events.jsonl``."""
-    _append(layout, EVENTS_FILE, {"event": event, "at": now_iso(now), **payload})
+    _append(layout, EVENTS_FILE, {"event": event, "at": utc_seconds(now), **payload})
 
 
 def log_run(layout: "Layout", record: dict[str, Any], now: datetime | None = None) -> None:
     """Append one writer/organizer run to ``agent-history.jsonl``."""
-    _append(layout, HISTORY_FILE, {"at": now_iso(now), **record})
+    _append(layout, HISTORY_FILE, {"at": utc_seconds(now), **record})
 
 
 def read_status(layout: "Layout") -> dict[str, Any]:
@@ -77,7 +70,7 @@ def _write_status(layout: "Layout", status: dict[str, Any]) -> None:
 def record_success(layout: "Layout", session: str, pending: int | None, now: datetime | None = None) -> None:
     """A write answered ``None`` after doing work: last_outcome = success."""
     status = read_status(layout)
-    stamp = now_iso(now)
+    stamp = utc_seconds(now)
     status.update(last_outcome="success", last_success_at=stamp, pending=pending, session=session,
                   updated_at=stamp)
     _write_status(layout, status)
@@ -87,7 +80,7 @@ def record_failure(layout: "Layout", session: str | None, failure: MemoryFailure
                    now: datetime | None = None) -> None:
     """A write failed (even if the caller swallows it): status and a ``memory.write_failed`` event."""
     status = read_status(layout)
-    stamp = now_iso(now)
+    stamp = utc_seconds(now)
     status.update(
         last_outcome="failure",
         last_failure={"at": stamp, "reason_code": failure.code.value, "retryable": failure.retryable,

@@ -49,6 +49,7 @@ from .batching import Pending, batch_turn, cut_batch, is_due, read_pending, sour
 from .reviewed import Rereview, ReviewLedger
 from .runner import run_writer
 from .superseded import retracted, superseded_records
+from ..timeutil import utc_seconds
 
 PARENT_CONTEXT_CHARS = 600
 
@@ -297,7 +298,7 @@ def write_session(ctx: WriteContext, tip: str | None = None, *, force: bool = Fa
             return result
         if outcome.reviewed(turns):
             ctx.ledger.add(ctx.session_id, {
-                turn.node_id: {"at": journal.now_iso(ctx.now), "source": turn.source_id,
+                turn.node_id: {"at": utc_seconds(ctx.now), "source": turn.source_id,
                                "backend": outcome.run.backend}
                 for turn in turns})
             return PassResult("reviewed", batch_ids, [], [], outcome.result.revision, tokens, outcome.runs)

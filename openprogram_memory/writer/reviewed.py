@@ -34,7 +34,7 @@ from datetime import date
 from typing import TYPE_CHECKING, Any, Iterable
 
 from ..fsutil import atomic_write_json, read_json
-from ..organizer.due import parse_instant
+from ..timeutil import parse_instant
 
 if TYPE_CHECKING:
     from ..sessions.store import Node

@@ -12,7 +12,7 @@ it never has to undo it):
 - **identity**, **preference** and **rule** statements go to
   ``topics/core.md`` under ``## Identity``, ``## Preferences``,
   ``## Rules`` — when the organizer's
-  :func:`~openprogram_memory.organizer.classify.classify_statement` agrees
+  :func:`~openprogram_memory.placement.classify.classify_statement` agrees
   they are core material; one it calls ``project`` goes to that project's
   topic, one it calls ``other`` to ``topics/notes.md``. Only the person's
   own turns are read: the pipeline never batches runtime-scheduled turns
@@ -34,7 +34,7 @@ location, time zone, pronouns — read from each record's own wording, so
 "backend engineer at Acme" and "now works at Globex" are the same
 employer), an explicitly replaced value ("we switched from Flask to …",
 "we're dropping Redis for …"), or a near duplicate (the organizer's
-:func:`~openprogram_memory.organizer.similarity.is_near_duplicate`: the
+:func:`~openprogram_memory.placement.similarity.is_near_duplicate`: the
 same sentence with a word changed) — updates that record in place: new
 text, same block ID and place, the old sources kept and the new one added.
 A statement that only repeats part of a record ("Oslo" after "Oslo,
@@ -62,10 +62,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Sequence
 
 from ..failures import MemoryFailure
-from ..organizer.classify import CORE_CATEGORIES, classify_statement, project_name
-from ..organizer.due import parse_instant
-from ..organizer.rules import NOTES, PROJECTS_DIR, slugify
-from ..organizer.similarity import is_near_duplicate, normalized, tokens
+from ..placement.classify import CORE_CATEGORIES, classify_statement, project_name
+from ..timeutil import parse_instant
+from ..placement.paths import NOTES, PROJECTS_DIR, slugify
+from ..placement.similarity import is_near_duplicate, normalized, tokens
 from ..topics.model import Heading
 from ..topics.normalize import valid_time
 from ..transaction.structured import TopicEditor, parse_request

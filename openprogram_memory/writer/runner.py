@@ -28,6 +28,7 @@ from . import journal
 from .backend import NOTHING_DURABLE, BatchTurn, WriterBackend, WriterRequest, WriterRun
 from .repair import REPAIRABLE, rejection_message
 from .superseded import SupersededRecord, outcomes, retracted
+from ..timeutil import utc_seconds
 
 if TYPE_CHECKING:
     from ..transaction.staging import Staging
@@ -147,7 +148,7 @@ def _attempt(ws: "MemoryWorkspace", backend: WriterBackend, request: WriterReque
         state.batches_since_organize += 1
         state.tokens_since_organize += tokens
         state.writes_since_global += 1
-        state.last_write_at = journal.now_iso(now)
+        state.last_write_at = utc_seconds(now)
 
     try:
         result = ws.edit(edit, policy=Policy.MODEL, lock_timeout=lock_timeout, message=message,

@@ -34,7 +34,7 @@ from typing import Callable
 from ..config import Settings
 from ..failures import FailureCode, MemoryFailure, as_failure
 from ..fsutil import ensure_dir
-from ..organizer.due import parse_instant
+from ..timeutil import parse_instant
 from ..sessions.store import SessionStore
 from ..workspace.layout import Layout
 from . import journal

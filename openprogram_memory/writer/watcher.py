@@ -36,7 +36,8 @@ from typing import Any, Callable
 from ..config import Settings
 from ..failures import FailureCode, MemoryFailure, as_failure
 from ..fsutil import atomic_write_json
-from ..organizer.due import parse_instant, scheduled_organize_due
+from ..organizer.due import scheduled_organize_due
+from ..timeutil import parse_instant
 from ..sessions.store import SessionStore
 from . import journal
 from ..workspace.state import RuntimeState, record_outcome

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from openprogram_memory.organizer.classify import (
+from openprogram_memory.placement.classify import (
     CATEGORIES,
     classify_statement,
     core_rank,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import random
 
-from openprogram_memory.organizer.similarity import (
+from openprogram_memory.placement.similarity import (
     duplicate_groups,
     is_near_duplicate,
     jaccard,

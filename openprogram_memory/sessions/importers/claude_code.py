@@ -58,7 +58,7 @@ from pathlib import Path
 from typing import Any
 
 from ..store import SessionStore, is_valid_id
-from ..timestamps import now_iso
+from ...timeutil import now_iso
 from .common import (
     DUPLICATE_ID,
     EMPTY_RESULT,

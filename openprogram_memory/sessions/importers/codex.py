@@ -53,7 +53,7 @@ import re
 from typing import Any
 
 from ..store import Node, SessionStore, is_valid_id
-from ..timestamps import now_iso
+from ...timeutil import now_iso
 from .common import (
     EMPTY_RESULT,
     FORK_PREFIX,

@@ -58,7 +58,7 @@ from typing import Any, Callable, Iterable, Mapping, TypeVar
 from ...failures import FailureCode, MemoryFailure
 from ..markers import MARKER_KEY
 from ..store import Node, SessionStore, is_valid_id, validate_role
-from ..timestamps import normalize_time
+from ...timeutil import normalize_time
 
 Line = TypeVar("Line")
 TOOL_CONTENT_LIMIT = 2000  # tool calls/results are kept for display, never memory input
