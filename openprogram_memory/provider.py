@@ -123,7 +123,7 @@ class FilesMemory(BaseMemory):
 
     def search(self, query: str) -> str:
         """Recall for this turn: trusted records only, fenced once."""
-        from .search.api import recall_block, search
+        from .search.query import recall_block, search
 
         def run() -> str:
             if not query or not query.strip():
@@ -138,7 +138,7 @@ class FilesMemory(BaseMemory):
 
     def extract_before_discard(self, messages: Iterable[Mapping[str, Any]]) -> str:
         """Durable statements among messages about to be compacted, as summary text."""
-        from .writer.rules import extract_statements
+        from .writer.rules_backend import extract_statements
 
         def run() -> str:
             lines: list[str] = []

@@ -141,7 +141,7 @@ def _core(settings: Any) -> str:
 def _recall(settings: Any, prompt: Any) -> str:
     if not isinstance(prompt, str) or not prompt.strip():
         return ""
-    from ..search.api import recall_block, search
+    from ..search.query import recall_block, search
 
     return recall_block(search(settings.memory_dir, prompt, int(settings["memory.retrieval.top_k"])))
 

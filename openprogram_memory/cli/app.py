@@ -18,6 +18,7 @@ app.add_typer(memory_app, name="memory")
 # Each module registers its verbs on memory_app via register(memory_app).
 MEMORY_VERB_MODULES = (
     "openprogram_memory.cli.workspace_cmds",
+    "openprogram_memory.cli.record_cmds",
     "openprogram_memory.cli.write_cmds",
     "openprogram_memory.cli.search_cmds",
     "openprogram_memory.cli.config_cmds",

@@ -23,7 +23,7 @@ def demo_transcript() -> Path:
 
 def run_demo(state: Path, model: str = "rules") -> dict:
     """Import the bundled conversation, write it, and gather what a person should see."""
-    from ..search.api import search
+    from ..search.query import search
     from ..sessions.importers import import_paths
     from ..sessions.store import SessionStore
     from ..memory import MemoryWorkspace

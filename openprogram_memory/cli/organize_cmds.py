@@ -1,20 +1,15 @@
-"""``memory sleep``, ``memory get`` and ``memory apply``.
+"""``memory sleep``: the organizer, on demand or from cron (architecture §7).
 
-JSON shapes are the stable contract of architecture §12.1; failures leave as the
-one error object with the sysexits code (``memory get`` of a deleted ID →
-MEMORY_NOT_FOUND, exit 65).
+JSON shapes are the stable contract of architecture §12.1.
 """
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-from typing import Any, Optional
+from typing import Optional
 
 import typer
 
-from ..failures import FailureCode, MemoryFailure
-from ..transaction.update_request import load_request_json, parse_update_request, update_json
+from ..failures import MemoryFailure
 from .common import JsonOption, StateOption, memory_settings, open_workspace
 from .output import console, emit, reporting
 
@@ -54,64 +49,6 @@ def sleep(
         emit(report, json, human)
 
 
-def get(
-    memory_id: str = typer.Argument(..., metavar="ID", help="Block ID of the record (an alias works too)."),
-    state: Optional[str] = StateOption,
-    json: bool = JsonOption,
-) -> None:
-    """Print one record: topic, headings, content, time and sources."""
-    with reporting(json):
-        ws = open_workspace(memory_settings(state))
-        record = ws.get(memory_id)
-
-        def human() -> None:
-            console.print(f"[bold]^{record['memory_id']}[/] {record['topic']}"
-                          + (f" › {' › '.join(record['headings'])}" if record["headings"] else ""))
-            console.print(record["content"])
-            console.print(f"time: {record['time']}")
-            for source in record["sources"]:
-                console.print(f"  [{source['label']}] {source['source']}")
-
-        emit(record, json, human)
-
-
-def _read_request(path: Optional[str]) -> Any:
-    try:
-        data = sys.stdin.buffer.read() if path in (None, "-") else Path(path).read_bytes()
-    except OSError as exc:
-        raise MemoryFailure(FailureCode.INVALID_ARGUMENT, f"cannot read {path}: {exc.strerror}") from None
-    return load_request_json(data)
-
-
-def apply(
-    file: Optional[str] = typer.Argument(None, metavar="[FILE|-]", help="JSON request; '-' or nothing reads stdin."),
-    base_revision: Optional[str] = typer.Option(None, "--base-revision", help="Refuse if memory moved past R."),
-    state: Optional[str] = StateOption,
-    json: bool = JsonOption,
-) -> None:
-    """Apply {"memory_changes"|"changes"|"patch": …} (plus sources, base_revision, commit_message)."""
-    with reporting(json):
-        request = parse_update_request(_read_request(file))
-        if base_revision:
-            request["base_revision"] = base_revision
-        ws = open_workspace(memory_settings(state))
-        data = update_json(ws.update(**request))
-
-        def human() -> None:
-            if not data["changed_files"]:
-                console.print("No change.")
-            for path in data["changed_files"]:
-                console.print(f"  {path}")
-            if data["block_ids"]:
-                console.print("new records: " + " ".join("^" + i for i in data["block_ids"]))
-            console.print(f"revision {data['revision']}"
-                          + ("" if data["git_committed"] or not data["memory_committed"] else " (git commit failed)"))
-
-        emit(data, json, human)
-
-
 def register(memory_app: typer.Typer) -> None:
-    """Add ``sleep``, ``get`` and ``apply`` to the ``memory`` group."""
+    """Add ``sleep`` to the ``memory`` group."""
     memory_app.command("sleep")(sleep)
-    memory_app.command("get")(get)
-    memory_app.command("apply")(apply)

@@ -27,7 +27,7 @@ from ..workspace.layout import check_topic_path
 from ..workspace.state import RuntimeState
 from ..workspace.tree import TreeState
 from .model import TOOL_LOOP_PREFIXES, is_model_organizer, organize_with_model
-from .rules import plan_rules
+from .planner import plan_rules
 
 if TYPE_CHECKING:
     from ..memory import MemoryWorkspace

@@ -11,7 +11,7 @@ from typing import Any
 
 from .fence import fence as fence, is_fenced as is_fenced  # re-exported; cheap (one regex); the name ``fence`` is the function, not the module
 
-_EXPORTS = {"SearchHit": ".api", "recall_block": ".api", "search": ".api"}
+_EXPORTS = {"SearchHit": ".query", "recall_block": ".query", "search": ".query"}
 
 __all__ = sorted([*_EXPORTS, "fence", "is_fenced"])
 

@@ -93,7 +93,8 @@ def _topic_files(ws: "Workspace") -> Iterator[Problem]:
 
 
 def _tree_rules(ws: "Workspace", tree: "TreeState") -> Iterator[Problem]:
-    """IDs unique across the tree, links resolve, every citation finds its archived message: the engine's rules."""
+    """IDs unique across the tree and within each file, links resolve: the engine's tree rules. (A citation whose
+    archived message is gone is a record rule, ``unknown-source``, reported with the file's other rules.)"""
     id_files = tree.id_files()
     for block_id, files in sorted(id_files.items()):
         if len(files) > 1:
@@ -107,10 +108,6 @@ def _tree_rules(ws: "Workspace", tree: "TreeState") -> Iterator[Problem]:
         assert violation.file is not None
         yield Problem(violation.file, violation.line, violation.rule,
                       violation.message.removeprefix(f"{violation.file}:{violation.line}: "),
-                      _restore_hint(ws, violation.file))
-    for violation in validate.unresolved_source_violations(tree):
-        assert violation.file is not None
-        yield Problem(violation.file, violation.line, "unresolved-source", violation.message,
                       _restore_hint(ws, violation.file))
 
 

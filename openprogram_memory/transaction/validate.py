@@ -31,8 +31,7 @@ RULES = (
     "undefined-citation", "unused-definition", "malformed-definition", "bad-date", "empty-label",
     "bad-source-target", "symlinked-source", "unknown-source",
     # the tree, against what was installed before (architecture §3 step 5)
-    "symlink", "duplicate-id", "lost-block-id", "delete-needs-base-revision", "dangling-link", "unresolved-source",
-    "append-only",
+    "symlink", "duplicate-id", "lost-block-id", "delete-needs-base-revision", "dangling-link", "append-only",
 )
 
 
@@ -255,16 +254,3 @@ def dangling_link_violations(tree: "TreeState", baseline: "TreeState | None" = N
             yield _tree_violation("dangling-link", f"{record.topic}:{record.line}: link to {topic}#^{block_id} does not "
                                   "resolve (links must point at an existing block ID in that file)",
                                   file=record.topic, line=record.line, block_id=block_id)
-
-
-def unresolved_source_violations(tree: "TreeState") -> Iterator[Violation]:
-    """Citations whose archived message is missing (an archive edited or removed outside the product)."""
-    for summary in tree.files.values():
-        for record in summary.records:
-            for evidence in record.evidence:
-                for ref in evidence.refs:
-                    if ref.archive and ref.anchor and ref.source is None:
-                        yield _tree_violation("unresolved-source", f"record ^{record.memory_id} cites {ref.target}, "
-                                              "which is not in the archive", FailureCode.MISSING_SOURCE,
-                                              file=record.topic, line=record.line)
-

@@ -36,7 +36,7 @@ from urllib.parse import parse_qsl, urlsplit
 from ..config import Settings
 from ..failures import FailureCode, MemoryFailure, as_failure
 from ..transaction.update_request import load_request_json
-from .api import MemoryApi, Reply
+from .routes import MemoryApi, Reply
 from .auth import BrowserSessions, bearer_matches, host_allowed, token_path, write_origin_allowed
 from .page import render_page
 

@@ -28,7 +28,7 @@ def register_backend(name: str, factory: BackendFactory) -> None:
 
 
 def _rules(_model: str) -> WriterBackend:
-    from .rules import RulesWriter
+    from .rules_backend import RulesWriter
 
     return RulesWriter()
 

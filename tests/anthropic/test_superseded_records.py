@@ -19,7 +19,7 @@ from openprogram_memory.config import load_settings
 from openprogram_memory.sessions.store import SessionStore
 from openprogram_memory.memory import MemoryWorkspace
 from openprogram_memory.writer.pipeline import write_report
-from openprogram_memory.writer.rules import RulesWriter
+from openprogram_memory.writer.rules_backend import RulesWriter
 
 T0 = datetime(2026, 8, 10, 9, 0, tzinfo=timezone.utc)
 LATER = T0 + timedelta(days=3)

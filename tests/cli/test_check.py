@@ -133,3 +133,12 @@ def test_repair_never_adopts_a_rewritten_archive(ws, monkeypatch, capsys):
     assert code == 65 and ("sources/openprogram/_v2/s1.md", "uncommitted") in {
         (p["file"], p["rule"]) for p in report["problems"]}  # sources/ is append-only: a rewrite needs a person
     assert not any("archive" in note for note in report["repaired"])
+
+
+def test_a_citation_whose_archived_message_is_gone_is_named_at_its_record(ws, monkeypatch, capsys):
+    archive = ws.root / "sources/openprogram/_v2/s1.md"
+    frames = archive.read_text().split("\n\n<a id=")
+    archive.write_text("\n\n<a id=".join(frames[:1] + frames[2:]), encoding="utf-8")  # u1's frame removed by hand
+    code, report = check(monkeypatch, capsys, ws.settings.state_dir)
+    found = {(p["file"], p["rule"]) for p in report["problems"]}
+    assert code == 65 and ("topics/people.md", "unknown-source") in found

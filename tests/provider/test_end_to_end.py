@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from openprogram_memory.config import load_settings
 from openprogram_memory.provider import get_provider
-from openprogram_memory.search.api import search
+from openprogram_memory.search.query import search
 from openprogram_memory.search.cache import current_index
 from openprogram_memory.sessions.store import SessionStore
 from openprogram_memory.memory import MemoryWorkspace

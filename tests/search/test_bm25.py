@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from rank_bm25 import BM25Okapi
 
-from openprogram_memory.search.api import search
+from openprogram_memory.search.query import search
 from openprogram_memory.search.cache import current_index
 from openprogram_memory.search.index import SearchIndex
 from openprogram_memory.search.segment import document_text

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from openprogram_memory.search import SearchHit, fence, is_fenced, recall_block, search
-from openprogram_memory.search.api import RECALL_NOTE
+from openprogram_memory.search.query import RECALL_NOTE
 from openprogram_memory.search.fence import CLOSE, OPEN
 
 from .helpers import Rec, write_topic

@@ -12,7 +12,7 @@ from openprogram_memory.cli.app import app
 from openprogram_memory.failures import MemoryFailure
 from openprogram_memory.mcp_server.access import WorkspaceAccess
 from openprogram_memory.mcp_server.tools import call_tool
-from openprogram_memory.web.api import MemoryApi
+from openprogram_memory.web.routes import MemoryApi
 from structured.helpers import create_op, tree_digest
 
 MALFORMED = [

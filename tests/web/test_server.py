@@ -131,7 +131,7 @@ def test_every_surface_caps_top_k_at_the_one_limit(client, ws):
     from openprogram_memory.config import MAX_TOP_K
     from openprogram_memory.mcp_server.access import WorkspaceAccess
     from openprogram_memory.mcp_server.tools import TOOLS, call_tool
-    from openprogram_memory.search.api import search
+    from openprogram_memory.search.query import search
 
     assert len(search(ws.root, "bike shop", MAX_TOP_K)) >= 1
     with pytest.raises(MemoryFailure) as caught:

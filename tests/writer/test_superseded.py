@@ -125,7 +125,7 @@ def test_a_spawned_session_cites_its_own_turns_and_is_superseded_with_its_parent
     store.create_spawned_session("p", "p2", "c")
     turn(store, "c", "c1", "user", "Our payment gateway is Adyen.", 2)
     seen: list[WriterRequest] = []
-    from openprogram_memory.writer import rules
+    from openprogram_memory.writer import rules_backend as rules
 
     original = rules.RulesWriter.run
 

@@ -220,7 +220,7 @@ class MemoryApi:
 
     def get_search(self, ws: MemoryWorkspace, query: dict[str, str]) -> Reply:
         """``?q=…&top_k=…&include_pending=1``: BM25 over topic records."""
-        from ..search.api import search  # imported here: search is optional at import time
+        from ..search.query import search  # imported here: search is optional at import time
 
         text = query.get("q", "")
         if not text.strip():
