@@ -14,7 +14,7 @@ from typing import Any, Optional
 import typer
 
 from ..failures import FailureCode, MemoryFailure
-from ..transaction.update_request import load_request_json, parse_update_request, update_json
+from ..transaction.update_request import load_request_json, parse_update_request
 from .common import JsonOption, StateOption, memory_settings, open_workspace
 from .output import console, emit, reporting
 
@@ -60,7 +60,7 @@ def apply(
         if base_revision:
             request["base_revision"] = base_revision
         ws = open_workspace(memory_settings(state))
-        data = update_json(ws.update(**request))
+        data = ws.update(**request).to_json()
 
         def human() -> None:
             if not data["changed_files"]:

@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 from ..config import MAX_TOP_K
 from ..failures import FailureCode, MemoryFailure
-from ..transaction.update_request import parse_update_request, update_json
+from ..transaction.update_request import parse_update_request
 from ..memory import CORE_JSON_KEYS
 from .access import WorkspaceAccess
 
@@ -116,7 +116,7 @@ def memory_core(access: WorkspaceAccess, arguments: dict[str, Any]) -> dict[str,
 def memory_update(access: WorkspaceAccess, arguments: dict[str, Any]) -> dict[str, Any]:
     """The shape of ``memory apply --json``; one transaction, all or nothing."""
     request = parse_update_request(arguments)  # refuse a malformed request before touching the workspace
-    return update_json(access.workspace().update(**request))
+    return access.workspace().update(**request).to_json()
 
 
 TOOLS: tuple[ToolSpec, ...] = (

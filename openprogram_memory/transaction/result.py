@@ -51,6 +51,7 @@ class TxResult:
             "changed_files": self.changed_files,
             "block_ids": self.block_ids,
             "evidence_ids": self.evidence_ids,
+            "deleted_ids": self.deleted_ids,
             "memory_committed": self.memory_committed,
             "git_committed": self.git_committed,
             "commit": self.commit,

@@ -13,12 +13,10 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..failures import FailureCode, MemoryFailure
 
-if TYPE_CHECKING:  # the engine is heavy; the CLI imports this module at start
-    from .result import TxResult
 
 UPDATE_FORMS = ("memory_changes", "changes", "patch")
 UPDATE_KEYS = frozenset(UPDATE_FORMS) | {"sources", "base_revision", "commit_message"}
@@ -121,10 +119,3 @@ def check_envelope_values(base_revision: Any, commit_message: Any) -> None:
         commit_message.encode("utf-8")
     except UnicodeEncodeError:
         raise MemoryFailure(FailureCode.INVALID_ARGUMENT, "commit_message is not valid Unicode") from None
-
-
-def update_json(result: "TxResult") -> dict[str, Any]:
-    """The answer to an update: the transaction's JSON plus the record IDs it deleted."""
-    data = result.to_json()
-    data.setdefault("deleted_ids", result.deleted_ids)
-    return data

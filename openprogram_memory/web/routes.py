@@ -24,7 +24,7 @@ from urllib.parse import unquote
 from ..config import MAX_TOP_K, Settings, load_settings
 from ..failures import FailureCode, MemoryFailure
 from ..topics.model import Heading
-from ..transaction.update_request import parse_update_request, update_json
+from ..transaction.update_request import parse_update_request
 from ..memory import MemoryWorkspace, file_digest, record_json
 from ..workspace.layout import CORE_TOPIC, RECENT, TIMELINE, check_topic_path, resolves_inside
 from .auth import load_or_create_token
@@ -253,7 +253,7 @@ class MemoryApi:
     # -- writes ----------------------------------------------------------
     def post_changes(self, ws: MemoryWorkspace, query: dict[str, str], body: Any) -> Reply:
         """The unified modify interface (one of memory_changes/changes/patch)."""
-        return Reply(update_json(ws.update(**parse_update_request(body))))
+        return Reply(ws.update(**parse_update_request(body)).to_json())
 
     def put_topic(self, ws: MemoryWorkspace, query: dict[str, str], path: str, body: Any) -> Reply:
         """A hand edit of one topic, compare-and-set on ``base_digest`` (that file, as read) or ``base_revision``.

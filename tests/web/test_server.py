@@ -413,3 +413,31 @@ def test_a_footnote_source_opens_the_cited_message(client, ws):
 
 def test_the_evidence_view_needs_the_owner_like_every_memory_read(client):
     assert client.get("/api/memory/sources/openprogram/_v2/s1.md", auth=False).status == 401
+
+
+def test_http_mcp_and_the_cli_answer_a_change_with_one_json_shape(client, ws, capsys, monkeypatch):
+    """One request parser and one answer (TxResult.to_json) whoever applies the change."""
+    import json
+    import sys
+
+    from openprogram_memory.cli import app as app_module
+    from openprogram_memory.mcp_server.access import WorkspaceAccess
+    from openprogram_memory.mcp_server.tools import call_tool
+
+    def delete(topic: str) -> dict:
+        return {"changes": [{"path": topic, "action": "delete"}], "base_revision": ws.revision()}
+
+    for topic in ("topics/a.md", "topics/b.md", "topics/c.md"):
+        assert client.request("POST", "/api/memory/changes", {"changes": [{"path": topic, "content": NEW_TOPIC}]},
+                              auth=True).status == 200
+    http = client.request("POST", "/api/memory/changes", delete("topics/a.md"), auth=True).body
+    mcp = call_tool(WorkspaceAccess(ws.settings), "memory_update", delete("topics/b.md"))
+    request = ws.root.parent / "request.json"
+    request.write_text(json.dumps(delete("topics/c.md")))
+    monkeypatch.setattr(sys, "argv", ["openprogram", "memory", "apply", str(request), "--json",
+                                      "--state", str(ws.settings.state_dir)])
+    with pytest.raises(SystemExit):
+        app_module.main()
+    cli = json.loads(capsys.readouterr().out)
+    assert set(http) == set(mcp) == set(cli) and {"deleted_ids", "revision", "changed_files"} <= set(cli)
+    assert all(len(answer["deleted_ids"]) == 1 for answer in (http, mcp, cli))
