@@ -41,7 +41,7 @@ from openprogram_memory.search.segment import document_text
 from openprogram_memory.search.tokenize import STOPWORDS, tokenize
 from openprogram_memory.sources.archive import SourceMessage, archive_messages, archive_relpath_for
 from openprogram_memory.topics.ids import evidence_id, new_block_id, source_anchor
-from openprogram_memory.workspace import tree
+from openprogram_memory.workspace import caches
 
 PER_FILE = 20
 PER_THREAD = 200
@@ -144,7 +144,7 @@ def cold_ms(argv: list[str], runs: int, env: dict[str, str] | None = None, *, si
 def fresh_process_state() -> None:
     """Forget every in-process cache, as a new process would start."""
     search_cache.forget()
-    tree._CACHES.clear()
+    caches._CACHES.clear()
 
 
 # -- FTS5 -----------------------------------------------------------------
@@ -155,7 +155,7 @@ FTS_QUERY = "SELECT memory_id, bm25(docs) AS s FROM docs WHERE docs MATCH ? ORDE
 def fts_build(db: Path, root: Path) -> float:
     """Index the same document text in FTS5; return build ms (parse included)."""
     start = time.perf_counter()
-    records = tree.topic_cache(root).snapshot().records()
+    records = caches.topic_cache(root).snapshot().records()
     con = sqlite3.connect(db)
     con.execute("CREATE VIRTUAL TABLE docs USING fts5(memory_id UNINDEXED, body)")
     con.executemany(
@@ -183,7 +183,7 @@ def bench_size(n: int, args: argparse.Namespace, work: Path) -> dict[str, float]
     out: dict[str, float] = {}
 
     fresh_process_state()
-    out["parse_ms"] = timed_ms(lambda: tree.topic_cache(root).snapshot())
+    out["parse_ms"] = timed_ms(lambda: caches.topic_cache(root).snapshot())
     fresh_process_state()
     out["build_ms"] = timed_ms(search, root, "warmup")
     size_kb = search_cache.cache_path(root).stat().st_size / 1024

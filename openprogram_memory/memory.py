@@ -25,7 +25,7 @@ from .views.derived import render_core
 from .workspace.layout import CORE_RENDER, CORE_TOPIC, SCRIPTORIUM, Layout, check_topic_path, resolves_inside
 from .workspace.state import (REVISIONS, SCHEDULED_KINDS, RuntimeState, note_person_deletes, read_scheduled, workspace_id,
                     write_lock)
-from .workspace.tree import RecordInfo, TopicCache, topic_cache
+from .workspace.caches import RecordInfo, TopicCache, topic_cache
 
 MAX_CHANGES = 64
 MAX_CHANGES_BYTES = 512 * 1024

@@ -68,7 +68,7 @@ def top_k(flag: int | None, settings: Settings) -> int:
 
 def unreadable(settings: Settings) -> list[str]:
     """Topic files the search had to leave out (not text); only a search that met one pays for the import."""
-    tree = sys.modules.get("openprogram_memory.workspace.tree")
+    tree = sys.modules.get("openprogram_memory.workspace.caches")
     if tree is None:
         return []
     cache = tree.topic_cache(settings.memory_dir.resolve())

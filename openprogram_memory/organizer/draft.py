@@ -16,7 +16,7 @@ from typing import Any
 
 from ..topics.model import Heading
 from ..transaction.structured import definition_meaning
-from ..workspace.tree import TreeState
+from ..workspace.caches import TreeState
 
 UNKNOWN_ORDER = 1 << 60
 

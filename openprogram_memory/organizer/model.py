@@ -20,7 +20,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable
 
-from ..workspace.tree import TreeState
+from ..workspace.caches import TreeState
 
 if TYPE_CHECKING:
     from ..transaction.engine import TxResult

@@ -35,7 +35,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..workspace.layout import CORE_TOPIC
-from ..workspace.tree import TreeState
+from ..workspace.caches import TreeState
 from ..placement.classify import CORE_CATEGORIES, core_rank, explain_statement, project_name
 from ..placement.paths import GENERAL_PROJECT, NOTES, PROJECTS_DIR, slugify
 from .draft import DraftRecord, DraftTree

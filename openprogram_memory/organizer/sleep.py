@@ -25,7 +25,7 @@ from ..transaction.engine import TxResult
 from ..transaction.structured import MERGE, MOVE, Request, parse_request, run_request
 from ..workspace.layout import check_topic_path
 from ..workspace.state import RuntimeState
-from ..workspace.tree import TreeState
+from ..workspace.caches import TreeState
 from .model import TOOL_LOOP_PREFIXES, is_model_organizer, organize_with_model
 from .planner import plan_rules
 

@@ -227,7 +227,7 @@ class SearchIndex:
         new_refs: set[tuple[str, str]] = set()
         with _gc_paused(len(stale) > 8):
             if stale:
-                from ..workspace.tree import topic_cache  # parsing is needed only here
+                from ..workspace.caches import topic_cache  # parsing is needed only here
 
                 cache = topic_cache(self.root)
                 for rel in sorted(stale):
@@ -280,7 +280,7 @@ class SearchIndex:
             missing = wanted.get(archive, set()) - known.keys()
             if unchanged and not missing:
                 continue
-            from ..workspace.tree import topic_cache
+            from ..workspace.caches import topic_cache
 
             # one parse per archive (as SourceCache.lookup would resolve each anchor)
             frames = topic_cache(self.root).sources.archive(archive)[1] if _is_archive_path(archive) else {}

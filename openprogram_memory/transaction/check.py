@@ -22,7 +22,7 @@ from . import validate
 
 if TYPE_CHECKING:
     from .host import Workspace
-    from ..workspace.tree import TreeState
+    from ..workspace.caches import TreeState
 
 REBUILD = "openprogram memory rebuild"
 

@@ -22,7 +22,7 @@ from ..sources.archive import SourceMessage, archive_relpath_for, parse_archive,
 from ..views.derived import derived_views, timeline_entries
 from ..workspace.layout import RUNTIME, TIMELINE, is_derived
 from ..workspace.state import REVISIONS, RuntimeState, write_lock
-from ..workspace.tree import FileSummary, SourceLookup, TreeState, summarize
+from ..workspace.caches import FileSummary, SourceLookup, TreeState, summarize
 from . import gitcheck, ledger
 from .history import commit_paths, tree_differences
 from .install import StepHook, install, recover

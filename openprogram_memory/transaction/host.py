@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable, Protocol
 if TYPE_CHECKING:
     from ..config import Settings
     from ..workspace.layout import Layout
-    from ..workspace.tree import TopicCache, TreeState
+    from ..workspace.caches import TopicCache, TreeState
 
 
 class Workspace(Protocol):

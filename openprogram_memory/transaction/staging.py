@@ -20,7 +20,7 @@ from ..failures import FailureCode, MemoryFailure
 from ..sources.archive import SourceMessage
 from ..workspace.layout import TOPICS, check_topic_path
 from ..workspace.scratch import make_scratch
-from ..workspace.tree import TopicCache
+from ..workspace.caches import TopicCache
 
 
 class Staging:

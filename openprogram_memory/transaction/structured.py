@@ -48,7 +48,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..workspace.state import RuntimeState
-from ..workspace.tree import TreeState
+from ..workspace.caches import TreeState
 from .engine import Policy, TxResult, staged_edit
 from .staging import Staging
 from .structured_editor import TopicEditor

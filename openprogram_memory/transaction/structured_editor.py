@@ -13,7 +13,7 @@ from ..failures import FailureCode
 from ..sources.archive import SourceMessage, archive_relpath_for
 from ..topics.ids import evidence_id, keyword_evidence_id, source_anchor
 from ..topics.model import CITATION_RE, RECORD_LINK_RE, Definition, Paragraph, TopicDoc, parse_topic
-from ..workspace.tree import TreeState
+from ..workspace.caches import TreeState
 from .staging import Staging
 from .structured_markdown import (
     Evidence,

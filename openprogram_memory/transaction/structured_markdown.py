@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 
 from ..topics.model import LINK_RE, Blank, Block, Definition, Heading, SourceLink, TopicDoc
-from ..workspace.tree import resolve_relative
+from ..workspace.caches import resolve_relative
 
 
 # -- links ---------------------------------------------------------------

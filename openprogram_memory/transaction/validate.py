@@ -21,7 +21,7 @@ from ..topics.normalize import valid_time
 from .result import Policy
 
 if TYPE_CHECKING:
-    from ..workspace.tree import FileSummary, RecordInfo, TreeState
+    from ..workspace.caches import FileSummary, RecordInfo, TreeState
 
 AnchorLookup = Callable[[str, str], Any]
 

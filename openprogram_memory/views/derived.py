@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from ..tokens import count_tokens
 from ..topics.model import Heading, Paragraph
 from ..workspace.layout import CORE_RENDER, CORE_TOPIC, RECENT, RELATIONS, TIMELINE
-from ..workspace.tree import FileSummary, RecordInfo, TreeState, register_index
+from ..workspace.caches import FileSummary, RecordInfo, TreeState, register_index
 
 _LINK_TARGET_RE = re.compile(r"\]\(([^)\s]+)\)")
 

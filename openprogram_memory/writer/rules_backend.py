@@ -70,7 +70,7 @@ from ..topics.model import Heading
 from ..topics.normalize import valid_time
 from ..transaction.structured import TopicEditor, parse_request
 from ..workspace.layout import CORE_TOPIC
-from ..workspace.tree import RecordInfo, TreeState
+from ..workspace.caches import RecordInfo, TreeState
 from .backend import NOTHING_DURABLE, BatchTurn, WriterRequest, WriterRun
 from .statements import Statement, extract_statements, same_attribute
 from ..topics.normalize import ABANDONED_QUALIFIER

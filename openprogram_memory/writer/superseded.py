@@ -21,7 +21,7 @@ from ..failures import MemoryFailure
 from ..sessions.store import SessionStore
 from ..sources.archive import split_source_id
 from ..topics.normalize import ABANDONED_QUALIFIER
-from ..workspace.tree import RecordInfo, TreeState
+from ..workspace.caches import RecordInfo, TreeState
 
 PROVIDER = "openprogram"
 

@@ -10,7 +10,7 @@ import pytest
 from engine.helpers import make_workspace, record
 from openprogram_memory.cli import app as app_module
 from openprogram_memory.search import cache as search_cache
-from openprogram_memory.workspace import tree
+from openprogram_memory.workspace import caches
 
 
 def run(monkeypatch, capsys, *argv: str) -> tuple[int, dict]:
@@ -25,7 +25,7 @@ def test_an_undecodable_topic_is_named_by_status_search_and_show(tmp_path, monke
     ws = make_workspace(state)
     ws.update(changes=[{"path": "topics/bikes.md", "content": record("Dana runs a bike shop.")}])
     (ws.root / "topics/latin1.md").write_bytes("Café notes about the bike shop.\n".encode("latin-1"))
-    tree._CACHES.clear()
+    caches._CACHES.clear()
     search_cache.forget()  # a fresh process, as the CLI is
 
     code, status = run(monkeypatch, capsys, "memory", "status", "--state", str(state), "--json")

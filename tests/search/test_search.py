@@ -11,7 +11,7 @@ from openprogram_memory.failures import FailureCode, MemoryFailure
 from openprogram_memory.search import search
 from openprogram_memory.search.cache import current_index
 from openprogram_memory.search.index import scan_topics
-from openprogram_memory.workspace.tree import TopicCache
+from openprogram_memory.workspace.caches import TopicCache
 
 from .helpers import Rec, set_trust, write_topic
 

@@ -144,7 +144,7 @@ def resolve_relative(from_file: str, target: str) -> str:
     return posixpath.normpath(posixpath.join(posixpath.dirname(from_file), target))
 
 
-_DISK_HEADER = ("openprogram-memory tree cache", 2)  # 2: archives as (signature, ParsedArchive)
+_DISK_HEADER = ("openprogram-memory tree cache", 3)  # 2: archives as (signature, ParsedArchive); 3: module renamed
 
 
 class SourceCache:
