@@ -301,10 +301,14 @@ class MemoryWorkspace:
         }
 
     def unreadable_warnings(self) -> list[str]:
-        """Topic files left out of memory because they cannot be read as text (after a snapshot)."""
+        """Topic files left out of memory (not text), or served from their last committed version because an
+        edit made outside the product breaks a record rule (after a snapshot)."""
         return [f"{rel} {reason}: left out of memory (search, recall, core) until fixed — save it as UTF-8, "
                 f"or `git -C {self.root} checkout -- {rel}` for the committed version"
-                for rel, reason in sorted(self.cache.unreadable.items())]
+                for rel, reason in sorted(self.cache.unreadable.items())] + [
+                f"{rel} {problem}: edited outside the product and not valid; search, recall and the core use "
+                f"its last committed version until it is fixed (`openprogram memory check`, "
+                f"`openprogram memory edit {rel}`)" for rel, problem in sorted(self.cache.invalid.items())]
 
     def git_warnings(self) -> list[str]:
         """Git damage a person should know about: history stops until it is repaired."""

@@ -32,8 +32,8 @@ PACKAGE = "openprogram_memory"
 # (module file, functions whose raises are rules)
 TARGETS = [
     ("topics/normalize.py", {"_resolve_definition_sources"}),
-    ("transaction/validate.py", {"record_violations", "_paragraph_violations", "_definition_violations",
-                                 "duplicate_id_violations", "unique_in_file", "lost_id_violations",
+    ("topics/rules.py", {"record_violations", "_paragraph_violations", "_definition_violations"}),
+    ("transaction/validate.py", {"duplicate_id_violations", "unique_in_file", "lost_id_violations",
                                  "_rewritten_without_id", "delete_needs_base_violations", "dangling_link_violations"}),
     ("transaction/engine.py", {"staged_edit", "_validate_and_install", "_stage_topics"}),
     ("workspace/layout.py", {"check_topic_path", "_check_components"}),

@@ -72,7 +72,9 @@ def unreadable(settings: Settings) -> list[str]:
     if tree is None:
         return []
     cache = tree.topic_cache(settings.memory_dir.resolve())
-    return [f"{rel} {reason}: not searched until fixed" for rel, reason in sorted(cache.unreadable.items())]
+    return [f"{rel} {reason}: not searched until fixed" for rel, reason in sorted(cache.unreadable.items())] + [
+        f"{rel} {problem}: edited outside the product and not valid; its last committed version is searched"
+        for rel, problem in sorted(cache.invalid.items())]
 
 
 def search_json(settings: Settings, query: str, flag: int | None, include_pending: bool) -> tuple[dict, list]:

@@ -1,151 +1,38 @@
-"""Every record and tree rule in one place, as pure functions: a document or a tree in, violations out.
+"""Every record and tree rule, as pure functions: a document or a tree in, violations out.
 
 The transaction (:mod:`.engine`) raises the first violation of what it is
 about to install; ``memory check`` (:mod:`.check`) lists every violation of
 the installed tree. A rule's name (:data:`RULES`) is the ``rule`` field of
 the failure a person or a program sees (``INVALID_TOPIC_FORMAT``, or
 ``MISSING_SOURCE`` / ``INVALID_ARGUMENT`` where said). To change a record
-rule, change it here (architecture §2.1, §3 step 5).
+rule of one file, change :mod:`openprogram_memory.topics.rules` (re-exported here; the caches apply it
+too); a tree rule, change it here (architecture §2.1, §3 step 5).
 """
 
 from __future__ import annotations
 
 import difflib
-import posixpath
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
 
-from ..failures import FailureCode, MemoryFailure
-from ..topics.model import CITATION_RE, Definition, TopicDoc
-from ..topics.normalize import valid_time
+from ..failures import FailureCode
+from ..topics.rules import RECORD_RULES, Violation, check_strict, raise_first, record_violations
 from .result import Policy
 
+__all__ = ["RULES", "Violation", "check_strict", "raise_first", "record_violations", "duplicate_id_violations",
+           "unique_in_file", "lost_id_violations", "delete_needs_base_violations", "dangling",
+           "dangling_link_violations"]
 if TYPE_CHECKING:
     from ..workspace.caches import FileSummary, RecordInfo, TreeState
 
-AnchorLookup = Callable[[str, str], Any]
-
-RULES = (
-    # one topic file (architecture §2.1)
-    "duplicate-definition", "uncited-text", "missing-block-id", "no-text-before-citation", "text-after-citation",
-    "undefined-citation", "unused-definition", "malformed-definition", "bad-date", "empty-label",
-    "bad-source-target", "symlinked-source", "unknown-source",
+RULES = RECORD_RULES + (
     # the tree, against what was installed before (architecture §3 step 5)
     "symlink", "duplicate-id", "lost-block-id", "delete-needs-base-revision", "dangling-link", "append-only",
 )
 
 
-@dataclass(frozen=True)
-class Violation:
-    """One broken rule: where, which, and what a person reads."""
-
-    file: str | None
-    line: int | None
-    rule: str
-    message: str
-    code: FailureCode = FailureCode.INVALID_TOPIC_FORMAT
-    details: Mapping[str, Any] = field(default_factory=dict)
-
-    def failure(self) -> MemoryFailure:
-        return MemoryFailure(self.code, self.message, details={"rule": self.rule, **self.details})
-
-
-def _violation(path: str, line: int, rule: str, message: str,
-               code: FailureCode = FailureCode.INVALID_TOPIC_FORMAT) -> Violation:
-    """A rule broken at ``path:line`` (the message names the place, as every record rule's does)."""
-    return Violation(path, line, rule, f"{path}:{line}: {message}", code, {"file": path, "line": line})
-
-
 def _tree_violation(rule: str, message: str, code: FailureCode = FailureCode.INVALID_TOPIC_FORMAT,
                     **details: Any) -> Violation:
     return Violation(details.get("file"), details.get("line"), rule, message, code, details)
-
-
-def raise_first(violations: Iterable[Violation]) -> None:
-    """Raise the first violation as its failure; return when there is none."""
-    for violation in violations:
-        raise violation.failure()
-
-
-# -- one topic file -----------------------------------------------------------------------
-def record_violations(doc: TopicDoc, lookup_anchor: AnchorLookup,
-                      is_symlink: Callable[[str], bool]) -> Iterator[Violation]:
-    """The strict record rules of one normalized (or hand-written) document, in file order per rule group."""
-    definitions: dict[str, Definition] = {}
-    duplicates = []
-    for block in doc.blocks:
-        if isinstance(block, Definition):
-            if block.label in definitions:
-                duplicates.append(block)
-            definitions.setdefault(block.label, block)
-    for block in duplicates:
-        yield _violation(doc.path, block.line, "duplicate-definition", f"evidence [^{block.label}] is defined twice")
-    used: set[str] = set()
-    yield from _paragraph_violations(doc, definitions, used)
-    for label, definition in definitions.items():
-        if label not in used:
-            yield _violation(doc.path, definition.line, "unused-definition",
-                             f"evidence [^{label}] is defined but never cited")
-        yield from _definition_violations(doc, label, definition, lookup_anchor, is_symlink)
-
-
-def check_strict(doc: TopicDoc, lookup_anchor: AnchorLookup, is_symlink: Callable[[str], bool]) -> None:
-    """The strict record rules; the first violation raises (``INVALID_TOPIC_FORMAT`` or ``MISSING_SOURCE``)."""
-    raise_first(record_violations(doc, lookup_anchor, is_symlink))
-
-
-def _paragraph_violations(doc: TopicDoc, definitions: Mapping[str, Definition], used: set[str]) -> Iterator[Violation]:
-    """Every prose paragraph is a record: an ID, citations, text before them and none after."""
-    for paragraph in doc.paragraphs():
-        line, citations = paragraph.line, paragraph.citations
-        if not paragraph.ids:
-            if not citations:
-                yield _violation(doc.path, line, "uncited-text", "text without a citation: every record needs "
-                                 "evidence ([^e…] with a source) and a ^block-id")
-                continue
-            yield _violation(doc.path, line, "missing-block-id", "paragraph does not end in a ^block-id")
-            continue
-        if not citations:
-            yield _violation(doc.path, line, "uncited-text", f"record ^{paragraph.identity} has no citation")
-            continue
-        first = CITATION_RE.search(paragraph.body)
-        if first is not None and not paragraph.body[: first.start()].strip():
-            yield _violation(doc.path, line, "no-text-before-citation",
-                             f"record ^{paragraph.identity} has no text before its citation")
-        last = list(CITATION_RE.finditer(paragraph.body))[-1]
-        if paragraph.body[last.end():].strip():
-            yield _violation(doc.path, line, "text-after-citation", f"record ^{paragraph.identity} has text after "
-                             "its last citation (citations end a record)")
-        for label in citations:
-            if label not in definitions:
-                yield _violation(doc.path, line, "undefined-citation", f"citation [^{label}] is not defined in this file")
-            used.add(label)
-
-
-def _definition_violations(doc: TopicDoc, label: str, definition: Definition, lookup_anchor: AnchorLookup,
-                           is_symlink: Callable[[str], bool]) -> Iterator[Violation]:
-    """An evidence definition is well formed, dated, and every source link finds its archived frame."""
-    line = definition.line
-    if not definition.well_formed:
-        yield _violation(doc.path, line, "malformed-definition",
-                         f"evidence [^{label}] must read: Time: `YYYY[-MM[-DD]]|undated`; Sources: [label](link)")
-        return
-    if not valid_time(definition.time):
-        yield _violation(doc.path, line, "bad-date", f"evidence [^{label}] has an invalid date {definition.time!r}")
-    for link in definition.sources:
-        if not link.label.strip():
-            yield _violation(doc.path, line, "empty-label", f"evidence [^{label}] has a source with an empty label")
-        target_path, _, anchor = link.target.partition("#")
-        archive_rel = posixpath.normpath(posixpath.join(posixpath.dirname(doc.path), target_path))
-        if not archive_rel.startswith("sources/") or not anchor.startswith("source-"):
-            yield _violation(doc.path, line, "bad-source-target",
-                             f"evidence [^{label}] links {link.target!r}, which is not a source-archive anchor")
-        elif is_symlink(archive_rel):
-            yield _violation(doc.path, line, "symlinked-source",
-                             f"evidence [^{label}] links through a symlink: {archive_rel}")
-        elif lookup_anchor(archive_rel, anchor) is None:
-            yield _violation(doc.path, line, "unknown-source", f"evidence [^{label}] links {link.target!r}, which is "
-                             "not in the source archive", FailureCode.MISSING_SOURCE)
 
 
 # -- the tree -----------------------------------------------------------------------------

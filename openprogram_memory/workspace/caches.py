@@ -21,6 +21,7 @@ from typing import Callable, Iterable, Protocol
 from ..sources.archive import ArchiveFile, ParsedArchive, SourceMessage
 from ..topics.model import TopicDoc, parse_topic, record_links
 from ..topics.normalize import time_date
+from ..topics.rules import record_violations
 from .scan import Signature, scan, topic_files
 
 
@@ -144,7 +145,7 @@ def resolve_relative(from_file: str, target: str) -> str:
     return posixpath.normpath(posixpath.join(posixpath.dirname(from_file), target))
 
 
-_DISK_HEADER = ("openprogram-memory tree cache", 3)  # 2: archives as (signature, ParsedArchive); 3: module renamed
+_DISK_HEADER = ("openprogram-memory tree cache", 4)  # 2: archives as (signature, ParsedArchive); 3: module renamed; 4: served versions
 
 
 class SourceCache:
@@ -299,6 +300,9 @@ class TopicCache:
         self.parsed = 0  # files parsed by this process (cache misses)
         # topic files that cannot be read as UTF-8 text: left out of memory, reported by name
         self.unreadable: dict[str, str] = {}
+        # topic files whose text breaks a record rule (an edit outside the product): {path: first problem};
+        # their last committed version is served instead
+        self.invalid: dict[str, str] = {}
 
     # -- the on-disk copy, for cold processes ---------------------------
     @property
@@ -369,11 +373,38 @@ class TopicCache:
             self.unreadable[rel] = f"cannot be read ({exc.strerror or type(exc).__name__})"
             return None
         self.unreadable.pop(rel, None)
-        summary = summarize(rel, text, self.sources)
+        summary = self._served(rel, text)
+        if summary is None or rel in self.invalid:
+            return summary  # not cached: read (and reported) again by every snapshot until the file is fixed
         with self._lock:
             self._files[rel] = (sig, summary)
             self.parsed += 1
         return summary
+
+    def _served(self, rel: str, text: str) -> FileSummary | None:
+        """The summary search, recall and the views use: of the file as it is on disk, or — when an edit made
+        outside the product breaks a record rule — of its last committed version (architecture §15): text
+        that was never validated never reaches an agent. None when there is no valid version to serve."""
+        summary = summarize(rel, text, self.sources)
+        problem = self._first_violation(summary)
+        if problem is None:
+            self.invalid.pop(rel, None)
+            return summary
+        self.invalid[rel] = problem
+        committed = _committed_text(self.root, rel)
+        if committed is None or committed == text:
+            return None
+        last = summarize(rel, committed, self.sources)
+        return last if self._first_violation(last) is None else None
+
+    def _first_violation(self, summary: FileSummary) -> str | None:
+        """The first record rule the file breaks, as status shows it. A citation whose message is not (yet)
+        in the archive is not one here: its record counts as pending, which is never automatic context."""
+        for violation in record_violations(summary.doc, self.sources.lookup,
+                                           lambda target: os.path.islink(self.root / target)):
+            if violation.rule != "unknown-source":
+                return f"line {violation.line}: [{violation.rule}] {violation.message.split(': ', 1)[-1]}"
+        return None
 
     def adopt(self, tree: "TreeState", changed: list[str]) -> None:
         """After an install: take the installed tree as the cached state.
@@ -431,8 +462,9 @@ class TopicCache:
                     self._files.pop(rel, None)
         files = {}
         scanned = self._scan_topics()
-        for gone in [rel for rel in self.unreadable if rel not in scanned]:
+        for gone in [rel for rel in [*self.unreadable, *self.invalid] if rel not in scanned]:
             self.unreadable.pop(gone, None)
+            self.invalid.pop(gone, None)
         for rel, sig in sorted(scanned.items()):
             summary = self.summary(rel, sig)
             if summary is not None:
@@ -563,3 +595,17 @@ def topic_cache(root: Path) -> TopicCache:
         if cache is None:
             cache = _CACHES[key] = TopicCache(key)
         return cache
+
+
+def _committed_text(root: Path, rel: str) -> str | None:
+    """``rel`` as the last commit holds it, or None (not committed, no history, damaged history)."""
+    try:
+        from dulwich.object_store import tree_lookup_path
+        from dulwich.repo import Repo
+
+        repo = Repo(str(root))
+        commit = repo[repo.head()]
+        _mode, sha = tree_lookup_path(repo.__getitem__, commit.tree, rel.encode("utf-8"))
+        return repo[sha].data.decode("utf-8")
+    except Exception:  # noqa: BLE001 - any failure means there is no committed version to serve
+        return None

@@ -1,0 +1,81 @@
+"""Text edited into topics/ outside the product is served only once it is valid (architecture §15).
+
+A person's vim session or a sync tool can put anything into a topic file.
+What breaks a record rule never reaches an agent: search, recall and the
+core use the file's last committed version, and status names the file, the
+line and the rule. A valid edit is served as it is.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import pytest
+
+from engine.helpers import make_workspace, record
+from openprogram_memory.cli import app as app_module
+from openprogram_memory.search import cache as search_cache
+from openprogram_memory.workspace import caches
+
+BIKES = "topics/bikes.md"
+
+
+def run(monkeypatch, capsys, *argv: str) -> tuple[int, dict]:
+    monkeypatch.setattr(sys, "argv", ["openprogram", *argv])
+    with pytest.raises(SystemExit) as exit_:
+        app_module.main()
+    return exit_.value.code, json.loads(capsys.readouterr().out)
+
+
+def fresh_process() -> None:
+    caches._CACHES.clear()
+    search_cache.forget()
+
+
+@pytest.fixture
+def ws(tmp_path):
+    ws = make_workspace(tmp_path / "state")
+    ws.update(changes=[{"path": BIKES, "content": "# Shop\n\n" + record("Dana runs a bike shop in Ghent.")}])
+    return ws
+
+
+def search(monkeypatch, capsys, ws, query: str) -> list[str]:
+    code, found = run(monkeypatch, capsys, "memory", "search", query, "--state", str(ws.settings.state_dir), "--json")
+    assert code == 0
+    return [hit["content"] for hit in found["results"]]
+
+
+def test_an_invalid_hand_edit_is_not_served_and_the_last_valid_records_are(ws, monkeypatch, capsys):
+    path = ws.root / BIKES
+    path.write_text(path.read_text() + "\nZebra crossings are painted every Tuesday.[^x9] ^deadbeef\n")
+    fresh_process()
+    assert search(monkeypatch, capsys, ws, "zebra crossings") == []  # never validated: never served
+    assert search(monkeypatch, capsys, ws, "bike shop ghent") == ["Dana runs a bike shop in Ghent."]
+    code, status = run(monkeypatch, capsys, "memory", "status", "--state", str(ws.settings.state_dir), "--json")
+    warning = next(w for w in status["warnings"] if w.startswith(BIKES))
+    assert "[undefined-citation]" in warning and "last committed version" in warning
+    ws.update(changes=[{"path": "topics/core.md", "content": "# Core\n\n" + record("Answer in metric units.",
+                                                                                  "openprogram/s1/u2")}])
+    views = "".join((ws.root / rel).read_text() for rel in ("core.md", "recent_events.jsonl"))
+    assert "Zebra" not in views and "Dana runs a bike shop" in (ws.root / "recent_events.jsonl").read_text()
+    assert "Zebra" in path.read_text()  # the person's file is left as they wrote it
+
+
+def test_a_valid_edit_made_elsewhere_is_served_as_it_is(ws, monkeypatch, capsys):
+    path = ws.root / BIKES
+    draft = path.with_name(".bikes.md.swp")  # written beside the file, then renamed over it (Obsidian, vim)
+    draft.write_text(path.read_text().replace("in Ghent", "in Ghent and repairs cargo bikes"))
+    os.replace(draft, path)
+    fresh_process()
+    assert search(monkeypatch, capsys, ws, "cargo bikes") == ["Dana runs a bike shop in Ghent and repairs cargo bikes."]
+    code, status = run(monkeypatch, capsys, "memory", "status", "--state", str(ws.settings.state_dir), "--json")
+    assert not any(w.startswith(BIKES) for w in status["warnings"])
+
+
+def test_an_invalid_new_file_is_left_out_until_fixed(ws, monkeypatch, capsys):
+    new = ws.root / "topics/notes.md"
+    new.write_text("Zebra notes typed in vim.[^x1] ^deadbee1\n")  # the footnote is never defined
+    fresh_process()
+    assert search(monkeypatch, capsys, ws, "zebra notes") == []  # no committed version to fall back on
