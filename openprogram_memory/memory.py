@@ -60,6 +60,7 @@ class MemoryWorkspace:
             ws.init()
         elif os.stat(ws.layout.git).st_mode & 0o077:  # made by an older version, or git init by hand
             os.chmod(ws.layout.git, 0o700)
+        from .transaction.adopt import adopt_out_of_band, changed_topics
         from .transaction.engine import needs_recovery, recover_workspace
         from .workspace.scratch import reclaim
 
@@ -69,6 +70,8 @@ class MemoryWorkspace:
         if needs_recovery(ws, check_index=True):
             with write_lock(ws.layout, EDIT_LOCK_TIMEOUT):
                 ws.recovery_notes += recover_workspace(ws, check_index=True)
+        if changed_topics(ws):  # edited in vim, Obsidian, a sync tool: valid edits land in history
+            ws.recovery_notes += adopt_out_of_band(ws)
         return ws
 
     def init(self) -> bool:

@@ -109,3 +109,40 @@ def _write(git_dir: Path, entries: dict[bytes, bytes]) -> None:
     os.replace(lock_path, index_path)
     fsync_dir(git_dir)
     _CACHE[str(index_path)] = (_sig(index_path), entries)
+
+
+def read_stats(git_dir: Path) -> dict[str, tuple[int, int, int, int]] | None:
+    """``{path: (mtime seconds, mtime nanoseconds, size, inode)}`` of a v2 index, read without dulwich
+    (the cheap "did a file change since it was committed" check of every open); None when the index is
+    missing, another version, or damaged (the caller then knows nothing, and acts on nothing)."""
+    try:
+        data = (git_dir / "index").read_bytes()
+    except OSError:
+        return None
+    if len(data) < 12 + 20:
+        return None
+    signature, version, count = _HEADER.unpack_from(data, 0)
+    if signature != b"DIRC" or version != 2:
+        return None
+    out: dict[str, tuple[int, int, int, int]] = {}
+    at, end = 12, len(data) - 20
+    try:
+        for _ in range(count):
+            fields = _ENTRY.unpack_from(data, at)
+            length = fields[11] & 0xFFF
+            start = at + _ENTRY.size
+            stop = data.index(b"\0", start) if length == 0xFFF else start + length
+            if stop > end:
+                return None
+            name = data[start:stop].decode("utf-8", "surrogateescape")
+            out[name] = (fields[2], fields[3], fields[9], fields[5])
+            at += (_ENTRY.size + (stop - start) + 8) // 8 * 8
+    except (struct.error, ValueError):
+        return None
+    return out
+
+
+def stat_key(st: os.stat_result) -> tuple[int, int, int, int]:
+    """The index's view of ``st``: what :func:`read_stats` compares against (32-bit fields, as git keeps them)."""
+    return (int(st.st_mtime) & 0xFFFFFFFF, st.st_mtime_ns % 1_000_000_000, st.st_size & 0xFFFFFFFF,
+            st.st_ino & 0xFFFFFFFF)

@@ -77,7 +77,7 @@ def _log(ws) -> list[str]:
     return [entry["message"] for entry in ws.log(10)]
 
 
-def test_repair_adopts_a_valid_hand_edit_and_leaves_a_broken_one_reported(ws, monkeypatch, capsys):
+def test_repair_fixes_what_needs_no_judgement_and_leaves_a_broken_edit_reported(ws, monkeypatch, capsys):
     people = ws.root / "topics/people.md"
     people.write_text(people.read_text().replace("runs a bike shop", "runs a bike shop in Ghent"), encoding="utf-8")
     work = ws.root / "topics/work.md"
@@ -89,7 +89,7 @@ def test_repair_adopts_a_valid_hand_edit_and_leaves_a_broken_one_reported(ws, mo
     assert {(p["file"], p["rule"]) for p in report["problems"]} == {("topics/work.md", "uncited-text"),
                                                                     ("topics/work.md", "uncommitted")}
     assert any(note.startswith("adopted hand edit(s) outside the product: topics/people.md") for note in
-               report["repaired"])
+               report["repaired"])  # on open, like every command
     assert any("hand edit outside the product" in message for message in _log(ws))
     assert "Ghent" in next(r.content for r in ws.records() if r.topic == "topics/people.md")
     assert not (ws.root / "core.md").exists() or (ws.root / "core.md").read_text() != "edited by hand\n"  # rebuilt
@@ -115,15 +115,32 @@ def test_repair_points_a_broken_head_at_the_newest_sound_commit_and_commits_the_
     assert result.git_committed  # history goes on
 
 
-def test_check_without_repair_changes_nothing(ws, monkeypatch, capsys):
+def test_check_without_repair_changes_nothing_a_person_must_decide(ws, monkeypatch, capsys):
     from engine.helpers import tree_digest
 
-    people = ws.root / "topics/people.md"
-    people.write_text(people.read_text().replace("runs a bike shop", "runs a bike shop in Ghent"), encoding="utf-8")
+    work = ws.root / "topics/work.md"
+    work.write_text(work.read_text() + "\nA line typed in vim, no citation.\n", encoding="utf-8")
     before = tree_digest(ws.root)
     code, report = check(monkeypatch, capsys, ws.settings.state_dir)
     assert code == 65 and "--repair" in next(p["fix"] for p in report["problems"] if p["rule"] == "uncommitted")
     assert tree_digest(ws.root) == before
+
+
+def test_a_valid_edit_made_outside_is_adopted_by_the_next_command_that_opens_memory(ws, monkeypatch, capsys):
+    """An Obsidian-style save (a temp file renamed over the topic) lands in history on the next command."""
+    import os
+
+    people = ws.root / "topics/people.md"
+    draft = people.with_name(".people.md.tmp")
+    draft.write_text(people.read_text().replace("runs a bike shop", "runs a bike shop in Ghent"), encoding="utf-8")
+    os.replace(draft, people)
+    code, report = check(monkeypatch, capsys, ws.settings.state_dir)
+    assert (code, report["problems"]) == (0, [])
+    assert any(note.startswith("adopted hand edit(s) outside the product: topics/people.md")
+               for note in report["repaired"])
+    assert _log(ws)[0].startswith("memory: rebuild derived views") and any(
+        m.startswith("memory: hand edit outside the product: topics/people.md") for m in _log(ws))
+    assert check(monkeypatch, capsys, ws.settings.state_dir) == (0, {"ok": True, "problems": [], "repaired": []})
 
 
 def test_repair_never_adopts_a_rewritten_archive(ws, monkeypatch, capsys):
@@ -142,3 +159,16 @@ def test_a_citation_whose_archived_message_is_gone_is_named_at_its_record(ws, mo
     code, report = check(monkeypatch, capsys, ws.settings.state_dir)
     found = {(p["file"], p["rule"]) for p in report["problems"]}
     assert code == 65 and ("topics/people.md", "unknown-source") in found
+
+
+def test_an_edit_outside_that_removes_a_linked_record_is_not_adopted(ws, monkeypatch, capsys):
+    """Removing a record another file links to is refused by the hand-edit policy: the edit stays out of history,
+    and check names the link it leaves dangling."""
+    people = ws.root / "topics/people.md"
+    target = next(r for r in ws.records() if r.topic == "topics/people.md")
+    people.write_text(people.read_text().replace(target.content, "Dana also fixes wheels."), encoding="utf-8")
+    people.write_text(people.read_text().replace(f" ^{target.memory_id}", " ^0fedcba9"), encoding="utf-8")
+    code, report = check(monkeypatch, capsys, ws.settings.state_dir)
+    found = {(p["file"], p["rule"]) for p in report["problems"]}
+    assert code == 65 and {("topics/people.md", "uncommitted"), ("topics/work.md", "dangling-link")} <= found
+    assert not any("adopted" in note for note in report["repaired"])
