@@ -21,13 +21,26 @@ config_app = typer.Typer(help="Configuration: flags > OPENPROGRAM_MEMORY_* env >
                          no_args_is_help=True)
 
 
+def _existing_state(state: Optional[str]):
+    """The settings of a state directory that exists: reading the configuration of a mistyped ``--state`` is
+    refused rather than answered with defaults. (``config set`` may create the directory: memory can be
+    configured, or turned off, before ``init``.)"""
+    settings = load_settings(state)
+    if not settings.state_dir.is_dir():
+        raise MemoryFailure(FailureCode.MEMORY_NOT_FOUND,
+                            f"no state directory at {settings.state_dir}; create it with "
+                            f"`openprogram memory init --state {settings.state_dir}` (or fix the path)",
+                            details={"state": str(settings.state_dir)})
+    return settings
+
+
 def _entry(settings, key: str) -> dict:
     return {"key": key, "value": settings.values[key], "origin": settings.origin[key], "env": env_name(key),
             "help": KEYS[key].help}
 
 
 def _settings(state: Optional[str]):
-    settings = load_settings(state)
+    settings = _existing_state(state)
     for warning in settings.warnings:
         err_console.print(f"[yellow]warning[/]: {warning}")
     return settings
@@ -49,7 +62,7 @@ def set_(key: str = typer.Argument(...), value: str = typer.Argument(...), state
          json: bool = JsonOption) -> None:
     """Validate and store a value in <state>/config.toml."""
     with reporting(json):
-        settings = load_settings(state)
+        settings = load_settings(state)  # may create the state directory: memory can be turned off before init
         stored = write_config_value(settings.state_dir, key, value)
         effective = load_settings(state)
         out = {"ok": True, "key": key, "value": stored, "path": str(config_path(settings.state_dir)),

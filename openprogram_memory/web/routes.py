@@ -139,16 +139,16 @@ class MemoryApi:
         return Reply(view)
 
     def list_topics(self, ws: MemoryWorkspace, query: dict[str, str]) -> Reply:
-        """Every topic but ``topics/core.md`` (the Core section manages it)."""
+        """Every topic, ``topics/core.md`` included and marked ``"core": true`` (the page shows it under Core);
+        each ``path`` is what ``GET``/``PUT /api/memory/topics/<path>`` take."""
 
         def read() -> list[dict[str, Any]]:
             out = []
             for path, summary in sorted(ws.tree().files.items()):
-                if path == CORE_TOPIC:
-                    continue
                 stat = _stat(ws, path)
                 out.append({
                     "path": path,
+                    "core": path == CORE_TOPIC,
                     "title": _title(summary.doc, path),
                     "records": len(summary.records),
                     "mtime": stat.st_mtime if stat else None,

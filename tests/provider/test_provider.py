@@ -126,6 +126,14 @@ def test_config_stays_usable_to_turn_memory_back_on(tmp_path):
     assert runner.invoke(app, ["memory", "init", "--state", state]).exit_code == 0
 
 
+def test_reading_the_configuration_of_a_mistyped_state_is_refused(tmp_path):
+    typo = tmp_path / "typo"
+    for verb in (["list"], ["get", "memory.backend"]):
+        answer = CliRunner().invoke(app, ["memory", "config", *verb, "--state", str(typo), "--json"])
+        assert answer.exit_code == 65 and json.loads(answer.stdout)["code"] == "MEMORY_NOT_FOUND", answer.stdout
+    assert not typo.exists()
+
+
 def test_config_layers_and_invalid_values_fall_back(tmp_path, monkeypatch):
     state = tmp_path / "s"
     state.mkdir()

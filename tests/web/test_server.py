@@ -46,12 +46,16 @@ def test_core_with_injection_off_reports_an_empty_block(ws, serve_settings):
     assert "metric" in core["rendered"]
 
 
-def test_topics_list_leaves_out_core(client):
+def test_topics_list_holds_every_topic_core_marked_and_each_path_opens(client):
     answer = client.get("/api/memory/topics")
     assert answer.status == 200
-    topics = answer.body["topics"]
-    assert [t["path"] for t in topics] == ["topics/people/dave.md"]
-    assert topics[0]["records"] == 1 and topics[0]["title"] == "Dave" and topics[0]["mtime"] > 0
+    topics = {t["path"]: t for t in answer.body["topics"]}
+    assert sorted(topics) == ["topics/core.md", "topics/people/dave.md"]  # status counts core too
+    assert topics["topics/core.md"]["core"] is True and topics["topics/people/dave.md"]["core"] is False
+    dave = topics["topics/people/dave.md"]
+    assert dave["records"] == 1 and dave["title"] == "Dave" and dave["mtime"] > 0
+    for path in topics:  # one path scheme: what the list says is what a read takes
+        assert client.get("/api/memory/topics/" + path).body["path"] == path
 
 
 def test_topic_has_content_records_and_revision(client, ws):
