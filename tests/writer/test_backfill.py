@@ -87,3 +87,19 @@ def test_a_record_a_person_deleted_is_not_written_back_by_backfill(_isolated_sta
     assert set(noted) == {"legacy/t1/m1", "legacy/t1/m2"} and noted["legacy/t1/m1"]["memory_ids"] == [lisbon]
     report = backfill(ws)
     assert report["considered"] == 0 and not ws.records()
+
+
+def test_a_record_deleted_in_another_editor_is_the_persons_delete_too(_isolated_state):
+    """Removed in vim or Obsidian: adopted on the next open as the person's delete, never backfilled again."""
+    ws = workspace(settings(model="rules"))
+    ws.archive([msg(1, "I live in Lisbon.")])
+    ws.update(changes=[{"path": "topics/notes.md",
+                        "content": "# Notes\n\nDana lives in Lisbon.[^e1]\n\n[^e1]: Sources: [home](legacy/t1/m1)\n"}])
+    lisbon = next(r.memory_id for r in ws.records())
+    (ws.root / "topics/notes.md").write_text("# Notes\n")  # outside the product
+    again = workspace(settings(model="rules"))  # the next command opens the workspace
+    assert any(note.startswith("adopted hand edit(s) outside the product") for note in again.recovery_notes)
+    noted = json.loads(again.layout.state("person-deleted.json").read_text())
+    assert noted["legacy/t1/m1"]["memory_ids"] == [lisbon]
+    report = backfill(again)
+    assert report["considered"] == 0 and not again.records()
