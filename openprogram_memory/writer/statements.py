@@ -332,7 +332,7 @@ def _looks_like_org(value: str) -> bool:
 # -- personal -------------------------------------------------------------------------
 _PERSONAL_RE = re.compile(
     rf"^(?:my\s+(?:(?:little|older|younger|big|baby|two|three|\w+-year-old)\s+)*(?:{lx.FAMILY})\b|"
-    rf"{_IM}\s+(?:a\s+|an\s+)?(?:(?:strict|lifelong|proud|new|first-time|single|big|huge)\s+)?"
+    rf"{_IM}{_ADV}\s+(?:a\s+|an\s+)?(?:(?:strict|lifelong|proud|new|first-time|single|big|huge|type\s+[12i]+)\s+)?"
     r"(?:vegetarian|vegan|pescatarian|gluten[- ]free|lactose[- ]intolerant|diabetic|celiac|coeliac|colou?r[- ]?blind|"
     r"dyslexic|left[- ]handed|right[- ]handed|allergic|a morning person|morning person|a night owl|night owl|"
     r"muslim|christian|jewish|hindu|buddhist|sikh|catholic|atheist|mormon|"
@@ -341,7 +341,7 @@ _PERSONAL_RE = re.compile(
     r"an? (?:runner|cyclist|climber|swimmer|gamer|musician|guitarist|pianist|drummer|photographer|baker|"
     r"cook|reader|hiker|skier|surfer|gardener|knitter|chess player|marathoner|triathlete|birder)|"
     r"(?:\d{1,2}|in my (?:twenties|thirties|forties|fifties|sixties|20s|30s|40s|50s|60s))\b)|"
-    rf"{_I}{_ADV}\s+(?:have|'ve got|got)\s+(?:a|an|two|three|four|\d+)\s+(?:\w+\s+){{0,2}}(?:{lx.FAMILY})\b|"
+    rf"{_I}{_ADV}\s+(?:have|'ve got|got)\s+(?:a|an|two|three|four|\d+)\s+(?:[\w-]+\s+){{0,3}}(?:{lx.FAMILY})\b|"
     rf"{_I}(?:'ve| have)\s+(?:adhd|asthma|diabetes|rsi|migraines|celiac|a bad back|tinnitus|dyslexia|"
     r"bad eyesight|allerg)|"
     rf"{_I}{_ADV}\s+(?:don't|do not|can't|cannot)\s+(?:eat|drink|have)\s+|"
