@@ -11,7 +11,7 @@ import typer
 
 from ..failures import MemoryFailure
 from .common import JsonOption, StateOption, memory_settings, open_workspace
-from .output import console, emit, reporting
+from .output import console, deferred_interrupt, emit, err_console, reporting
 
 
 def sleep(
@@ -22,14 +22,18 @@ def sleep(
     json: bool = JsonOption,
 ) -> None:
     """Organize memory now: merge duplicates, tidy the core, split big topics."""
-    with reporting(json):
+    with reporting(json), deferred_interrupt("this organize run (one transaction)") as stop_asked:
         from ..organizer import reorganize
 
         from ..workspace.state import record_outcome
 
         ws = open_workspace(memory_settings(state))
         try:
-            report = reorganize(ws, model=model)
+            if json or not err_console.is_terminal:
+                report = reorganize(ws, model=model)
+            else:
+                with err_console.status("organizing: merging duplicates, tidying the core, splitting big topics"):
+                    report = reorganize(ws, model=model)
         except MemoryFailure as failure:  # a cron job failing every night must show in `status`
             record_outcome(ws.layout, "sleep", failure)
             raise
@@ -47,6 +51,10 @@ def sleep(
             console.print(f"revision {report['revision']}")
 
         emit(report, json, human)
+    if stop_asked():
+        err_console.print("stopped by Ctrl-C after the organize run, which is one transaction: it is installed "
+                          "and committed")
+        raise typer.Exit(130)
 
 
 def register(memory_app: typer.Typer) -> None:

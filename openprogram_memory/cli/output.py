@@ -64,7 +64,7 @@ def reporting(as_json: bool) -> Iterator[None]:
 
 
 @contextmanager
-def deferred_interrupt() -> Iterator[Callable[[], bool]]:
+def deferred_interrupt(boundary: str = "the current session") -> Iterator[Callable[[], bool]]:
     """Inside the block the first Ctrl-C only asks long work to stop at its next boundary (the function
     yielded says whether it was pressed); a second one interrupts at once (every change is crash-safe)."""
     import signal
@@ -79,7 +79,7 @@ def deferred_interrupt() -> Iterator[Callable[[], bool]]:
         if pressed:
             raise KeyboardInterrupt
         pressed.append(True)
-        err_console.print("[yellow]stopping after the current session (Ctrl-C again to stop at once)[/]")
+        err_console.print(f"[yellow]stopping after {boundary} (Ctrl-C again to stop at once)[/]")
 
     previous = signal.signal(signal.SIGINT, ask)
     try:

@@ -239,21 +239,35 @@ def import_command(
     {"sessions": [...], "imported": N, "skipped": {reason: n}}. A file of
     another format is refused (exit 65) before anything is imported.
     """
-    with reporting(json):
+    with reporting(json), deferred_interrupt("the current file") as stop_asked:
         from ..sessions.importers import import_paths
         from ..sessions.store import SessionStore
 
         settings = memory_settings(state)
-        result = import_paths(SessionStore(settings.sessions_dir), fmt, paths)
+        store = SessionStore(settings.sessions_dir)
+        if json or not err_console.is_terminal:
+            result = import_paths(store, fmt, paths, should_stop=stop_asked)
+        else:
+            from rich.progress import Progress
+
+            with Progress(console=err_console, transient=True) as bar:
+                task = bar.add_task("importing", total=None)
+                result = import_paths(store, fmt, paths, should_stop=stop_asked,
+                                      progress=lambda done, total: bar.update(task, completed=done, total=total))
         data = result.to_json()
 
         def human() -> None:
-            console.print(f"{data['imported']} node(s) imported; sessions: {', '.join(data['sessions']) or '-'}")
+            console.print(f"{data['imported']} node(s) imported; sessions: {escape(', '.join(data['sessions'])) or '-'}")
             if data["skipped"]:
                 reasons = ", ".join(f"{reason} {count}" for reason, count in data["skipped"].items())
                 console.print(f"{result.skipped_total} line(s) skipped: {reasons}")
+            if result.interrupted:
+                err_console.print(f"stopped by Ctrl-C with {result.remaining} file(s) not read yet; what was "
+                                  "imported stays, and running the same command again imports only what is missing")
 
         emit(data, json, human)
+    if result.interrupted:
+        raise typer.Exit(130)
 
 
 def register(memory_app: typer.Typer) -> None:

@@ -243,3 +243,17 @@ def test_a_pi_session_forked_from_another_remembers_its_parent_file(store: Sessi
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
     session = import_paths(store, "pi", [path]).sessions[0]
     assert store.session_info(session).metadata["forked_from"] == lines[0]["parentSession"]
+
+
+def test_import_reports_progress_and_stops_between_files_when_asked(store: SessionStore) -> None:
+    files = sorted((FIXTURES / "claude-code").glob("*.jsonl"))
+    seen: list[tuple[int, int]] = []
+    stopped = import_paths(store, "claude-code", files, progress=lambda done, total: seen.append((done, total)),
+                           should_stop=lambda: len(seen) >= 2)  # Ctrl-C after the second file
+    assert seen == [(1, len(files)), (2, len(files))]
+    assert stopped.interrupted and stopped.remaining == len(files) - 2
+    assert stopped.to_json()["interrupted"] is True and stopped.to_json()["remaining"] == len(files) - 2
+    rest = import_paths(store, "claude-code", files)  # the same command again: only what is missing
+    whole = import_paths(SessionStore(store.root.parent / "other"), "claude-code", files)
+    assert not rest.interrupted and "interrupted" not in rest.to_json()
+    assert stopped.imported + rest.imported == whole.imported

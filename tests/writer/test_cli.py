@@ -203,3 +203,53 @@ def test_ctrl_c_stops_write_all_idle_between_sessions_and_a_rerun_continues(monk
     monkeypatch.setattr(watcher, "_write_one", real_write_one)
     second = run("memory", "write", "--all-idle", "--json")
     assert second.exit_code == 0 and len(json.loads(second.stdout)["sessions"]) == 2
+
+
+def test_ctrl_c_stops_an_import_between_files_and_a_rerun_finishes_it(monkeypatch):
+    import os
+    import signal
+    from pathlib import Path
+
+    from openprogram_memory.sessions import importers
+
+    fixtures = Path(__file__).resolve().parents[2] / "fixtures" / "sessions" / "pi"
+    files = sorted(fixtures.glob("*.jsonl"))
+    assert len(files) >= 2
+    assert run("memory", "init").exit_code == 0
+    real = importers.pi.import_pi
+    calls: list[int] = []
+
+    def import_then_press_ctrl_c(store, transcripts, *args):
+        calls.append(1)
+        result = real(store, transcripts, *args)
+        if len(calls) == 1:
+            os.kill(os.getpid(), signal.SIGINT)  # arrives while the first file is read in
+        return result
+
+    monkeypatch.setitem(importers.FORMATS, "pi", (importers.pi.FORMAT, import_then_press_ctrl_c))
+    first = run("memory", "import", "pi", *map(str, files), "--json")
+    assert first.exit_code == 130 and "stopping after the current file" in first.stderr
+    data = json.loads(first.stdout)
+    assert data["interrupted"] is True and data["remaining"] == len(files) - 1 and len(data["sessions"]) == 1
+    monkeypatch.setitem(importers.FORMATS, "pi", (importers.pi.FORMAT, real))
+    second = run("memory", "import", "pi", *map(str, files), "--json")
+    assert second.exit_code == 0 and len(json.loads(second.stdout)["sessions"]) == len(files)
+
+
+def test_ctrl_c_during_sleep_lets_its_one_transaction_finish(monkeypatch):
+    import os
+    import signal
+
+    from openprogram_memory import organizer
+
+    assert run("memory", "init").exit_code == 0
+    real = organizer.reorganize
+
+    def organize_then_press_ctrl_c(ws, model=None):
+        os.kill(os.getpid(), signal.SIGINT)
+        return real(ws, model=model)
+
+    monkeypatch.setattr(organizer, "reorganize", organize_then_press_ctrl_c)
+    answer = run("memory", "sleep", "--json")
+    assert answer.exit_code == 130 and json.loads(answer.stdout)["ok"] is True
+    assert "installed and committed" in answer.stderr

@@ -10,14 +10,15 @@ left untouched.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Iterable
 
 from ...failures import FailureCode, MemoryFailure
 from ..store import SessionStore
 from . import claude_code, codex, pi
-from .common import SKIP_REASONS, ImportResult, TranscriptFile, TranscriptFormat, check_format, expand_paths, \
-    read_transcript
+from .common import EMPTY_RESULT, SKIP_REASONS, ImportResult, TranscriptFile, TranscriptFormat, check_format, \
+    expand_paths, read_transcript
 
 Importer = Callable[[SessionStore, list[TranscriptFile]], ImportResult]
 
@@ -28,11 +29,17 @@ FORMATS: dict[str, tuple[TranscriptFormat, Importer]] = {
 }
 
 
-def import_paths(store: SessionStore, fmt: str, paths: Iterable[str | Path]) -> ImportResult:
+def import_paths(store: SessionStore, fmt: str, paths: Iterable[str | Path],
+                 progress: Callable[[int, int], None] | None = None,
+                 should_stop: Callable[[], bool] | None = None) -> ImportResult:
     """Import ``paths`` (files, or directories searched for ``*.jsonl``) in format ``fmt``.
 
     Unknown formats, unreadable paths and files of another format are
-    ``INVALID_ARGUMENT``, raised before anything is imported.
+    ``INVALID_ARGUMENT``, raised before anything is imported. The files are
+    then imported a group at a time (a transcript with its sub-agent files;
+    a codex fork after its parent): ``progress(done, total)`` after each,
+    and ``should_stop()`` (Ctrl-C) ends the import between two groups — the
+    result says ``interrupted``; importing again adds only what is missing.
     """
     entry = FORMATS.get(fmt)
     if entry is None:
@@ -52,7 +59,42 @@ def import_paths(store: SessionStore, fmt: str, paths: Iterable[str | Path]) -> 
     known = [format_ for format_, _ in FORMATS.values()]
     for transcript in transcripts:
         check_format(transcript, wanted, known)
-    return importer(store, transcripts)
+    groups = _groups(fmt, transcripts)
+    result = EMPTY_RESULT
+    for done, group in enumerate(groups, 1):
+        if should_stop is not None and should_stop():
+            return replace(result, interrupted=True, remaining=sum(len(g) for g in groups[done - 1:]))
+        result = result + importer(store, group)
+        if progress is not None:
+            progress(done, len(groups))
+    return result
+
+
+def _groups(fmt: str, transcripts: list[TranscriptFile]) -> list[list[TranscriptFile]]:
+    """The transcripts in the units they must be imported in, in order: a codex fork after its parent;
+    Claude Code files that share a session (a resumed conversation, a sub-agent's own file) together."""
+    if fmt == "codex":
+        return [[t] for t in codex.parents_first(transcripts)]
+    if fmt != "claude-code":
+        return [[t] for t in transcripts]
+    group_of: dict[str, int] = {}  # session id → the group holding it
+    groups: list[list[TranscriptFile]] = []
+    for transcript in transcripts:
+        sessions = {line["sessionId"] for _, line in transcript.lines if isinstance(line.get("sessionId"), str)}
+        joined = sorted({group_of[s] for s in sessions if s in group_of})
+        if not joined:
+            groups.append([transcript])
+            target = len(groups) - 1
+        else:
+            target = joined[0]
+            for other in joined[1:]:  # this file links two groups: they become one
+                groups[target].extend(groups[other])
+                groups[other] = []
+                group_of.update({s: target for s, g in group_of.items() if g == other})
+            groups[target].append(transcript)
+        group_of.update({s: target for s in sessions})
+    order = {id(t): n for n, t in enumerate(transcripts)}  # within a group, the files keep the order given
+    return [sorted(group, key=lambda t: order[id(t)]) for group in groups if group]
 
 
 __all__ = ["FORMATS", "ImportResult", "SKIP_REASONS", "import_paths"]

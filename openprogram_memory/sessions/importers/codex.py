@@ -102,7 +102,7 @@ def import_codex(store: SessionStore, transcripts: list[TranscriptFile],
     ``aliases`` carries the lines of a growing fork found to repeat its parent in earlier reads.
     """
     result = EMPTY_RESULT
-    for transcript in _parents_first(transcripts):
+    for transcript in parents_first(transcripts):
         tree, thread_id, tip, spawn = build_tree(transcript, store, aliases)
         result = result + transcript.result() + write_tree(store, tree)
         if spawn is not None and store.exists(tree.session_id) and store.parent_link(tree.session_id) != {
@@ -121,7 +121,7 @@ def _session_meta(transcript: TranscriptFile) -> dict[str, Any]:
                  if line.get("type") == "session_meta" and isinstance(line.get("payload"), dict)), {})
 
 
-def _parents_first(transcripts: list[TranscriptFile]) -> list[TranscriptFile]:
+def parents_first(transcripts: list[TranscriptFile]) -> list[TranscriptFile]:
     """``transcripts`` ordered so that a fork comes after its parent when both are given."""
     by_thread = {_session_meta(t).get("id"): t for t in transcripts}
     ordered: list[TranscriptFile] = []

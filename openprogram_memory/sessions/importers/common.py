@@ -89,11 +89,18 @@ class ImportResult:
     imported: int
     skipped: Mapping[str, int] = field(default_factory=dict)
     updated: int = 0
+    interrupted: bool = False  # stopped by Ctrl-C between two files
+    remaining: int = 0  # files not imported because of it
 
     def to_json(self) -> dict[str, Any]:
-        """The ``memory import --json`` object: ``{"sessions", "imported", "skipped": {reason: n}}``."""
-        return {"sessions": list(self.sessions), "imported": self.imported,
-                "skipped": {reason: self.skipped[reason] for reason in sorted(self.skipped) if self.skipped[reason]}}
+        """The ``memory import --json`` object: ``{"sessions", "imported", "skipped": {reason: n}}``
+        (plus ``"interrupted": true, "remaining": n`` when Ctrl-C stopped it)."""
+        out: dict[str, Any] = {"sessions": list(self.sessions), "imported": self.imported,
+                               "skipped": {reason: self.skipped[reason] for reason in sorted(self.skipped)
+                                           if self.skipped[reason]}}
+        if self.interrupted:
+            out.update(interrupted=True, remaining=self.remaining)
+        return out
 
     @property
     def skipped_total(self) -> int:
