@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 import typer
+from rich.markup import escape
 
 from ..config import Settings
 from .fast import checked_settings
@@ -17,7 +18,7 @@ def memory_settings(state: Optional[str], overrides: dict[str, Any] | None = Non
     """Effective settings for a ``memory`` verb; refuses when memory is off (see :func:`.fast.checked_settings`)."""
     from .output import err_console
 
-    return checked_settings(state, overrides, lambda warning: err_console.print(f"[yellow]warning[/]: {warning}"))
+    return checked_settings(state, overrides, lambda warning: err_console.print(f"[yellow]warning[/]: {escape(warning)}"))
 
 
 def open_workspace(settings: Settings, *, create: bool = False):

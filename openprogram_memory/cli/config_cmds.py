@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Optional
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from ..config import KEYS, config_path, env_name, load_settings, write_config_value
@@ -42,7 +43,7 @@ def _entry(settings, key: str) -> dict:
 def _settings(state: Optional[str]):
     settings = _existing_state(state)
     for warning in settings.warnings:
-        err_console.print(f"[yellow]warning[/]: {warning}")
+        err_console.print(f"[yellow]warning[/]: {escape(warning)}")
     return settings
 
 
@@ -54,7 +55,7 @@ def get(key: str = typer.Argument(..., help="e.g. memory.writer.model"), state: 
         if key not in KEYS:
             raise MemoryFailure(FailureCode.INVALID_ARGUMENT, f"unknown key {key!r}; see `openprogram memory config list`")
         entry = _entry(_settings(state), key)
-        emit(entry, json, lambda: console.print(f"{entry['value']}  [dim]({entry['origin']})[/]"))
+        emit(entry, json, lambda: console.print(f"{escape(str(entry['value']))}  [dim]({entry['origin']})[/]"))
 
 
 @config_app.command("set")
@@ -69,9 +70,9 @@ def set_(key: str = typer.Argument(...), value: str = typer.Argument(...), state
                "effective": effective.values[key], "origin": effective.origin[key]}
 
         def human() -> None:
-            console.print(f"{key} = {stored!r} written to {out['path']}")
+            console.print(escape(f"{key} = {stored!r} written to {out['path']}"))
             if effective.origin[key] != "config.toml":
-                console.print(f"[yellow]note[/]: {env_name(key)} overrides it (effective: {effective.values[key]!r})")
+                console.print(f"[yellow]note[/]: {env_name(key)} overrides it (effective: {escape(repr(effective.values[key]))})")
 
         emit(out, json, human)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Optional
 
 import typer
+from rich.markup import escape
 
 from ..failures import MemoryFailure
 from .common import JsonOption, StateOption, memory_settings, open_workspace
@@ -47,7 +48,7 @@ def sleep(
                 console.print(f"Organized ({report['model']}): {report['merged']} merged, {report['moved']} moved, "
                               f"{report['reordered']} reordered" + (f", {deleted} deleted." if deleted else "."))
                 for path in report["changed_files"]:
-                    console.print(f"  {path}")
+                    console.print(f"  {escape(path)}")
             console.print(f"revision {report['revision']}")
 
         emit(report, json, human)

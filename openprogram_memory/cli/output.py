@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
 import typer
+from rich.markup import escape
 from rich.console import Console
 
 from ..failures import EXIT_BUG, MemoryFailure
@@ -37,10 +38,10 @@ def fail(failure: MemoryFailure, as_json: bool) -> None:
         print_json(failure.to_json())
     else:
         tag = "retryable" if failure.retryable else "error"
-        err_console.print(f"[bold red]{failure.code.value}[/] ({tag}): {failure.message}")
+        err_console.print(f"[bold red]{failure.code.value}[/] ({tag}): {escape(failure.message)}")
         for key, value in failure.details.items():
             if key != "draft":
-                err_console.print(f"  {key}: {value}")
+                err_console.print(f"  {escape(str(key))}: {escape(str(value))}")
     raise typer.Exit(failure.exit_code)
 
 
@@ -59,7 +60,7 @@ def reporting(as_json: bool) -> Iterator[None]:
         if as_json:
             print_json(bug_json(exc))
         else:
-            err_console.print(f"[bold red]unexpected error[/]: {type(exc).__name__}: {exc}")
+            err_console.print(f"[bold red]unexpected error[/]: {type(exc).__name__}: {escape(str(exc))}")
         raise typer.Exit(EXIT_BUG)
 
 

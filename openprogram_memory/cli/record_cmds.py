@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 import typer
+from rich.markup import escape
 
 from ..failures import FailureCode, MemoryFailure
 from ..transaction.update_request import load_request_json, parse_update_request
@@ -30,12 +31,12 @@ def get(
         record = ws.get(memory_id)
 
         def human() -> None:
-            console.print(f"[bold]^{record['memory_id']}[/] {record['topic']}"
-                          + (f" › {' › '.join(record['headings'])}" if record["headings"] else ""))
-            console.print(record["content"])
-            console.print(f"time: {record['time']}")
+            console.print(f"[bold]^{escape(record['memory_id'])}[/] {escape(record['topic'])}"
+                          + (f" › {escape(' › '.join(record['headings']))}" if record["headings"] else ""))
+            console.print(escape(record["content"]))
+            console.print(f"time: {escape(str(record['time']))}")
             for source in record["sources"]:
-                console.print(f"  [{source['label']}] {source['source']}")
+                console.print(escape(f"  [{source['label']}] {source['source']}"))
 
         emit(record, json, human)
 
@@ -66,7 +67,7 @@ def apply(
             if not data["changed_files"]:
                 console.print("No change.")
             for path in data["changed_files"]:
-                console.print(f"  {path}")
+                console.print(f"  {escape(path)}")
             if data["block_ids"]:
                 console.print("new records: " + " ".join("^" + i for i in data["block_ids"]))
             console.print(f"revision {data['revision']}"

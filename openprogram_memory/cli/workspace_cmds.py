@@ -28,7 +28,7 @@ def _tx_human(result: dict) -> None:
     for path in files:
         console.print(f"  {escape(path)}")
     if not result.get("git_committed"):
-        console.print(f"[yellow]warning[/]: installed, but the git commit failed: {result.get('git_error')}")
+        console.print(f"[yellow]warning[/]: installed, but the git commit failed: {escape(str(result.get('git_error')))}")
 
 
 def init(state: Optional[str] = StateOption, json: bool = JsonOption) -> None:
@@ -263,7 +263,7 @@ def _edit_loop(ws, rel: str, scratch: Path, original: str, base: str, json: bool
                                     FailureCode.INVALID_ARGUMENT, FailureCode.MEMORY_NOT_FOUND):
                 raise
             err_console.print(f"[bold red]{failure.code.value}[/]: {escape(failure.message)}")
-            err_console.print(f"Your draft is kept at {scratch}")
+            err_console.print(escape(f"Your draft is kept at {scratch}"))
             again = reopen
             if again is None:
                 again = sys.stdin.isatty() and typer.confirm("Reopen the draft to fix it?", default=True)

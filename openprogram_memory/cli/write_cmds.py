@@ -55,7 +55,7 @@ def write_command(
                 console.print(f"{data['passes']} pass(es): {len(data['written'])} turn(s) written, "
                               f"{len(data['reviewed'])} reviewed with nothing durable; {data['pending']} pending.")
                 for path in data["changed_files"]:
-                    console.print(f"  {path}")
+                    console.print(f"  {escape(path)}")
                 for item in data.get("superseded", []):  # records from a branch the person abandoned
                     console.print(f"  ^{item['memory_id']} ({item['topic']}) from an abandoned branch: {item['action']}")
             console.print(f"revision {data['revision']}")
@@ -90,7 +90,7 @@ def _rereview(session: Optional[str], since: Optional[str], rereview: bool, stat
                               f"{len(data['sessions'])} session(s): {written} written, {reviewed} reviewed with "
                               "nothing durable.")
                 for path in data["changed_files"]:
-                    console.print(f"  {path}")
+                    console.print(f"  {escape(path)}")
             console.print(f"revision {data['revision']}")
 
         emit(data, as_json, human)

@@ -221,3 +221,15 @@ def test_cli_reference_is_current():
 
     assert (ROOT / "docs" / "cli.md").read_text() == reference(), \
         "run: python -m openprogram_memory.cli.reference docs/cli.md"
+
+
+def test_what_a_person_wrote_is_printed_as_written_never_read_as_markup(ws):
+    """Rich markup in records, labels and error messages is shown literally (get, show, apply, errors)."""
+    marked = "# Dana\n\n## Work\n\nDana writes [bold]tabs[/bold] and [red]links[/red].[^e1]\n\n" \
+             "[^e1]: Sources: [shop](openprogram/s1/u1)\n"
+    assert apply_changes(("topics/people/dana.md", marked)).exit_code == 0
+    block_id = next(r.memory_id for r in ws.records() if "tabs" in r.content)
+    shown = run("memory", "get", block_id)
+    assert "[bold]tabs[/bold]" in shown.stdout and "[red]links[/red]" in shown.stdout
+    failed = run("memory", "show", "topics/[bold]nope[/bold].md")
+    assert failed.exit_code != 0 and "[bold]nope[/bold]" in failed.stderr
