@@ -274,7 +274,7 @@ class MemoryWorkspace:
                 + " — move the ones that matter earlier in topics/core.md, or run `openprogram memory sleep`")
         if not self.settings["memory.core.inject"]:
             warnings.append("memory.core.inject=false: the injected core block is empty")
-        warnings += [f"recovered: {note}" for note in self.recovery_notes]
+        warnings += [note if note.startswith("adopted ") else f"recovered: {note}" for note in self.recovery_notes]
         warnings += self.unreadable_warnings()
         scheduled = read_scheduled(self.layout)
         for kind, outcome in sorted(scheduled.items()):

@@ -72,6 +72,9 @@ def test_a_valid_edit_made_elsewhere_is_served_as_it_is(ws, monkeypatch, capsys)
     assert search(monkeypatch, capsys, ws, "cargo bikes") == ["Dana runs a bike shop in Ghent and repairs cargo bikes."]
     code, status = run(monkeypatch, capsys, "memory", "status", "--state", str(ws.settings.state_dir), "--json")
     assert not any(w.startswith(BIKES) for w in status["warnings"])
+    assert f"adopted hand edit(s) outside the product: {BIKES}" in status["warnings"]  # said once, by the command
+    code, status = run(monkeypatch, capsys, "memory", "status", "--state", str(ws.settings.state_dir), "--json")
+    assert not any("adopted" in w for w in status["warnings"])  # committed: nothing left to say
 
 
 def test_an_invalid_new_file_is_left_out_until_fixed(ws, monkeypatch, capsys):
