@@ -109,13 +109,13 @@ def adopt_out_of_band(ws: "Workspace") -> list[str]:
 
 def _deleted_records(ws: "Workspace", paths: list[str]) -> dict[str, list[str]]:
     """``{block id: sources}`` of the records the committed versions of ``paths`` hold and the files no longer do."""
-    from ..workspace.caches import _committed_text, summarize
+    from ..workspace.caches import committed_text, summarize
 
     tree = ws.tree()
     now = {i for rel in paths if rel in tree.files for i in tree.files[rel].ids}
     out: dict[str, list[str]] = {}
     for rel in paths:
-        text = _committed_text(ws.root, rel)
+        text = committed_text(ws.root, rel)
         if text is None:
             continue
         for record in summarize(rel, text, ws.cache.sources).records:

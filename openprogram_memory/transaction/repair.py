@@ -9,10 +9,9 @@ git locks, a damaged index, an interrupted install, pending commits).
   reads), then the installed memory tree is committed on top of it, so
   history goes on from what is on disk; with no sound commit left, history
   starts again from the installed tree (the old objects stay in ``.git``);
-- **a hand edit outside the product** (a topic file changed, added or
-  removed in vim, Obsidian or another sync tool) that passes every rule a
-  transaction applies is adopted: committed as "hand edit outside the
-  product"; a file with any problem is left as it is and stays reported;
+- **a hand edit outside the product** that keeps the hand-edit rules is
+  committed, as every open does (:mod:`.adopt`); a file with any problem is
+  left as it is and stays reported;
 - **an archive changed outside a commit**: committed when it parses whole
   and only appends to the committed bytes (``sources/`` is append-only);
 - **unreadable runtime state** (``runtime.json`` …): removed, it is rebuilt;
@@ -29,6 +28,7 @@ import os
 from typing import TYPE_CHECKING
 
 from ..failures import MemoryFailure
+from .adopt import adopt_out_of_band
 from .check import Problem, _drift
 
 if TYPE_CHECKING:
@@ -36,7 +36,6 @@ if TYPE_CHECKING:
 
 # Findings that are about the whole file being outside history, not about its content.
 _NOT_CONTENT = frozenset({"uncommitted", "stale-view", "runtime-state", "git-head"})
-ADOPT_MESSAGE = "memory: hand edit outside the product, adopted by `memory check --repair`"
 
 
 def repair_workspace(ws: "Workspace", problems: list[Problem]) -> list[str]:
@@ -52,7 +51,8 @@ def repair_workspace(ws: "Workspace", problems: list[Problem]) -> list[str]:
             if problem.rule == "runtime-state" and problem.file:
                 ws.layout.state(os.path.basename(problem.file)).unlink(missing_ok=True)
                 notes.append(f"removed unreadable {problem.file} (rebuilt with defaults)")
-        notes += _adopt(ws, problems)
+        notes += _adopt_archives(ws, problems)
+    notes += adopt_out_of_band(ws)  # topics: the hand-edit rules every open applies (and their own commit)
     if any(p.rule == "stale-view" for p in problems) or any(n.startswith("adopted") for n in notes):
         rebuilt = staged_edit(ws, lambda staging: None, policy=Policy.MODEL, message="memory: rebuild derived views",
                               force_views=True)
@@ -61,35 +61,22 @@ def repair_workspace(ws: "Workspace", problems: list[Problem]) -> list[str]:
     return notes
 
 
-def _adopt(ws: "Workspace", problems: list[Problem]) -> list[str]:
-    """Commit the out-of-band changes that pass every rule."""
+def _adopt_archives(ws: "Workspace", problems: list[Problem]) -> list[str]:
+    """Commit the archives changed outside a commit that parse whole and only append."""
     from .history import commit_paths
 
     blocked = {p.file for p in problems if p.rule not in _NOT_CONTENT}
-    dangling = " ".join(p.message for p in problems if p.rule == "dangling-link")
-    topics: list[str] = []
-    archives: list[str] = []
-    for rel, _state in _drift(ws):
-        if rel in blocked:
-            continue
-        if rel.startswith("topics/") and rel.endswith(".md"):
-            if not (ws.root / rel).exists() and rel in dangling:
-                continue  # removed, but other files still link into it
-            topics.append(rel)
-        elif rel.startswith("sources/") and _append_only(ws, rel):
-            archives.append(rel)
-    notes = []
-    for paths, what in ((topics, "adopted hand edit(s) outside the product"),
-                        (archives, "adopted archive append(s) made outside a commit")):
-        if not paths:
-            continue
-        try:
-            commit_paths(ws.root, paths, ADOPT_MESSAGE + ": " + ", ".join(paths[:10]))
-        except MemoryFailure as failure:
-            notes.append(f"could not commit {', '.join(paths[:5])}: {failure.message}")
-            continue
-        notes.append(f"{what}: {', '.join(paths[:10])}" + (f" and {len(paths) - 10} more" if len(paths) > 10 else ""))
-    return notes
+    archives = [rel for rel, _state in _drift(ws)
+                if rel not in blocked and rel.startswith("sources/") and _append_only(ws, rel)]
+    if not archives:
+        return []
+    try:
+        commit_paths(ws.root, archives, "memory: archive append(s) made outside a commit, adopted by "
+                     "`memory check --repair`: " + ", ".join(archives[:10]))
+    except MemoryFailure as failure:
+        return [f"could not commit {', '.join(archives[:5])}: {failure.message}"]
+    return [f"adopted archive append(s) made outside a commit: {', '.join(archives[:10])}"
+            + (f" and {len(archives) - 10} more" if len(archives) > 10 else "")]
 
 
 def _append_only(ws: "Workspace", rel: str) -> bool:

@@ -391,7 +391,7 @@ class TopicCache:
             self.invalid.pop(rel, None)
             return summary
         self.invalid[rel] = problem
-        committed = _committed_text(self.root, rel)
+        committed = committed_text(self.root, rel)
         if committed is None or committed == text:
             return None
         last = summarize(rel, committed, self.sources)
@@ -597,7 +597,7 @@ def topic_cache(root: Path) -> TopicCache:
         return cache
 
 
-def _committed_text(root: Path, rel: str) -> str | None:
+def committed_text(root: Path, rel: str) -> str | None:
     """``rel`` as the last commit holds it, or None (not committed, no history, damaged history)."""
     try:
         from dulwich.object_store import tree_lookup_path
