@@ -201,6 +201,26 @@ class MemoryWorkspace:
                 commit_pending(self, f"memory: archive {len(messages)} source message(s)")
         return changed
 
+    def trust(self, source_ids: list[str], trust_state: str, *, by: str = "owner", reason: str = "") -> TxResult:
+        """Promote (``trusted``) or demote (``pending``) archived sources: a trust frame each, one commit.
+
+        Records citing a promoted source become searchable and may enter the
+        core; a demoted one leaves automatic context. Only a person should
+        call this: agents (MCP, HTTP) have no route to it.
+        """
+        from .transaction.trust import change_trust
+
+        return change_trust(self, source_ids, trust_state, by=by, reason=reason)
+
+    def sources(self, trust_state: str | None = None) -> list[dict[str, Any]]:
+        """Archived sources (with their current trust state), oldest archive first; ``trust_state`` filters."""
+        out = []
+        for rel, message in self.cache.sources.all_sources():
+            if trust_state is None or message.trust_state == trust_state:
+                out.append({"source": message.source_id, "archive": rel, "trust_state": message.trust_state,
+                            "speaker": message.speaker, "timestamp": message.timestamp, "text": message.text})
+        return out
+
     # -- reading -------------------------------------------------------
     def tree(self):
         return self.cache.snapshot()

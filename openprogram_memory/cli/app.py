@@ -28,6 +28,7 @@ MEMORY_VERB_MODULES = (
     "openprogram_memory.cli.mcp_cmds",
     "openprogram_memory.cli.hook_cmds",
     "openprogram_memory.cli.sync_cmds",
+    "openprogram_memory.cli.trust_cmds",
 )
 
 

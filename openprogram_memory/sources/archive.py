@@ -12,6 +12,12 @@ message that evidence cites, one frame each::
 
 A truncated or malformed frame ends parsing; appending to a damaged file is
 refused. Archiving a frame that is already present changes no byte.
+
+A source's trust state is changed by appending a *trust frame* (anchor
+``trust-…``, the same five header lines, ``source-id`` naming the source it
+changes, ``trust_state`` the new state), never by rewriting the source's
+frame: the last trust frame of a source in file order decides its state
+(``memory trust promote|demote``, architecture §2.2).
 """
 
 from __future__ import annotations
@@ -21,19 +27,20 @@ import hashlib
 import json
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterable
 from urllib.parse import quote, unquote
 
 from ..failures import FailureCode, MemoryFailure
 from ..fsutil import FILE_MODE, ensure_dir
-from ..topics.ids import source_anchor
+from ..topics.ids import sha256_hex, source_anchor
 
 HEADER = "<!-- openprogram-source-archive:v2 -->"
 TRUST_STATES = ("trusted", "pending")
 
-_ANCHOR_RE = re.compile(r'^<a id="(source-[0-9a-f]{16})"></a>$')
+_ANCHOR_RE = re.compile(r'^<a id="((source|trust)-[0-9a-f]{16})"></a>$')
+TRUST_ANCHOR_PREFIX = "trust-"
 _COMMENT_RE = re.compile(r"^<!-- ([a-z-]+):(.*) -->$")
 _LEGACY_FRAME_RE = re.compile(r"^<!-- source-id:(.*) -->$")
 
@@ -85,9 +92,13 @@ class SourceMessage:
     authority_tier: str = "owner"
     principal_id: str = ""
     speaker_kind: str = "user"
+    kind: str = "source"  # or "trust": a change of the trust state of the source ``source_id`` names
 
     @property
     def anchor(self) -> str:
+        if self.kind == "trust":  # content addressed: the same change made twice is one frame
+            digest = sha256_hex("\n".join((self.source_id, self.timestamp, self.trust_state, self.speaker_id, self.text)))
+            return TRUST_ANCHOR_PREFIX + digest[:16]
         return source_anchor(self.source_id)
 
     @property
@@ -124,14 +135,48 @@ class SourceMessage:
 
 @dataclass
 class ArchiveFile:
-    """Parsed archive: frames in order, and whether parsing hit damage."""
+    """Parsed archive: source frames and trust frames in order, and whether parsing hit damage.
+
+    ``frames`` are the source frames as written (their bytes never change);
+    :meth:`by_anchor` and :meth:`current` give them with the trust state the
+    trust frames after them decided.
+    """
 
     frames: list[SourceMessage] = field(default_factory=list)
     damaged: bool = False
     legacy: bool = False
+    changes: list[SourceMessage] = field(default_factory=list)  # trust frames, in file order
+    # every frame, source and trust, in file order, when there are trust frames (else ``frames``)
+    mixed: list[SourceMessage] | None = None
+
+    @property
+    def entries(self) -> list[SourceMessage]:
+        """Every frame in file order: what the append-only rule keeps byte for byte."""
+        return self.mixed if self.mixed is not None else self.frames
 
     def by_anchor(self) -> dict[str, SourceMessage]:
-        return {frame.anchor: frame for frame in self.frames}
+        found = {frame.anchor: frame for frame in self.frames}
+        return apply_trust(found, self.changes) if self.changes else found
+
+    def current(self) -> list[SourceMessage]:
+        """The source frames in file order, each with its current trust state."""
+        if not self.changes:
+            return self.frames
+        by_anchor = self.by_anchor()
+        return [by_anchor.get(frame.anchor, frame) for frame in self.frames]
+
+
+def apply_trust(by_anchor: dict[str, SourceMessage], changes: Iterable[SourceMessage]) -> dict[str, SourceMessage]:
+    """``by_anchor`` with each trust frame applied in order (a copy when anything changes)."""
+    out = by_anchor
+    for change in changes:
+        anchor = source_anchor(change.source_id)
+        frame = out.get(anchor)
+        if frame is not None and frame.trust_state != change.trust_state:
+            if out is by_anchor:
+                out = dict(by_anchor)
+            out[anchor] = replace(frame, trust_state=change.trust_state)
+    return out
 
 
 def _decode_meta(raw: str) -> dict:
@@ -199,13 +244,26 @@ def parse_archive(text: str) -> ArchiveFile:
             authority_tier=meta.get("authority_tier", "owner"),
             principal_id=meta.get("principal_id", ""),
             speaker_kind=meta.get("speaker_kind", "user"),
+            kind=anchor_match.group(2),
         )
-        if frame.anchor != anchor_match.group(1):
+        if frame.anchor != anchor_match.group(1) or frame.trust_state not in TRUST_STATES:
             result.damaged = True
             break
-        result.frames.append(frame)
+        add_frame(result, frame)
         i = start + count + 1
     return result
+
+
+def add_frame(archive: ArchiveFile, frame: SourceMessage) -> None:
+    """Add a parsed frame (source or trust) at the end of ``archive``."""
+    if frame.kind == "trust":
+        if archive.mixed is None:
+            archive.mixed = list(archive.frames)
+        archive.changes.append(frame)
+    else:
+        archive.frames.append(frame)
+    if archive.mixed is not None:
+        archive.mixed.append(frame)
 
 
 class ParsedArchive:
@@ -250,9 +308,30 @@ class ParsedArchive:
             tail = parse_archive(HEADER + "\n" + data[self.size:].decode("utf-8"))
         except UnicodeDecodeError:
             return ParsedArchive.of(data)
-        added = tail.by_anchor()  # a repeated anchor maps to its last frame, as in a whole parse
-        merged = ArchiveFile(frames=old.frames + tail.frames, damaged=tail.damaged)
-        return ParsedArchive(merged, {**self.by_anchor, **added}, len(data), hashlib.sha256(data).digest(), True)
+        merged = ArchiveFile(frames=old.frames + tail.frames, damaged=tail.damaged, changes=old.changes + tail.changes)
+        if old.mixed is not None or tail.mixed is not None:
+            merged.mixed = old.entries + tail.entries
+        # a repeated anchor maps to its last frame, as in a whole parse; the new trust frames apply to all
+        by_anchor = {**self.by_anchor, **{frame.anchor: frame for frame in tail.frames}}
+        if old.changes:  # a frame appended now is still under the trust frames before it
+            by_anchor = apply_trust(by_anchor, [c for c in old.changes if c.source_id in _ids(tail.frames)])
+        by_anchor = apply_trust(by_anchor, tail.changes)
+        # only frames were appended: every frame parsed before is the same object (a trust frame changes some)
+        return ParsedArchive(merged, by_anchor, len(data), hashlib.sha256(data).digest(), not tail.changes)
+
+
+def trust_frame(source_id: str, trust_state: str, timestamp: str, by: str, reason: str = "") -> SourceMessage:
+    """A trust frame: ``source_id`` is ``trust_state`` from now on, said by ``by`` (a person, or a program)."""
+    if trust_state not in TRUST_STATES:
+        raise MemoryFailure(FailureCode.INVALID_ARGUMENT, f"trust_state must be trusted or pending: {trust_state!r}")
+    verb = "promote" if trust_state == "trusted" else "demote"
+    return SourceMessage(source_id=source_id, speaker=by or "owner", speaker_id=by or "owner", timestamp=timestamp,
+                         text=f"{verb}: {reason}" if reason else verb, trust_state=trust_state,
+                         speaker_kind="person", kind="trust")
+
+
+def _ids(frames: list[SourceMessage]) -> set[str]:
+    return {frame.source_id for frame in frames}
 
 
 def read_archive(path: Path) -> ArchiveFile:
@@ -270,7 +349,8 @@ def plan_append(memory_root: Path, messages: Iterable[SourceMessage],
 
     Content addressed: a frame already present (same source id, same bytes)
     adds nothing, so archiving a batch twice changes no byte. The same id
-    with different content, a symlink, or a damaged archive is refused.
+    with different content, a symlink, or a damaged archive is refused; a
+    trust frame needs its source archived before it (MISSING_SOURCE).
     ``parse(relpath, bytes)`` may serve a cached parse of the current bytes.
     """
     by_file: dict[str, list[SourceMessage]] = {}
@@ -298,10 +378,10 @@ def plan_append(memory_root: Path, messages: Iterable[SourceMessage],
                 FailureCode.APPEND_ONLY_REQUIRED,
                 f"{rel} is damaged or not a v2 archive; refusing to append (repair it by hand from git history)",
             )
-        present = {frame.source_id: frame for frame in existing.frames}
+        present = {frame.anchor: frame for frame in existing.entries}
         additions: list[str] = []
         for message in batch:
-            known = present.get(message.source_id)
+            known = present.get(message.anchor)
             if known is not None:
                 if known.frame() != message.frame():
                     raise MemoryFailure(
@@ -309,7 +389,10 @@ def plan_append(memory_root: Path, messages: Iterable[SourceMessage],
                         f"{message.source_id} is already archived with different content; the archive is append-only",
                     )
                 continue
-            present[message.source_id] = message
+            if message.kind == "trust" and source_anchor(message.source_id) not in present:
+                raise MemoryFailure(FailureCode.MISSING_SOURCE, f"no archived source {message.source_id}",
+                                    details={"source_id": message.source_id})
+            present[message.anchor] = message
             additions.append(message.frame())
         if additions:
             prefix = "" if old else HEADER + "\n\n"

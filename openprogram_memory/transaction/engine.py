@@ -22,7 +22,7 @@ from ..sources.archive import SourceMessage, archive_relpath_for, parse_archive,
 from ..views.derived import derived_views, timeline_entries
 from ..workspace.layout import RUNTIME, TIMELINE, is_derived
 from ..workspace.state import REVISIONS, RuntimeState, write_lock
-from ..workspace.caches import FileSummary, SourceLookup, TreeState, summarize
+from ..workspace.caches import FileSummary, SourceLookup, TreeState, reresolved, summarize
 from . import gitcheck, ledger
 from .history import commit_paths, tree_differences
 from .install import StepHook, install, recover
@@ -191,6 +191,12 @@ def _stage_topics(ws: Workspace, staging: Staging, baseline: TreeState, changes:
         text = doc.render()
         replaced[rel] = summarize(rel, text, sources)
         topic_bytes[rel] = text.encode("utf-8")
+    for rel, summary in baseline.files.items() if archives else ():
+        # a trust frame (or a sync union) changes what an unchanged topic's citations find: the core render,
+        # search and every view read the new trust state from the tree this edit installs
+        again = None if rel in replaced else reresolved(summary, sources, archives)
+        if again is not None:
+            replaced[rel] = again
     return topic_bytes, baseline.with_files(replaced)
 
 
@@ -274,15 +280,19 @@ def check_archive_union(ws: Workspace, archive_files: dict[str, bytes]) -> dict[
         if new is None or new.damaged or new.legacy or not new.frames:
             raise _reject(f"{rel}: the new archive does not parse as a whole v2 archive", "append-only",
                           FailureCode.APPEND_ONLY_REQUIRED, file=rel)
-        frames = {m.source_id: m.frame() for m in new.frames}
-        if len(frames) != len(new.frames):
+        frames = {m.anchor: m.frame() for m in new.entries}
+        if len(frames) != len(new.entries):
             raise _reject(f"{rel}: a source id appears twice", "append-only", FailureCode.APPEND_ONLY_REQUIRED, file=rel)
-        installed = parse_archive(old.decode("utf-8", "replace")).frames if old else []
+        orphan = next((m.source_id for m in new.changes if source_anchor(m.source_id) not in frames), None)
+        if orphan is not None:
+            raise _reject(f"{rel}: a trust frame names {orphan}, which this archive does not hold", "append-only",
+                          FailureCode.MISSING_SOURCE, file=rel, source_id=orphan)
+        installed = parse_archive(old.decode("utf-8", "replace")).entries if old else []
         for message in installed:
-            if frames.get(message.source_id) != message.frame():
+            if frames.get(message.anchor) != message.frame():
                 raise _reject(f"{rel}: frame {message.source_id} would change or vanish; sources/ is append-only",
                               "append-only", FailureCode.APPEND_ONLY_REQUIRED, file=rel, source_id=message.source_id)
-        out[rel] = new.frames
+        out[rel] = new.current()  # with the trust state its trust frames decide
     return out
 
 

@@ -248,7 +248,7 @@ class MemoryApi:
                 raise MemoryFailure(FailureCode.MEMORY_NOT_FOUND, f"no message #{anchor} in {rel}")
             return Reply({"path": rel, "message": _message_json(message)})
         return Reply({"path": rel, "damaged": archive.damaged,
-                      "messages": [_message_json(m) for m in archive.frames]})
+                      "messages": [_message_json(m) for m in archive.current()]})
 
     # -- writes ----------------------------------------------------------
     def post_changes(self, ws: MemoryWorkspace, query: dict[str, str], body: Any) -> Reply:

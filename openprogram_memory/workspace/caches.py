@@ -14,9 +14,9 @@ import os
 import pickle
 import posixpath
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Iterable, Protocol
+from typing import Callable, Collection, Iterable, Protocol
 
 from ..sources.archive import ArchiveFile, ParsedArchive, SourceMessage
 from ..topics.model import TopicDoc, parse_topic, record_links
@@ -145,7 +145,7 @@ def resolve_relative(from_file: str, target: str) -> str:
     return posixpath.normpath(posixpath.join(posixpath.dirname(from_file), target))
 
 
-_DISK_HEADER = ("openprogram-memory tree cache", 4)  # 2: archives as (signature, ParsedArchive); 3: module renamed; 4: served versions
+_DISK_HEADER = ("openprogram-memory tree cache", 5)  # 2: archives as (signature, ParsedArchive); 3: module renamed; 4: served versions; 5: trust frames
 
 
 class SourceCache:
@@ -231,7 +231,7 @@ class SourceCache:
             for name in sorted(files):
                 if name.endswith(".md"):
                     rel = os.path.relpath(os.path.join(dirpath, name), self.root).replace(os.sep, "/")
-                    out.extend((rel, frame) for frame in self.archive(rel)[0].frames)
+                    out.extend((rel, frame) for frame in self.archive(rel)[0].current())
         return out
 
 
@@ -285,6 +285,26 @@ def summarize(path: str, text: str, sources: SourceLookup) -> FileSummary:
             )
         )
     return summary
+
+
+def _reresolved_record(record: RecordInfo, sources: SourceLookup, archives: Collection[str]) -> RecordInfo:
+    evidence = []
+    for ev in record.evidence:
+        refs = tuple(replace(ref, source=sources.lookup(ref.archive, ref.anchor))
+                     if ref.archive and ref.archive in archives and ref.anchor else ref for ref in ev.refs)
+        evidence.append(ev if refs == ev.refs else replace(ev, refs=refs))
+    return replace(record, evidence=tuple(evidence))
+
+
+def reresolved(summary: FileSummary, sources: SourceLookup, archives: Collection[str]) -> FileSummary | None:
+    """``summary`` with its citations into ``archives`` looked up again (a trust frame there, a sync union);
+    None when every citation finds the very same frame."""
+    if not summary.archives & set(archives):
+        return None
+    records = [_reresolved_record(record, sources, archives) for record in summary.records]
+    if records == summary.records:
+        return None
+    return FileSummary(path=summary.path, doc=summary.doc, records=records)
 
 
 class TopicCache:

@@ -50,7 +50,7 @@ def test_every_required_argument_is_refused_with_exit_64(path, command, monkeypa
     if takes_json:
         error = json.loads(out)
         assert error["code"] == "INVALID_ARGUMENT" and error["ok"] is False
-        assert f"Missing argument '{missing.human_readable_name}'" in error["message"]
+        assert f"Missing argument '{missing.human_readable_name}" in error["message"]  # (a list: 'NAMES...')
     else:
         assert "Missing argument" in err
     assert not (tmp_path / "state").exists()

@@ -227,6 +227,8 @@ def operations(base: "Base") -> list[Operation]:
         Operation("import", ["memory", "import", "claude-code", str(base.fixture), "--json"],
                   sessions=tuple(base.import_sessions), redo=True),
         Operation("restore", ["memory", "restore", base.first_commit, "--json"]),
+        # a person's trust decision: a trust frame appended, the core and views re-rendered, one commit
+        Operation("trust demote", ["memory", "trust", "demote", "openprogram/s1/u1", "--json"]),
         # the record made on another machine comes in: fetch, merge by record, install, commit, push
         Operation("sync", ["memory", "sync", "--remote", "{trial}/remote.git", "--json"], _remote_copy(base.dir)),
         # the hook command hands import + write to this detached worker; the worker is what can die midway
