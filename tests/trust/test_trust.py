@@ -189,3 +189,21 @@ def test_appending_a_trust_frame_needs_the_source_in_that_archive(tmp_path):
     source = SourceMessage("p/t/1", "D", "u", "2026-01-01T00:00:00Z", "m", trust_state="pending")
     plan = plan_append(tmp_path, [source, trust_frame("p/t/1", "trusted", "2026-02-01T00:00:00Z", "owner")])
     assert parse_archive(plan["sources/p/_v2/t.md"][1].decode()).current()[0].trust_state == "trusted"
+
+
+def test_a_promotion_travels_to_the_other_machine_with_sync(tmp_path):
+    from openprogram_memory.sync import sync
+    from tests.sync.helpers import bare_remote, machine, memory_files, reopen
+
+    remote, a, b = bare_remote(tmp_path), machine(tmp_path, "a"), machine(tmp_path, "b")
+    a.archive([ANN])
+    a.update(changes=[{"path": "topics/team.md",
+                       "content": "# Team\n\nWe ship releases on Fridays.[^e1]\n\n[^e1]: Sources: [ship](telegram/g1/m7)\n"}])
+    for ws in (a, b):
+        sync(reopen(ws), remote)
+    assert _hits(reopen(b)) == []  # pending on both machines
+    a.trust(["telegram/g1/m7"], "trusted")
+    for ws in (a, b):
+        sync(reopen(ws), remote)
+    assert _hits(reopen(b)) == ["We ship releases on Fridays."]
+    assert memory_files(a) == memory_files(b)
