@@ -81,7 +81,7 @@ def one_record_edits(ws: MemoryWorkspace, runs: int) -> list[float]:
 def instrument() -> dict[str, list[float]]:
     """Time the transaction's phases (wraps module functions; benchmark only)."""
     from openprogram_memory.transaction import engine
-    from openprogram_memory.workspace import state, tree
+    from openprogram_memory.workspace import caches as tree, state
 
     timings: dict[str, list[float]] = {}
 

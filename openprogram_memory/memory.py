@@ -9,23 +9,23 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tarfile
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from .config import Settings, load_settings
 from .failures import FailureCode, MemoryFailure
 from .fsutil import ensure_dir, read_json
-from .tokens import count_tokens
-from .transaction import history
-from .transaction.engine import EDIT_LOCK_TIMEOUT, InstallPlan, Policy, TxResult, staged_edit
-from .transaction.patch import apply_file_patch, parse_patch
-from .transaction.staging import Staging
-from .views.derived import render_core
 from .workspace.layout import CORE_RENDER, CORE_TOPIC, SCRIPTORIUM, Layout, check_topic_path, resolves_inside
-from .workspace.state import (REVISIONS, SCHEDULED_KINDS, RuntimeState, note_person_deletes, read_scheduled, workspace_id,
-                    write_lock)
+from .workspace.state import (EDIT_LOCK_TIMEOUT, REVISIONS, SCHEDULED_KINDS, RuntimeState, note_person_deletes,
+                              read_scheduled, workspace_id, write_lock)
 from .workspace.caches import RecordInfo, TopicCache, topic_cache
+
+if TYPE_CHECKING:
+    from .transaction.engine import InstallPlan, Policy, TxResult
+    from .transaction.staging import Staging
+
+# The engine, git history and patch code are imported by the methods that change memory: a read-only verb
+# (status, search, core) never pays for them (issue: cold CLI processes, architecture §2.5).
 
 MAX_CHANGES = 64
 MAX_CHANGES_BYTES = 512 * 1024
@@ -61,13 +61,15 @@ class MemoryWorkspace:
         elif os.stat(ws.layout.git).st_mode & 0o077:  # made by an older version, or git init by hand
             os.chmod(ws.layout.git, 0o700)
         from .transaction.adopt import adopt_out_of_band, changed_topics
-        from .transaction.engine import needs_recovery, recover_workspace
+        from .transaction.ledger import needs_recovery
         from .workspace.scratch import reclaim
 
         reclaimed = reclaim(ws.root)
         if reclaimed:
             ws.recovery_notes.append(f"removed {len(reclaimed)} staging/scratch director(ies) of a killed process")
         if needs_recovery(ws, check_index=True):
+            from .transaction.engine import recover_workspace
+
             with write_lock(ws.layout, EDIT_LOCK_TIMEOUT):
                 ws.recovery_notes += recover_workspace(ws, check_index=True)
         if changed_topics(ws):  # edited in vim, Obsidian, a sync tool: valid edits land in history
@@ -76,6 +78,8 @@ class MemoryWorkspace:
 
     def init(self) -> bool:
         """Create the layout and git repository. Returns False if it existed."""
+        from .transaction import history
+
         existed = self.layout.exists()
         for directory in (self.root.parent, self.root, self.layout.topics, self.layout.sources, self.layout.scriptorium):
             ensure_dir(directory)
@@ -98,6 +102,8 @@ class MemoryWorkspace:
     def edit(self, fn: Callable[[Staging], Any], *, policy: Policy, lock_timeout: float = EDIT_LOCK_TIMEOUT,
              message: str = "memory: edit", **kwargs: Any) -> TxResult:
         """Run ``fn`` on a staging copy through the one transaction."""
+        from .transaction.engine import staged_edit
+
         return staged_edit(self, fn, policy=policy, lock_timeout=lock_timeout, message=message, **kwargs)
 
     def update(
@@ -112,6 +118,7 @@ class MemoryWorkspace:
         lock_timeout: float = EDIT_LOCK_TIMEOUT,
     ) -> TxResult:
         """The unified modify interface: exactly one of the three forms."""
+        from .transaction.engine import Policy, staged_edit
         from .transaction.update_request import check_envelope_values, check_json_shape
 
         check_envelope_values(base_revision, commit_message)
@@ -150,6 +157,8 @@ class MemoryWorkspace:
         compare-and-set on this file alone, checked under the write lock:
         a background write to another file does not reject the edit.
         """
+        from .transaction.engine import Policy, staged_edit
+
         rel = check_topic_path(path)
 
         def edit(staging: Staging) -> None:
@@ -166,11 +175,16 @@ class MemoryWorkspace:
 
     def rebuild(self) -> TxResult:
         """Regenerate every derived view from the topics (and commit them)."""
+        from .transaction.engine import Policy, staged_edit
+
         return staged_edit(self, lambda s: None, policy=Policy.MODEL, message="memory: rebuild derived views",
                            force_views=True)
 
     def restore(self, rev: str) -> TxResult:
         """Make topics as they were at ``rev`` — as a new transaction."""
+        from .transaction import history
+        from .transaction.engine import Policy, staged_edit
+
         commit = history.resolve_rev(self.root, rev).decode()
         old = history.files_at(self.root, commit, "topics/")
 
@@ -251,6 +265,9 @@ class MemoryWorkspace:
 
     def core_view(self) -> dict[str, Any]:
         """Canonical, rendered and effective core, read as one snapshot."""
+        from .tokens import count_tokens
+        from .views.derived import render_core
+
         with write_lock(self.layout, EDIT_LOCK_TIMEOUT):
             canonical_path = self.root / CORE_TOPIC
             canonical = canonical_path.read_text(encoding="utf-8") if canonical_path.exists() else ""
@@ -278,24 +295,26 @@ class MemoryWorkspace:
         }
 
     def status(self) -> dict[str, Any]:
-        tree = self.tree()
-        records = tree.records()
+        """Revision, counts, writer health, core figures and warnings: from the manifest, no tree load, when
+        every topic file is as the last transaction or read left it (architecture §2.5)."""
+        from .views.facts import tree_facts
+
+        facts = tree_facts(self.root, self.cache, self.settings["memory.core.budget_tokens"])
         runtime = RuntimeState.load(self.layout)
         writer = read_json(self.layout.state("writer-status.json"), {})
         if not isinstance(writer, dict):  # a damaged status file reads as "no status yet" (architecture §2.4)
             writer = {}
         failure = writer.get("last_failure")
-        core = render_core(tree, self.settings["memory.core.budget_tokens"])
         warnings: list[str] = list(self.settings.warnings)
-        if core.excluded:
+        if facts.core_excluded:
             warnings.append(
-                f"{len(core.excluded)} core record(s) do not fit the {core.budget}-token budget and are not injected: "
-                + ", ".join("^" + i for i in core.excluded[:10])
+                f"{len(facts.core_excluded)} core record(s) do not fit the {facts.core_budget}-token budget and are "
+                "not injected: " + ", ".join("^" + i for i in facts.core_excluded[:10])
                 + " — move the ones that matter earlier in topics/core.md, or run `openprogram memory sleep`")
         if not self.settings["memory.core.inject"]:
             warnings.append("memory.core.inject=false: the injected core block is empty")
         warnings += [note if note.startswith("adopted ") else f"recovered: {note}" for note in self.recovery_notes]
-        warnings += self.unreadable_warnings()
+        warnings += self.unreadable_warnings(facts.unreadable, facts.invalid)
         scheduled = read_scheduled(self.layout)
         for kind, outcome in sorted(scheduled.items()):
             if not outcome["ok"]:
@@ -306,8 +325,8 @@ class MemoryWorkspace:
             "revision": self.revision(),
             "workspace_id": self.workspace_id,
             "root": str(self.root),
-            "topics": len(tree.files),
-            "records": len(records),
+            "topics": facts.topics,
+            "records": facts.records,
             "writer": {
                 "model": self.settings["memory.writer.model"],
                 "last_success": writer.get("last_success_at"),
@@ -318,20 +337,23 @@ class MemoryWorkspace:
             },
             "last_organize": runtime.last_global_at,
             "scheduled": {kind: scheduled.get(kind) for kind in SCHEDULED_KINDS},
-            "core": {"tokens": core.tokens, "budget": core.budget, "excluded_block_ids": core.excluded,
-                     "inject": bool(self.settings["memory.core.inject"])},
+            "core": {"tokens": facts.core_tokens, "budget": facts.core_budget,
+                     "excluded_block_ids": facts.core_excluded, "inject": bool(self.settings["memory.core.inject"])},
             "warnings": warnings,
         }
 
-    def unreadable_warnings(self) -> list[str]:
+    def unreadable_warnings(self, unreadable: dict[str, str] | None = None,
+                            invalid: dict[str, str] | None = None) -> list[str]:
         """Topic files left out of memory (not text), or served from their last committed version because an
-        edit made outside the product breaks a record rule (after a snapshot)."""
+        edit made outside the product breaks a record rule (the cache's, after a snapshot, unless given)."""
+        unreadable = self.cache.unreadable if unreadable is None else unreadable
+        invalid = self.cache.invalid if invalid is None else invalid
         return [f"{rel} {reason}: left out of memory (search, recall, core) until fixed — save it as UTF-8, "
                 f"or `git -C {self.root} checkout -- {rel}` for the committed version"
-                for rel, reason in sorted(self.cache.unreadable.items())] + [
+                for rel, reason in sorted(unreadable.items())] + [
                 f"{rel} {problem}: edited outside the product and not valid; search, recall and the core use "
                 f"its last committed version until it is fixed (`openprogram memory check`, "
-                f"`openprogram memory edit {rel}`)" for rel, problem in sorted(self.cache.invalid.items())]
+                f"`openprogram memory edit {rel}`)" for rel, problem in sorted(invalid.items())]
 
     def git_warnings(self) -> list[str]:
         """Git damage a person should know about: history stops until it is repaired."""
@@ -354,11 +376,15 @@ class MemoryWorkspace:
         return out
 
     def log(self, limit: int = 50) -> list[dict[str, Any]]:
+        from .transaction import history
+
         return [{"commit": c.id, "message": c.message, "time": c.time, "author": c.author}
                 for c in history.log(self.root, limit)]
 
     def export(self, out: Path) -> Path:
         """A tar.gz of the workspace (history included, runtime state not)."""
+        import tarfile
+
         out = Path(out)
         with tarfile.open(out, "w:gz") as tar:
             tar.add(self.root, arcname="memory",
@@ -411,6 +437,8 @@ def _whole_file_edit(changes: list[dict]) -> Callable[[Staging], None]:
 
 
 def _patch_edit(patch: str) -> Callable[[Staging], None]:
+    from .transaction.patch import apply_file_patch, parse_patch
+
     files = parse_patch(patch)
     for file_patch in files:
         for path in (file_patch.old_path, file_patch.new_path):

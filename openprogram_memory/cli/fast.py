@@ -1,10 +1,10 @@
-"""What ``memory search|recall --json`` need, without Typer or Rich, and a direct route for them.
+"""What ``memory search|recall|status --json`` need, without Typer or Rich, and a direct route for them.
 
 Scripts and agents call the JSON verbs once per question; importing Typer
 and Rich (with Markdown and Pygments behind them) cost more than the
 search itself. :func:`main` answers ``openprogram memory search QUERY
-[--top-k N] [--all] [--state DIR] --json`` and ``recall`` the same way
-with no third-party import; anything else it does not recognise — help,
+[--top-k N] [--all] [--state DIR] --json``, ``recall`` the same way and
+``status [--verbose] [--state DIR] --json`` with no third-party import; anything else it does not recognise — help,
 another option, a mistake — goes to the Typer app, which prints the usage
 error. The Typer verbs build their output with the same functions, so
 both routes answer byte for byte the same (tests/cli/test_fast_json.py).
@@ -19,7 +19,7 @@ from typing import Any, Callable
 from ..config import MAX_TOP_K, Settings, load_settings
 from ..failures import EXIT_BUG, FailureCode, MemoryFailure
 
-VERBS = ("search", "recall")
+VERBS = ("search", "recall", "status")
 
 
 def print_json(data: Any) -> None:
@@ -97,12 +97,26 @@ def recall_json(settings: Settings, query: str, flag: int | None) -> dict[str, A
     return {"recall": recall_block(hits), "count": len(hits)}
 
 
+def status_json(settings: Settings, verbose: bool) -> tuple[dict[str, Any], dict[str, int]]:
+    """``memory status --json``'s object, and the pending turns per session (for the human printer)."""
+    from ..memory import MemoryWorkspace
+    from ..writer.batching import pending_counts
+
+    ws = MemoryWorkspace.open(settings)
+    data = ws.status()
+    waiting = pending_counts(ws)
+    data["writer"]["pending"] = sum(waiting.values())  # turns waiting across every session, live
+    if verbose:
+        data["writer"]["pending_by_session"] = dict(sorted(waiting.items()))
+    return data, waiting
+
+
 def parse(argv: list[str]) -> tuple[str, dict[str, Any]] | None:
     """``[verb, args…]`` after ``memory`` → the verb and its arguments, or None to leave it to Typer."""
     if not argv or argv[0] not in VERBS or "--json" not in argv:
         return None
     verb = argv[0]
-    args: dict[str, Any] = {"query": None, "state": None, "top_k": None, "all": False}
+    args: dict[str, Any] = {"query": None, "state": None, "top_k": None, "all": False, "verbose": False}
     rest = argv[1:]
     i = 0
     while i < len(rest):
@@ -118,12 +132,14 @@ def parse(argv: list[str]) -> tuple[str, dict[str, Any]] | None:
             args["top_k"], i = int(value), i + 1
         elif token == "--all" and verb == "search":
             args["all"] = True
-        elif token.startswith("-") or args["query"] is not None:
+        elif token in ("--verbose", "-v") and verb == "status":
+            args["verbose"] = True
+        elif token.startswith("-") or args["query"] is not None or verb == "status":
             return None  # help, another option, a second word: Typer's to answer (or refuse)
         else:
             args["query"] = token
         i += 1
-    return (verb, args) if args["query"] is not None else None
+    return (verb, args) if args["query"] is not None or verb == "status" else None
 
 
 def main(argv: list[str]) -> int | None:
@@ -136,6 +152,8 @@ def main(argv: list[str]) -> int | None:
         settings = checked_settings(args["state"])
         if verb == "search":
             data = search_json(settings, args["query"], args["top_k"], args["all"])[0]
+        elif verb == "status":
+            data = status_json(settings, args["verbose"])[0]
         else:
             data = recall_json(settings, args["query"], args["top_k"])
     except MemoryFailure as failure:

@@ -16,6 +16,7 @@ from rich.table import Table
 
 from ..failures import EXIT_OK, EXIT_REJECTED, FailureCode, MemoryFailure
 from .common import JsonOption, StateOption, memory_settings, open_workspace
+from .fast import status_json
 from .output import console, emit, err_console, reporting
 
 
@@ -49,14 +50,7 @@ def status(state: Optional[str] = StateOption, json: bool = JsonOption,
            ) -> None:
     """Revision, writer health, pending counts, last organize, core budget."""
     with reporting(json):
-        from ..writer.pipeline import pending_counts
-
-        ws = open_workspace(memory_settings(state))
-        data = ws.status()
-        waiting = pending_counts(ws)
-        data["writer"]["pending"] = sum(waiting.values())  # turns waiting across every session, live
-        if verbose:
-            data["writer"]["pending_by_session"] = dict(sorted(waiting.items()))
+        data, waiting = status_json(memory_settings(state), verbose)
 
         def human() -> None:
             table = Table(show_header=False, box=None)

@@ -13,11 +13,8 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
-
-import filelock
 
 from ..failures import FailureCode, MemoryFailure
 from ..fsutil import FILE_MODE, atomic_write_json, fsync_dir
@@ -60,6 +57,8 @@ def write_json_files(items: list[tuple[Path, Any]], *, fsync: bool = True) -> No
                 handle.write(payload)
             os.chmod(temp, FILE_MODE)
         if fsync:
+            from concurrent.futures import ThreadPoolExecutor  # only a many-file write pays for it
+
             with ThreadPoolExecutor(max_workers=FSYNC_WORKERS) as pool:
                 list(pool.map(_fsync_path, [temp for temp, _ in temps]))
         for temp, target in temps:
@@ -90,10 +89,14 @@ class SessionLock:
     """The per-session writer lock; a busy lock is ``CONCURRENT_UPDATE`` (retryable)."""
 
     def __init__(self, lock_path: Path, session_id: str) -> None:
+        import filelock  # imported when a session is written: reading the store never pays for it
+
         self._lock = filelock.FileLock(str(lock_path), timeout=LOCK_TIMEOUT_SECONDS, mode=FILE_MODE)
         self._session_id = session_id
 
     def __enter__(self) -> None:
+        import filelock
+
         try:
             self._lock.acquire()
         except filelock.Timeout:

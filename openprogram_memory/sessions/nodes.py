@@ -6,7 +6,6 @@ Ids become file names, so they are checked here once for every caller.
 from __future__ import annotations
 
 import re
-import uuid
 from dataclasses import dataclass, field
 from typing import Any, Mapping, TypeGuard
 
@@ -48,6 +47,8 @@ def validate_id(value: Any, what: str = "id") -> str:
 
 def new_id() -> str:
     """A fresh node or session id (uuid4 hex)."""
+    import uuid
+
     return uuid.uuid4().hex
 
 

@@ -21,9 +21,11 @@ from ..topics.ids import source_anchor
 from ..sources.archive import SourceMessage, archive_relpath_for, parse_archive, plan_append
 from ..views.derived import derived_views, timeline_entries
 from ..workspace.layout import RUNTIME, TIMELINE, is_derived
-from ..workspace.state import REVISIONS, RuntimeState, write_lock
+from ..workspace.state import EDIT_LOCK_TIMEOUT, REVISIONS, WRITER_LOCK_TIMEOUT, RuntimeState, write_lock
+from ..views.facts import record_install
 from ..workspace.caches import FileSummary, SourceLookup, TreeState, reresolved, summarize
 from . import gitcheck, ledger
+from .ledger import needs_recovery
 from .history import commit_paths, tree_differences
 from .install import StepHook, install, recover
 from .host import Workspace
@@ -35,10 +37,6 @@ from .update_request import check_envelope_values
 __all__ = ["InstallPlan", "Policy", "TxResult", "staged_edit", "needs_recovery", "recover_workspace",
            "commit_pending", "MEMORY_AREAS", "EDIT_LOCK_TIMEOUT", "WRITER_LOCK_TIMEOUT"]
 
-# How long a change waits for the workspace write lock: a person's edit, and the background writer
-# (which gives up sooner: CONCURRENT_UPDATE, retried on its next run).
-EDIT_LOCK_TIMEOUT = 5.0
-WRITER_LOCK_TIMEOUT = 1.0
 GIT_PENDING = ledger.GIT_PENDING
 # What a resync of a damaged ledger compares with HEAD.
 MEMORY_AREAS = ("topics", "sources", "timeline", "core.md", "recent_events.jsonl", "relations.json")
@@ -155,6 +153,7 @@ def _validate_and_install(
     install(ws.layout, files, step or (lambda _s: None))
     runtime.remember(ws.layout)
     ws.cache.adopt(new_tree, list(topic_bytes))
+    record_install(ws.root, new_tree, topic_bytes, result.core)  # the manifest: what status counts from
     result.memory_committed = True
     _git_commit(ws, message, result)
     result.revision = REVISIONS.revision(ws.root)
@@ -412,14 +411,6 @@ def commit_pending(ws: Workspace, message: str) -> TxResult:
     result = TxResult(revision="")
     _git_commit(ws, message, result)
     return result
-
-
-def needs_recovery(ws: Workspace, check_index: bool = False) -> bool:
-    """Signs that a process died mid-change: an install journal, a ledger, git lock files
-    (and, when asked, a damaged git index: that reads the whole index, so only at open)."""
-    layout = ws.layout
-    return (layout.install_dir.exists() or ledger.ledger_file(layout).exists()
-            or bool(gitcheck.stale_locks(layout.git)) or (check_index and gitcheck.index_damaged(layout.git)))
 
 
 def recover_workspace(ws: Workspace, check_index: bool = False) -> list[str]:

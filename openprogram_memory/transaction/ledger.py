@@ -20,9 +20,13 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..fsutil import atomic_write_json
 from ..workspace.layout import Layout, state_path
+
+if TYPE_CHECKING:
+    from .host import Workspace
 
 GIT_PENDING = "git-pending.json"
 LEDGER_VERSION = 2
@@ -129,3 +133,13 @@ def settle_appends(layout: Layout, ledger: Ledger) -> list[str]:
 
 def clear(layout: Layout) -> None:
     ledger_file(layout).unlink(missing_ok=True)
+
+
+def needs_recovery(ws: "Workspace", check_index: bool = False) -> bool:
+    """Signs that a process died mid-change: an install journal, a ledger, git lock files
+    (and, when asked, a damaged git index: that reads the whole index, so only at open)."""
+    from . import gitcheck
+
+    layout = ws.layout
+    return (layout.install_dir.exists() or ledger_file(layout).exists()
+            or bool(gitcheck.stale_locks(layout.git)) or (check_index and gitcheck.index_damaged(layout.git)))

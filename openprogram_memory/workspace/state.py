@@ -13,9 +13,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
-from filelock import FileLock, Timeout
+if TYPE_CHECKING:
+    from filelock import FileLock
 
 from ..failures import FailureCode, MemoryFailure
 from ..fsutil import atomic_write_text, ensure_dir, read_json
@@ -217,6 +218,7 @@ class RevisionCache:
 
     def __init__(self) -> None:
         self._digests: dict[str, tuple[tuple[int, int, int], bytes]] = {}
+        self._seeded: dict[str, set[str]] = {}  # root → paths the manifest knew when this process first looked
         self._lock = threading.Lock()
 
     def revision(self, root: Path) -> str:
@@ -224,7 +226,12 @@ class RevisionCache:
 
         Every file except ``.git/`` and ``.scriptorium/``, but including
         ``.scriptorium/runtime.json``; a symlink counts as its target text.
+        A fresh process starts from the digests the manifest kept, so it
+        hashes only files that changed since (architecture §2.5).
         """
+        base = os.fspath(root)
+        if base not in self._seeded:
+            self._seed(root)
         items = [(rel, entry.path, sig) for rel, entry, sig in scan(root, skip=frozenset({".git", SCRIPTORIUM}))]
         runtime = root / RUNTIME
         try:
@@ -234,11 +241,33 @@ class RevisionCache:
             pass
         items.sort()
         lines = []
+        fresh: dict[str, tuple[tuple[int, int, int], bytes]] = {}
         for rel, path, sig in items:
+            known = self._digests.get(path)
             digest = self._digest(path, sig)
             if digest is not None:
                 lines.append(b"%s\0%s\n" % (rel.encode("utf-8", "surrogateescape"), digest))
+                if known is None or known[0] != sig:
+                    stored = self._digests.get(path)
+                    if stored is not None and stored[0] == sig:  # hashed now and trusted by signature from now on
+                        fresh[rel] = stored
+        gone = self._seeded[base].difference(rel for rel, _path, _sig in items)
+        if fresh or gone:
+            from .manifest import Manifest
+
+            Manifest(root).put_digests(fresh, gone)
+            self._seeded[base] -= gone
         return hashlib.sha256(b"".join(lines)).hexdigest()[:32]
+
+    def _seed(self, root: Path) -> None:
+        from .manifest import Manifest
+
+        base = os.fspath(root)
+        rows = Manifest(root).digests()
+        with self._lock:
+            for rel, entry in rows.items():
+                self._digests.setdefault(os.path.join(base, rel), entry)
+            self._seeded[base] = set(rows)
 
     def _digest(self, path: str, sig: tuple[int, int, int]) -> bytes | None:
         """sha256 hex of a file's bytes (a symlink: of its target text), by signature when it can be trusted."""
@@ -266,11 +295,17 @@ REVISIONS = RevisionCache()
 # transaction inside it.
 # A thread lock beside it keeps threads of one process (the HTTP server)
 # apart too.
-_LOCKS: dict[str, tuple[threading.RLock, FileLock]] = {}
+_LOCKS: dict[str, tuple[threading.RLock, "FileLock"]] = {}
+# How long a change waits for the workspace write lock: a person's edit, and the background writer
+# (which gives up sooner: CONCURRENT_UPDATE, retried on its next run).
+EDIT_LOCK_TIMEOUT = 5.0
+WRITER_LOCK_TIMEOUT = 1.0
 _LOCKS_GUARD = threading.Lock()
 
 
-def _lock_for(path: Path) -> tuple[threading.RLock, FileLock]:
+def _lock_for(path: Path) -> tuple[threading.RLock, "FileLock"]:
+    from filelock import FileLock  # imported when a lock is first taken: read-only verbs never pay for it
+
     key = str(path)
     with _LOCKS_GUARD:
         pair = _LOCKS.get(key)
@@ -283,6 +318,8 @@ def _lock_for(path: Path) -> tuple[threading.RLock, FileLock]:
 def write_lock(layout: Layout, timeout: float) -> Iterator[None]:
     """The cross-process write lock; busy past ``timeout`` → CONCURRENT_UPDATE."""
     ensure_dir(layout.scriptorium)
+    from filelock import Timeout
+
     thread_lock, file_lock = _lock_for(layout.lock_file)
     busy = MemoryFailure(
         FailureCode.CONCURRENT_UPDATE,

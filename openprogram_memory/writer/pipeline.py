@@ -149,31 +149,6 @@ class WriteContext:
         return self.ws.cache.sources.lookup(archive_relpath_for(source_id), source_anchor(source_id))
 
 
-def pending_counts(ws: MemoryWorkspace) -> dict[str, int]:
-    """Turns waiting to be written into ``ws``, per session with any (every live branch; a shared turn once).
-
-    Each walk stops at the first turn already written or reviewed, so a
-    session that is up to date costs a node read per branch tip. A
-    damaged session is left out (``write`` reports it).
-    """
-    store = SessionStore(ws.settings.sessions_dir)
-    ledger = ReviewLedger(ws.layout)
-    workspace_id = ws.workspace_id
-    out: dict[str, int] = {}
-    for info in store.list_sessions():
-        reviewed = ledger.ids(info.session)
-        waiting: set[str] = set()
-        try:
-            for tip in live_tips(store, info.session):
-                waiting.update(turn.node.id for turn in read_pending(store, info.session, workspace_id, tip,
-                                                                     reviewed).turns)
-        except MemoryFailure:
-            continue
-        if waiting:
-            out[info.session] = len(waiting)
-    return out
-
-
 def open_workspace(settings_or_ws: Settings | MemoryWorkspace) -> MemoryWorkspace:
     """The workspace for ``write``: given, or opened (created) from settings."""
     if isinstance(settings_or_ws, MemoryWorkspace):

@@ -45,7 +45,7 @@ def tree_digest(root: Path) -> dict[str, str]:
         for name in files:
             path = Path(dirpath) / name
             rel = path.relative_to(root).as_posix()
-            if rel.endswith("write.lock"):
+            if rel.endswith("write.lock") or rel.startswith(".scriptorium/manifest.sqlite"):  # a cache of reads
                 continue
             out[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
     return out

@@ -63,7 +63,9 @@ def tree_digest(root: Path) -> str:
         for name in sorted(files):
             path = Path(dirpath) / name
             rel = path.relative_to(root).as_posix()
-            if rel.endswith("write.lock") or rel == ".scriptorium/tree-cache.pickle":
+            # caches of what was read, keyed by file signatures (tree cache, manifest): not memory
+            if rel.endswith("write.lock") or rel == ".scriptorium/tree-cache.pickle" \
+                    or rel.startswith(".scriptorium/manifest.sqlite"):
                 continue
             digest.update(rel.encode("utf-8", "surrogateescape") + b"\0")
             data = os.readlink(path).encode() if path.is_symlink() else path.read_bytes()
