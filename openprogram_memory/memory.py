@@ -45,6 +45,7 @@ class MemoryWorkspace:
         self.pre_install: Callable[[InstallPlan], None] | None = None
         # What opening repaired after a crash (reported by status as warnings).
         self.recovery_notes: list[str] = []
+        self.opened_scan: dict[str, tuple[int, int, int]] | None = None
 
     # -- opening -------------------------------------------------------
     @classmethod
@@ -62,6 +63,7 @@ class MemoryWorkspace:
             os.chmod(ws.layout.git, 0o700)
         from .transaction.adopt import adopt_out_of_band, changed_topics
         from .transaction.ledger import needs_recovery
+        from .workspace.scan import topic_files
         from .workspace.scratch import reclaim
 
         reclaimed = reclaim(ws.root)
@@ -72,8 +74,11 @@ class MemoryWorkspace:
 
             with write_lock(ws.layout, EDIT_LOCK_TIMEOUT):
                 ws.recovery_notes += recover_workspace(ws, check_index=True)
-        if changed_topics(ws):  # edited in vim, Obsidian, a sync tool: valid edits land in history
+        scanned = topic_files(ws.root)
+        if changed_topics(ws, scanned):  # edited in vim, Obsidian, a sync tool: valid edits land in history
             ws.recovery_notes += adopt_out_of_band(ws)
+        else:
+            ws.opened_scan = scanned  # what a status right after the open may count from (once)
         return ws
 
     def init(self) -> bool:
@@ -299,8 +304,9 @@ class MemoryWorkspace:
         every topic file is as the last transaction or read left it (architecture §2.5)."""
         from .views.facts import tree_facts
 
-        facts = tree_facts(self.root, self.cache, self.settings["memory.core.budget_tokens"])
-        runtime = RuntimeState.load(self.layout)
+        scanned, self.opened_scan = self.opened_scan, None
+        facts = tree_facts(self.root, self.cache, self.settings["memory.core.budget_tokens"], scanned)
+        runtime = RuntimeState.load_counters(self.layout)
         writer = read_json(self.layout.state("writer-status.json"), {})
         if not isinstance(writer, dict):  # a damaged status file reads as "no status yet" (architecture §2.4)
             writer = {}

@@ -13,12 +13,11 @@ version and ``status`` / ``memory check`` name the problem.
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING
 
 from ..failures import MemoryFailure
 from . import validate
-from .gitindex import read_stats, stat_key
+from .gitindex import index_key, read_stats
 
 if TYPE_CHECKING:
     from .host import Workspace
@@ -26,7 +25,7 @@ if TYPE_CHECKING:
 MESSAGE = "memory: hand edit outside the product"
 
 
-def changed_topics(ws: "Workspace") -> list[str] | None:
+def changed_topics(ws: "Workspace", on_disk: dict[str, tuple[int, int, int]] | None = None) -> list[str] | None:
     """Topic files whose bytes may differ from their last commit (stat against the git index), new ones and
     removed ones; None when the index cannot be read (nothing is known, so nothing is adopted)."""
     from ..workspace.scan import topic_files
@@ -34,17 +33,10 @@ def changed_topics(ws: "Workspace") -> list[str] | None:
     committed = read_stats(ws.layout.git)
     if committed is None:
         return None
-    on_disk = topic_files(ws.root)
-    changed = [rel for rel in on_disk if rel not in committed or _moved(ws, rel, committed[rel])]
+    on_disk = topic_files(ws.root) if on_disk is None else on_disk
+    changed = [rel for rel, sig in on_disk.items() if committed.get(rel) != index_key(sig)]
     removed = [rel for rel in committed if rel.startswith("topics/") and rel.endswith(".md") and rel not in on_disk]
     return sorted(changed + removed)
-
-
-def _moved(ws: "Workspace", rel: str, key: tuple[int, int, int, int]) -> bool:
-    try:
-        return stat_key(os.stat(ws.root / rel)) != key
-    except OSError:
-        return True
 
 
 def adoptable(ws: "Workspace", candidates: list[str]) -> list[str]:

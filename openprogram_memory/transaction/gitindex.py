@@ -49,7 +49,7 @@ def pack_entry(name: bytes, st_values: tuple, mode: int, sha: bytes) -> bytes:
 
 
 def entry_from_stat(name: bytes, st: os.stat_result, mode: int, hex_sha: bytes) -> bytes:
-    values = ((int(st.st_ctime), st.st_ctime_ns % 1_000_000_000), (int(st.st_mtime), st.st_mtime_ns % 1_000_000_000),
+    values = (divmod(st.st_ctime_ns, 1_000_000_000), divmod(st.st_mtime_ns, 1_000_000_000),  # (git: timespec)
               st.st_dev, st.st_ino, st.st_uid, st.st_gid, st.st_size)
     return pack_entry(name, values, mode, bytes.fromhex(hex_sha.decode("ascii")))
 
@@ -142,7 +142,8 @@ def read_stats(git_dir: Path) -> dict[str, tuple[int, int, int, int]] | None:
     return out
 
 
-def stat_key(st: os.stat_result) -> tuple[int, int, int, int]:
-    """The index's view of ``st``: what :func:`read_stats` compares against (32-bit fields, as git keeps them)."""
-    return (int(st.st_mtime) & 0xFFFFFFFF, st.st_mtime_ns % 1_000_000_000, st.st_size & 0xFFFFFFFF,
-            st.st_ino & 0xFFFFFFFF)
+def index_key(sig: tuple[int, int, int]) -> tuple[int, int, int, int]:
+    """The index's view of a scan signature ``(mtime_ns, size, inode)``: what :func:`read_stats` compares
+    against (32-bit fields, as git keeps them)."""
+    mtime_ns, size, ino = sig
+    return (mtime_ns // 1_000_000_000 & 0xFFFFFFFF, mtime_ns % 1_000_000_000, size & 0xFFFFFFFF, ino & 0xFFFFFFFF)

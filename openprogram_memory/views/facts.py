@@ -68,9 +68,9 @@ def _core_from_meta(root: Path, meta: Any, rows: dict[str, TopicRow], budget: in
     return meta
 
 
-def _from_manifest(root: Path, budget: int) -> TreeFacts | None:
+def _from_manifest(root: Path, budget: int, scanned: dict[str, Signature]) -> TreeFacts | None:
     manifest = Manifest(root)
-    rows = manifest.current_topics(topic_files(root))
+    rows = manifest.current_topics(scanned)
     if rows is None or any(row.problem_kind == "invalid" for row in rows.values()):
         return None  # an invalid file is served from its last commit: read the tree
     core = _core_from_meta(root, manifest.meta("core"), rows, budget)
@@ -84,14 +84,16 @@ def _from_manifest(root: Path, budget: int) -> TreeFacts | None:
                      from_manifest=True)
 
 
-def tree_facts(root: Path, cache: "TopicCache", budget: int) -> TreeFacts:
-    """Status figures of the installed tree: the manifest's when it is current, else read (and recorded)."""
-    found = _from_manifest(root, budget)
+def tree_facts(root: Path, cache: "TopicCache", budget: int, scanned: dict[str, Signature] | None = None
+               ) -> TreeFacts:
+    """Status figures of the installed tree: the manifest's when it is current, else read (and recorded).
+    ``scanned``: the topic files' signatures if the caller has just scanned them."""
+    scanned = topic_files(root) if scanned is None else scanned
+    found = _from_manifest(root, budget, scanned)
     if found is not None:
         return found
     from .derived import render_core
 
-    scanned = topic_files(root)
     tree = cache.snapshot()
     core = render_core(tree, budget)
     rows = []

@@ -26,7 +26,7 @@ import json
 import os
 import sqlite3
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -173,10 +173,16 @@ class Manifest:
         rows = self.topics()
         if rows.keys() != scanned.keys():
             return None
+        settled = []
+        now = time.time_ns()
         for path, sig in scanned.items():
             row = rows[path]
             if row.sig != sig or (row.racy and file_sha256(self.root / path) != row.sha256):
                 return None
+            if row.racy and not is_racy(sig, now):  # checked by content once more, then by signature
+                settled.append(row)
+        if settled:
+            self.put_topics([replace(row, racy=False) for row in settled])
         return rows
 
 

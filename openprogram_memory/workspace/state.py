@@ -57,20 +57,33 @@ class RuntimeState:
         if cached is not None and cached[0] == sig:
             return cached[1].copy()
         data = read_json(path, None)
-        state = cls()
+        state = cls._with_counters(data)
         if isinstance(data, dict):
-            # field by field: a value of the wrong type loads as its default (architecture §2.4)
-            for name, kinds in _FIELD_TYPES.items():
-                value = data.get(name)
-                if isinstance(value, kinds) and not isinstance(value, bool) and not (
-                        isinstance(value, int) and value < 0):
-                    setattr(state, name, value)
             created = data.get("created", [])
             if isinstance(created, list):
                 numbers = _created_numbers(data.get("created_numbers"), len(created))
                 state.created_order = {block_id: number for block_id, number in zip(created, numbers)
                                        if isinstance(block_id, str)}
         _RUNTIME_CACHE[str(path)] = (sig, state.copy())
+        return state
+
+    @classmethod
+    def load_counters(cls, layout: Layout) -> "RuntimeState":
+        """The counters and times alone (no creation order): what ``status`` shows, without building the
+        order of every record."""
+        return cls._with_counters(read_json(layout.path(RUNTIME), None))
+
+    @classmethod
+    def _with_counters(cls, data: object) -> "RuntimeState":
+        """A state with the scalar fields of ``data``; field by field: a value of the wrong type loads as its
+        default (architecture §2.4)."""
+        state = cls()
+        if isinstance(data, dict):
+            for name, kinds in _FIELD_TYPES.items():
+                value = data.get(name)
+                if isinstance(value, kinds) and not isinstance(value, bool) and not (
+                        isinstance(value, int) and value < 0):
+                    setattr(state, name, value)
         return state
 
     def copy(self) -> "RuntimeState":
