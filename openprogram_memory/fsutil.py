@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +47,8 @@ def fsync_dir(path: Path) -> None:
 def atomic_write_bytes(path: Path, data: bytes, *, fsync: bool = True, mode: int = FILE_MODE) -> None:
     """Write ``data`` to a unique temp file beside ``path``, fsync, replace (the file gets ``mode``)."""
     ensure_dir(path.parent)
+    import tempfile  # (its import costs more than most verbs that never write)
+
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:

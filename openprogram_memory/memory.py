@@ -18,9 +18,9 @@ from .fsutil import ensure_dir, read_json
 from .workspace.layout import CORE_RENDER, CORE_TOPIC, SCRIPTORIUM, Layout, check_topic_path, resolves_inside
 from .workspace.state import (EDIT_LOCK_TIMEOUT, REVISIONS, SCHEDULED_KINDS, RuntimeState, note_person_deletes,
                               read_scheduled, workspace_id, write_lock)
-from .workspace.caches import RecordInfo, TopicCache, topic_cache
 
 if TYPE_CHECKING:
+    from .workspace.caches import RecordInfo, TopicCache
     from .transaction.engine import InstallPlan, Policy, TxResult
     from .transaction.staging import Staging
 
@@ -40,12 +40,21 @@ class MemoryWorkspace:
         self.settings = settings
         self.root = settings.memory_dir
         self.layout = Layout(self.root)
-        self.cache: TopicCache = topic_cache(self.root)
+        self._cache: TopicCache | None = None
         # The trusted pre-install callback: set in code on the instance only.
         self.pre_install: Callable[[InstallPlan], None] | None = None
         # What opening repaired after a crash (reported by status as warnings).
         self.recovery_notes: list[str] = []
         self.opened_scan: dict[str, tuple[int, int, int]] | None = None
+
+    @property
+    def cache(self) -> "TopicCache":
+        """The process-wide cache of this workspace's parsed tree (loaded when first needed: status does not)."""
+        if self._cache is None:
+            from .workspace.caches import topic_cache
+
+            self._cache = topic_cache(self.root)
+        return self._cache
 
     # -- opening -------------------------------------------------------
     @classmethod
@@ -305,7 +314,7 @@ class MemoryWorkspace:
         from .views.facts import tree_facts
 
         scanned, self.opened_scan = self.opened_scan, None
-        facts = tree_facts(self.root, self.cache, self.settings["memory.core.budget_tokens"], scanned)
+        facts = tree_facts(self.root, lambda: self.cache, self.settings["memory.core.budget_tokens"], scanned)
         runtime = RuntimeState.load_counters(self.layout)
         writer = read_json(self.layout.state("writer-status.json"), {})
         if not isinstance(writer, dict):  # a damaged status file reads as "no status yet" (architecture §2.4)

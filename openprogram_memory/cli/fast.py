@@ -100,7 +100,7 @@ def recall_json(settings: Settings, query: str, flag: int | None) -> dict[str, A
 def status_json(settings: Settings, verbose: bool) -> tuple[dict[str, Any], dict[str, int]]:
     """``memory status --json``'s object, and the pending turns per session (for the human printer)."""
     from ..memory import MemoryWorkspace
-    from ..writer.batching import pending_counts
+    from ..writer.pending import pending_counts
 
     ws = MemoryWorkspace.open(settings)
     data = ws.status()

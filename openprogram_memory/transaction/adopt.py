@@ -16,7 +16,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..failures import MemoryFailure
-from . import validate
 from .gitindex import index_key, read_stats
 
 if TYPE_CHECKING:
@@ -41,6 +40,8 @@ def changed_topics(ws: "Workspace", on_disk: dict[str, tuple[int, int, int]] | N
 
 def adoptable(ws: "Workspace", candidates: list[str]) -> list[str]:
     """The candidates that keep every rule of a hand edit, against the tree as it is served."""
+    from . import validate
+
     tree = ws.tree()
     invalid = getattr(ws.cache, "invalid", {})
     linked = {topic for summary in tree.files.values() for _record, topic, _block_id in summary.outbound}

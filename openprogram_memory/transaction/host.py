@@ -22,7 +22,10 @@ class Workspace(Protocol):
     settings: "Settings"
     root: Path
     layout: "Layout"
-    cache: "TopicCache"
+
+    @property
+    def cache(self) -> "TopicCache": ...  # the parsed tree, cached per process (loaded when first used)
+
     # The trusted pre-install callback (an InstallPlan in, raise to refuse the install).
     pre_install: Callable[[Any], None] | None
     # What opening repaired after a crash.

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..workspace.layout import CORE_TOPIC
 from ..workspace.manifest import Manifest, TopicRow, file_sha256, topic_row
@@ -84,16 +84,18 @@ def _from_manifest(root: Path, budget: int, scanned: dict[str, Signature]) -> Tr
                      from_manifest=True)
 
 
-def tree_facts(root: Path, cache: "TopicCache", budget: int, scanned: dict[str, Signature] | None = None
-               ) -> TreeFacts:
+def tree_facts(root: Path, load_cache: Callable[[], "TopicCache"], budget: int,
+               scanned: dict[str, Signature] | None = None) -> TreeFacts:
     """Status figures of the installed tree: the manifest's when it is current, else read (and recorded).
-    ``scanned``: the topic files' signatures if the caller has just scanned them."""
+    ``load_cache`` gives the tree cache (only called when the manifest cannot answer); ``scanned``: the topic
+    files' signatures if the caller has just scanned them."""
     scanned = topic_files(root) if scanned is None else scanned
     found = _from_manifest(root, budget, scanned)
     if found is not None:
         return found
     from .derived import render_core
 
+    cache = load_cache()
     tree = cache.snapshot()
     core = render_core(tree, budget)
     rows = []

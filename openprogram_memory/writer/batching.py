@@ -16,18 +16,14 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
-from typing import TYPE_CHECKING, Callable, Sequence, TypeVar
+from typing import Callable, Sequence, TypeVar
 
-from ..failures import MemoryFailure
 from ..timeutil import parse_instant
 from ..sessions.markers import PendingWalk, pending_walk
 from ..sessions.store import Node, SessionStore
 from ..sources.archive import SourceMessage, make_source_id
 from ..tokens import count_tokens
 from .backend import BatchTurn
-
-if TYPE_CHECKING:
-    from ..memory import MemoryWorkspace
 
 PROVIDER = "openprogram"
 STALE_AFTER = timedelta(hours=1)
@@ -156,31 +152,3 @@ def batch_turn(message: SourceMessage, node_id: str) -> BatchTurn:
         timestamp=message.timestamp,
         text=message.text,
     )
-
-
-def pending_counts(ws: "MemoryWorkspace") -> dict[str, int]:
-    """Turns waiting to be written into ``ws``, per session with any (every live branch; a shared turn once).
-
-    Each walk stops at the first turn already written or reviewed, so a
-    session that is up to date costs a node read per branch tip. A
-    damaged session is left out (``write`` reports it).
-    """
-    from ..sessions.markers import live_tips
-    from .reviewed import ReviewLedger
-
-    store = SessionStore(ws.settings.sessions_dir)
-    ledger = ReviewLedger(ws.layout)
-    workspace_id = ws.workspace_id
-    out: dict[str, int] = {}
-    for info in store.list_sessions():
-        reviewed = ledger.ids(info.session)
-        waiting: set[str] = set()
-        try:
-            for tip in live_tips(store, info.session):
-                waiting.update(turn.node.id for turn in read_pending(store, info.session, workspace_id, tip,
-                                                                     reviewed).turns)
-        except MemoryFailure:
-            continue
-        if waiting:
-            out[info.session] = len(waiting)
-    return out

@@ -28,7 +28,6 @@ and ``backfill-reviewed.json`` (archived sources, one group).
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 from datetime import date
 from typing import TYPE_CHECKING, Any, Iterable
@@ -40,7 +39,6 @@ if TYPE_CHECKING:
     from ..sessions.store import Node
     from ..workspace.layout import Layout
 
-log = logging.getLogger("openprogram_memory.writer")
 
 SESSION_LEDGER = "reviewed.json"
 BACKFILL_LEDGER = "backfill-reviewed.json"

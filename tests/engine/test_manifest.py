@@ -33,7 +33,7 @@ def ws(tmp_path) -> MemoryWorkspace:
 
 def _facts(ws: MemoryWorkspace, budget: int = 2000):
     """What status reads, by a fresh cache (a new process)."""
-    return tree_facts(ws.root, TopicCache(ws.root), budget)
+    return tree_facts(ws.root, lambda: TopicCache(ws.root), budget)
 
 
 def _read_from_tree(ws: MemoryWorkspace, budget: int = 2000):
