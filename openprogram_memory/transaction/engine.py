@@ -23,6 +23,7 @@ from ..views.derived import derived_views, timeline_entries
 from ..workspace.layout import RUNTIME, TIMELINE, is_derived
 from ..workspace.state import EDIT_LOCK_TIMEOUT, REVISIONS, WRITER_LOCK_TIMEOUT, RuntimeState, write_lock
 from ..views.facts import record_install
+from ..workspace.scan import TreeScan
 from ..workspace.caches import FileSummary, SourceLookup, TreeState, reresolved, summarize
 from . import gitcheck, ledger
 from .ledger import needs_recovery
@@ -80,7 +81,8 @@ def staged_edit(
     check_envelope_values(base_revision, message)
     with write_lock(ws.layout, lock_timeout):
         recover_workspace(ws)
-        before = REVISIONS.revision(ws.root) if base_revision is not None else None
+        tree_scan = TreeScan(ws.root)  # the one stat pass of this transaction (architecture §2.5)
+        before = REVISIONS.revision(ws.root, tree_scan) if base_revision is not None else None
         if base_revision is not None and base_revision != before:
             raise MemoryFailure(
                 FailureCode.CONCURRENT_UPDATE,
@@ -88,19 +90,21 @@ def staged_edit(
                 retryable=True,
                 details={"revision": before},
             )
-        baseline = ws.cache.snapshot()  # before the copy, never after it
+        baseline = ws.cache.snapshot(tree_scan)  # before the copy, never after it
         fingerprint = source_fingerprint(ws, baseline.source_sigs)
         staging = Staging(ws.root, ws.cache)
+        outer = ws.cache.pin(baseline)
         try:
             outcome = edit(staging)
             result = _validate_and_install(
                 ws, staging, baseline, fingerprint, before, policy, allowed_deletes, message, runtime_update, step,
-                force_views, deletes_need_base, merge_parent,
+                force_views, deletes_need_base, merge_parent, tree_scan,
             )
             if isinstance(outcome, dict):
                 result.extra.update(outcome)
             return result
         finally:
+            ws.cache.pin(outer)
             staging.cleanup()
 
 
@@ -118,12 +122,13 @@ def _validate_and_install(
     force_views: bool = False,
     deletes_need_base: bool = False,
     merge_parent: str | None = None,
+    tree_scan: TreeScan | None = None,
 ) -> TxResult:
     """Normalize and validate the staged edit against ``baseline``, then install it whole and commit."""
     changes = staging.effective_changes()
     archives = check_archive_union(ws, staging.archive_files)
     if not changes and not archives and not force_views:
-        return TxResult(revision=before or REVISIONS.revision(ws.root))
+        return TxResult(revision=before or REVISIONS.revision(ws.root, tree_scan))
     topic_bytes, new_tree = _stage_topics(ws, staging, baseline, changes, archives)
     if source_fingerprint(ws) != fingerprint:
         raise _reject("the source archive changed during the edit; sources/ is append-only",
@@ -142,7 +147,7 @@ def _validate_and_install(
         runtime_update(runtime, result)
     files = _files_to_install(ws, staging, baseline, new_tree, topic_bytes, archives, runtime, result, force_views)
     if not files:
-        result.revision = before or REVISIONS.revision(ws.root)
+        result.revision = before or REVISIONS.revision(ws.root, tree_scan)
         return result  # a rebuild that found every view current
     plan = InstallPlan(files=files, changed_topics=result.changed_files, baseline_revision=before)
     if ws.pre_install is not None:
@@ -156,7 +161,8 @@ def _validate_and_install(
     record_install(ws.root, new_tree, topic_bytes, result.core)  # the manifest: what status counts from
     result.memory_committed = True
     _git_commit(ws, message, result)
-    result.revision = REVISIONS.revision(ws.root)
+    # the revision of what is installed now: this transaction's stat pass, with what it wrote looked at again
+    result.revision = REVISIONS.revision(ws.root, tree_scan.updated(files) if tree_scan is not None else None)
     return result
 
 
@@ -251,9 +257,10 @@ def _files_to_install(ws: Workspace, staging: Staging, baseline: TreeState, new_
     files.update({rel: new for rel, (_old, new) in appended.items()})
     files.update({rel: staging.archive_files[rel] for rel in archives})
     result.derived_files = sorted(rel for rel in files if is_derived(rel))
-    runtime_bytes = runtime.to_text().encode("utf-8")
-    if _read_bytes(ws.layout.path(RUNTIME)) != runtime_bytes:
-        files[RUNTIME] = runtime_bytes
+    if runtime != RuntimeState.load(ws.layout):  # (compared as values: no serializing of an unchanged order)
+        runtime_bytes = runtime.to_text().encode("utf-8")
+        if _read_bytes(ws.layout.path(RUNTIME)) != runtime_bytes:
+            files[RUNTIME] = runtime_bytes
     return files
 
 

@@ -22,7 +22,7 @@ from ..sources.archive import ArchiveFile, ParsedArchive, SourceMessage
 from ..topics.model import TopicDoc, parse_topic, record_links
 from ..topics.normalize import time_date
 from ..topics.rules import record_violations
-from .scan import Signature, scan, topic_files
+from .scan import Signature, TreeScan, scan, topic_files
 
 
 
@@ -317,6 +317,7 @@ class TopicCache:
         self._last: TreeState | None = None
         self._lock = threading.Lock()
         self._disk_loaded = False
+        self._pinned = threading.local()
         self.parsed = 0  # files parsed by this process (cache misses)
         # topic files that cannot be read as UTF-8 text: left out of memory, reported by name
         self.unreadable: dict[str, str] = {}
@@ -463,11 +464,24 @@ class TopicCache:
                         return False
         return True
 
-    def snapshot(self) -> "TreeState":
+    def pin(self, tree: "TreeState | None") -> "TreeState | None":
+        """While a transaction holds the write lock, its thread's snapshots are its baseline (the installed
+        tree cannot change under the lock): one stat pass per transaction, not one per reader inside it.
+        Returns what was pinned before (to put back)."""
+        before = getattr(self._pinned, "tree", None)
+        self._pinned.tree = tree
+        return before
+
+    def snapshot(self, tree_scan: TreeScan | None = None) -> "TreeState":
+        """The installed tree, parsing only files whose signature moved. ``tree_scan``: a stat pass the
+        caller has just made (the transaction's), instead of a new one."""
+        pinned = getattr(self._pinned, "tree", None)
+        if pinned is not None:
+            return pinned
         if not self._disk_loaded:
             self._load_disk()
         parsed_before = self.parsed
-        source_sigs = self.sources.scan()
+        source_sigs = self.sources.scan() if tree_scan is None else tree_scan.under("sources")
         stale, appended = self.sources.stale_archives(source_sigs)
         if stale:  # a source was appended or promoted: re-resolve the topics whose cited frames changed
             rewritten = stale - appended
@@ -481,7 +495,7 @@ class TopicCache:
                 for rel in moved:
                     self._files.pop(rel, None)
         files = {}
-        scanned = self._scan_topics()
+        scanned = self._scan_topics() if tree_scan is None else tree_scan.topics()
         for gone in [rel for rel in [*self.unreadable, *self.invalid] if rel not in scanned]:
             self.unreadable.pop(gone, None)
             self.invalid.pop(gone, None)

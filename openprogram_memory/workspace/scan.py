@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Iterator
+from typing import Iterable, Iterator
 
 Signature = tuple[int, int, int]  # (mtime_ns, size, inode)
 
@@ -68,3 +68,57 @@ def topic_files(root: str | Path) -> dict[str, Signature]:
                 continue
         out[rel] = sig
     return out
+
+
+class TreeScan:
+    """One stat pass over every memory file of a workspace (all but ``.git/`` and ``.scriptorium/``).
+
+    A transaction scans once (architecture §2.5): the topic files and the
+    archives it reads, and the revision it reports, all come from this
+    pass; after its install only the files it wrote are looked at again
+    (:meth:`updated`).
+    """
+
+    __slots__ = ("root", "files")
+
+    def __init__(self, root: str | Path, files: dict[str, tuple[str, Signature, bool]] | None = None) -> None:
+        self.root = os.fspath(root)
+        if files is None:
+            files = {rel: (entry.path, sig, entry.is_symlink())
+                     for rel, entry, sig in scan(root, skip=frozenset({".git", ".scriptorium"}))}
+        self.files = files  # rel → (path, signature, is a symlink)
+
+    def topics(self) -> dict[str, Signature]:
+        """What :func:`topic_files` finds: ``topics/**/*.md``, hidden names left out, a symlink only when it
+        resolves inside the workspace."""
+        out: dict[str, Signature] = {}
+        for rel, (_path, sig, link) in self.files.items():
+            if not rel.startswith("topics/") or not rel.endswith(".md") or "/." in rel:
+                continue  # (a hidden name at any depth below topics/)
+            if link:
+                from .layout import resolves_inside
+
+                if not resolves_inside(Path(self.root), rel):
+                    continue
+            out[rel] = sig
+        return out
+
+    def under(self, top: str) -> dict[str, Signature]:
+        """Every file under ``top/`` with its signature (what ``scan(root, top)`` gives)."""
+        prefix = top.rstrip("/") + "/"
+        return {rel: sig for rel, (_path, sig, _link) in self.files.items() if rel.startswith(prefix)}
+
+    def updated(self, rels: Iterable[str]) -> "TreeScan":
+        """This scan with ``rels`` looked at again (written, created or removed since)."""
+        files = dict(self.files)
+        for rel in rels:
+            if rel.split("/", 1)[0] in (".git", ".scriptorium"):
+                continue  # not memory files (runtime.json is looked at by the revision itself)
+            path = os.path.join(self.root, rel)
+            try:
+                st = os.stat(path, follow_symlinks=False)
+            except OSError:
+                files.pop(rel, None)
+                continue
+            files[rel] = (path, (st.st_mtime_ns, st.st_size, st.st_ino), os.path.islink(path))
+        return TreeScan(self.root, files)

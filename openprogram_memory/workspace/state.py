@@ -20,8 +20,8 @@ if TYPE_CHECKING:
 
 from ..failures import FailureCode, MemoryFailure
 from ..fsutil import atomic_write_text, ensure_dir, read_json
-from .layout import RUNTIME, SCRIPTORIUM, Layout
-from .scan import scan
+from .layout import RUNTIME, Layout
+from .scan import TreeScan
 
 RUNTIME_VERSION = 1
 
@@ -232,39 +232,51 @@ class RevisionCache:
     def __init__(self) -> None:
         self._digests: dict[str, tuple[tuple[int, int, int], bytes]] = {}
         self._seeded: dict[str, set[str]] = {}  # root → paths the manifest knew when this process first looked
+        self._lines: dict[str, dict[str, tuple[tuple[int, int, int], bytes]]] = {}
         self._lock = threading.Lock()
 
-    def revision(self, root: Path) -> str:
+    def revision(self, root: Path, tree_scan: "TreeScan | None" = None) -> str:
         """First 32 hex of sha256 over sorted ``(relpath \\0 sha256-hex(bytes) \\n)``.
 
         Every file except ``.git/`` and ``.scriptorium/``, but including
         ``.scriptorium/runtime.json``; a symlink counts as its target text.
         A fresh process starts from the digests the manifest kept, so it
-        hashes only files that changed since (architecture §2.5).
+        hashes only files that changed since (architecture §2.5). ``tree_scan``: the transaction's own stat
+        pass, instead of a new one.
         """
         base = os.fspath(root)
         if base not in self._seeded:
             self._seed(root)
-        items = [(rel, entry.path, sig) for rel, entry, sig in scan(root, skip=frozenset({".git", SCRIPTORIUM}))]
-        runtime = root / RUNTIME
+        if tree_scan is None:
+            tree_scan = TreeScan(root)
+        files = dict(tree_scan.files)
+        runtime = os.path.join(base, RUNTIME)
         try:
             st = os.stat(runtime)
-            items.append((RUNTIME, str(runtime), (st.st_mtime_ns, st.st_size, st.st_ino)))
+            files[RUNTIME] = (runtime, (st.st_mtime_ns, st.st_size, st.st_ino), False)
         except OSError:
             pass
-        items.sort()
+        lines_of = self._lines.setdefault(base, {})  # rel → (signature, its line): unchanged files cost a lookup
         lines = []
         fresh: dict[str, tuple[tuple[int, int, int], bytes]] = {}
-        for rel, path, sig in items:
+        for rel in sorted(files):
+            path, sig, _link = files[rel]
+            hit = lines_of.get(rel)
+            if hit is not None and hit[0] == sig:
+                lines.append(hit[1])
+                continue
             known = self._digests.get(path)
             digest = self._digest(path, sig)
-            if digest is not None:
-                lines.append(b"%s\0%s\n" % (rel.encode("utf-8", "surrogateescape"), digest))
+            if digest is None:
+                continue
+            line = b"%s\0%s\n" % (rel.encode("utf-8", "surrogateescape"), digest)
+            lines.append(line)
+            stored = self._digests.get(path)
+            if stored is not None and stored[0] == sig:  # trusted by signature from now on
+                lines_of[rel] = (sig, line)
                 if known is None or known[0] != sig:
-                    stored = self._digests.get(path)
-                    if stored is not None and stored[0] == sig:  # hashed now and trusted by signature from now on
-                        fresh[rel] = stored
-        gone = self._seeded[base].difference(rel for rel, _path, _sig in items)
+                    fresh[rel] = stored
+        gone = self._seeded[base].difference(files) if self._seeded[base] else set()
         if fresh or gone:
             from .manifest import Manifest
 
