@@ -23,6 +23,7 @@ frame: the last trust frame of a source in file order decides its state
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import json
 import os
@@ -94,8 +95,9 @@ class SourceMessage:
     speaker_kind: str = "user"
     kind: str = "source"  # or "trust": a change of the trust state of the source ``source_id`` names
 
-    @property
+    @functools.cached_property
     def anchor(self) -> str:
+        """``source-`` + sha256(id)[:16] (a trust frame: of the change), computed once per frame."""
         if self.kind == "trust":  # content addressed: the same change made twice is one frame
             digest = sha256_hex("\n".join((self.source_id, self.timestamp, self.trust_state, self.speaker_id, self.text)))
             return TRUST_ANCHOR_PREFIX + digest[:16]

@@ -158,6 +158,7 @@ def _validate_and_install(
     install(ws.layout, files, step or (lambda _s: None))
     runtime.remember(ws.layout)
     ws.cache.adopt(new_tree, list(topic_bytes))
+    result.tree = new_tree
     record_install(ws.root, new_tree, topic_bytes, result.core)  # the manifest: what status counts from
     result.memory_committed = True
     _git_commit(ws, message, result)

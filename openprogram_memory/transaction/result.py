@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..views.derived import CoreRender
+    from ..workspace.caches import TreeState
 
 
 class Policy(enum.Enum):
@@ -43,6 +44,8 @@ class TxResult:
     git_code: str | None = None  # GIT_COMMIT_FAILED (retried next time) or GIT_UNAVAILABLE (damage)
     core: "CoreRender | None" = None
     extra: dict[str, Any] = field(default_factory=dict)
+    # the tree as this transaction installed it (for callers that report on it; never serialized)
+    tree: "TreeState | None" = field(default=None, repr=False, compare=False)
 
     def to_json(self) -> dict[str, Any]:
         out = {

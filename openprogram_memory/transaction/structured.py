@@ -138,7 +138,7 @@ def run_request(
 def _created_ids(ws: "Workspace", request: Request, result: TxResult) -> list[dict[str, Any]]:
     """Which new block ID each create op got (matched by topic and content)."""
     fresh = set(result.block_ids)
-    tree = ws.tree()
+    tree = result.tree if result.tree is not None else ws.tree()  # (the installed tree: no second stat pass)
     out = []
     for op in request.ops:
         if op.kind != CREATE or op.destination is None:

@@ -32,6 +32,39 @@ if TYPE_CHECKING:
     from .host import Workspace
 
 
+class _Locations:
+    """Where each block ID is as an edit goes: the tree's ID index, overlaid with this edit's moves and
+    deletes (a one-record change costs that record, not a copy of every ID of the workspace)."""
+
+    def __init__(self, index: dict[str, list[str]]) -> None:
+        self.index = index
+        self.moved: dict[str, str] = {}
+        self.gone: set[str] = set()
+
+    def origin(self, memory_id: str) -> str | None:
+        files = self.index.get(memory_id)
+        return files[0] if files else None
+
+    def get(self, memory_id: str) -> str | None:
+        if memory_id in self.moved:
+            return self.moved[memory_id]
+        return None if memory_id in self.gone else self.origin(memory_id)
+
+    def __setitem__(self, memory_id: str, rel: str) -> None:
+        self.moved[memory_id] = rel
+        self.gone.discard(memory_id)
+
+    def pop(self, memory_id: str, default: str | None = None) -> str | None:
+        found = self.get(memory_id)
+        self.moved.pop(memory_id, None)
+        self.gone.add(memory_id)
+        return found if found is not None else default
+
+    def relocated(self) -> dict[str, str]:
+        """IDs now in another file than the one they started in."""
+        return {i: rel for i, rel in self.moved.items() if self.origin(i) != rel}
+
+
 class TopicEditor:
     """Applies validated operations to parsed topic documents of one staging copy."""
 
@@ -41,8 +74,7 @@ class TopicEditor:
         self.ws = ws
         self.docs: dict[str, TopicDoc] = {}
         self.touched: set[str] = set()
-        self.origin: dict[str, str] = {i: files[0] for i, files in tree.id_files().items()}
-        self.where: dict[str, str] = dict(self.origin)
+        self.where = _Locations(tree.id_files())
         self.deleted: set[str] = set()
         self.deleted_by: dict[str, int] = {}
         self.new_source_ids: dict[str, str] = {}
@@ -275,7 +307,7 @@ class TopicEditor:
     # -- links ---------------------------------------------------------
     def _rewrite_links(self) -> None:
         """Point every link at a moved record to its new file."""
-        relocated = {i: rel for i, rel in self.where.items() if self.origin.get(i) != rel}
+        relocated = self.where.relocated()
         if not relocated:
             return
         files = set(self.touched)

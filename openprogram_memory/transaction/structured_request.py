@@ -27,7 +27,9 @@ MAX_HEADINGS = 6
 POSITIONS = ("start", "end", "before", "after")
 NEW_SOURCE_PREFIX = "new-source-"
 API_PROVIDER = "openprogram"
-API_THREAD = "api"  # + "-YYYY-MM-DD": one archive thread per day of observed_at, so none grows without bound
+# + "-YYYY-MM-DD-<h>": per day of observed_at, in 16 shards by the first hex digit of the message's content hash
+# (a busy agent writing thousands of sources a day grows 16 files, each a sixteenth; a source keeps its id)
+API_THREAD = "api"
 SOURCE_ROLES = ("user", "assistant")
 SOURCE_KEYS = frozenset({"label", "role", "content", "observed_at"})
 
@@ -134,7 +136,7 @@ def parse_new_sources(sources: Any) -> dict[str, SourceMessage]:
     """``sources[{label: "new-source-x", role, content, observed_at}]`` → messages.
 
     Provenance is the runtime's: provider ``openprogram``, thread
-    ``api-<day of observed_at>``, a message id from the content hash,
+    ``api-<day of observed_at>-<first hex of the content hash>``, a message id from the content hash,
     speaker from ``role``, trust state ``trusted``. Any other key
     (provenance, trust, owner) is refused.
     """
@@ -155,7 +157,7 @@ def parse_new_sources(sources: Any) -> dict[str, SourceMessage]:
         observed = _observed_at(item.get("observed_at"), where)
         digest = hashlib.sha256(f"{role}\0{observed}\0{content}".encode("utf-8")).hexdigest()[:16]
         out[label] = SourceMessage(
-            source_id=make_source_id(API_PROVIDER, f"{API_THREAD}-{_day(observed)}", "m-" + digest),
+            source_id=make_source_id(API_PROVIDER, f"{API_THREAD}-{_day(observed)}-{digest[0]}", "m-" + digest),
             speaker=role,
             speaker_id=f"api-{role}",
             timestamp=observed,

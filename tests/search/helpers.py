@@ -7,6 +7,8 @@ archived with ``archive_messages`` — no workspace engine needed.
 
 from __future__ import annotations
 
+import dataclasses
+
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -116,5 +118,5 @@ def set_trust(root: Path, source_id: str, trust_state: str) -> None:
     text = path.read_text(encoding="utf-8")
     frames = {frame.source_id: frame for frame in parse_archive(text).frames}
     old = frames[source_id]
-    new = SourceMessage(**{**old.__dict__, "trust_state": trust_state})
+    new = dataclasses.replace(old, trust_state=trust_state)
     path.write_text(text.replace(old.frame(), new.frame()), encoding="utf-8")

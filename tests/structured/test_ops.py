@@ -66,12 +66,14 @@ def test_create_with_new_source(ws):
         sources=[{"label": "new-source-1", "role": "user", "content": "I like espresso.",
                   "observed_at": "2026-08-12T08:00:00+00:00"}])
     (source_id,) = result.extra["source_ids"]
-    assert source_id.startswith("openprogram/api-2026-08-12/m-")  # one API thread per day
+    provider, thread, message = source_id.split("/")
+    assert provider == "openprogram" and message.startswith("m-")
+    assert thread == f"api-2026-08-12-{message[2]}"  # API threads by day, sharded by the content hash
     assert result.extra["new_sources"] == {"new-source-1": source_id}
     record = ws.get(result.block_ids[0])
     assert record["sources"] == [{"source": source_id, "label": "espresso"}]
     assert record["trust_state"] == "trusted"
-    archive = (ws.root / "sources/openprogram/_v2/api-2026-08-12.md").read_text()
+    archive = (ws.root / f"sources/openprogram/_v2/{thread}.md").read_text()
     assert "I like espresso." in archive and "speaker-id:api%2Duser" in archive
 
 
@@ -292,6 +294,18 @@ def test_api_sources_are_threaded_by_day_so_no_archive_grows_without_bound(ws):
                                             sources=(("new-source-1", "said"),))],
                   sources=[{"label": "new-source-1", "content": f"Said on {day}, call {len(list(ws.records()))}.",
                             "observed_at": f"{day}T23:30:00+02:00"}])
-    archives = sorted(p.name for p in (ws.root / "sources/openprogram/_v2").glob("api*.md"))
-    assert archives == ["api-2026-08-12.md", "api-2026-08-13.md"]  # the day in the message's own offset
-    assert (ws.root / "sources/openprogram/_v2/api-2026-08-12.md").read_text().count("<!-- source-id:") == 2
+    archives = sorted((ws.root / "sources/openprogram/_v2").glob("api*.md"))
+    assert {p.name[:len("api-2026-08-12")] for p in archives} == {"api-2026-08-12", "api-2026-08-13"}  # own offset
+    assert sum(p.read_text().count("<!-- source-id:") for p in archives if "08-12" in p.name) == 2
+
+
+def test_a_busy_day_of_api_sources_is_spread_over_shards_and_a_source_keeps_its_id(ws):
+    def create(i: int) -> dict:
+        return ws.update(memory_changes=[create_op(f"Fact number {i}.", sources=(("new-source-1", "said"),))],
+                         sources=[{"label": "new-source-1", "content": f"Said thing number {i}.",
+                                   "observed_at": "2026-08-12T10:00:00+00:00"}]).extra["source_ids"][0]
+
+    ids = [create(i) for i in range(40)]
+    threads = {source_id.split("/")[1] for source_id in ids}
+    assert 8 <= len(threads) <= 16 and all(t.startswith("api-2026-08-12-") for t in threads)
+    assert create(7) == ids[7]  # the same words said the same day: the same source
