@@ -19,6 +19,9 @@ def sleep(
     model: Optional[str] = typer.Option(
         None, "--model",
         help="rules (offline) or anthropic:<model>; default: memory.writer.model when it is a model, else rules."),
+    full: bool = typer.Option(False, "--full",
+                              help="Compare every pair of records for duplicates, not only those with a record "
+                                   "changed since the last organize."),
     state: Optional[str] = StateOption,
     json: bool = JsonOption,
 ) -> None:
@@ -31,10 +34,10 @@ def sleep(
         ws = open_workspace(memory_settings(state))
         try:
             if json or not err_console.is_terminal:
-                report = reorganize(ws, model=model)
+                report = reorganize(ws, model=model, full=full)
             else:
                 with err_console.status("organizing: merging duplicates, tidying the core, splitting big topics"):
-                    report = reorganize(ws, model=model)
+                    report = reorganize(ws, model=model, full=full)
         except MemoryFailure as failure:  # a cron job failing every night must show in `status`
             record_outcome(ws.layout, "sleep", failure)
             raise

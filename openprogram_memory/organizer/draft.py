@@ -54,7 +54,11 @@ class DraftTree:
         for rel in sorted(tree.files):
             summary = tree.files[rel]
             doc = summary.doc
-            meanings[rel] = {label: definition_meaning(d, rel) for label, d in doc.definitions().items()}
+            cached = summary.__dict__.get("_meanings")  # (once per parse of the file)
+            if cached is None:
+                cached = summary.__dict__["_meanings"] = {
+                    label: definition_meaning(d, rel) for label, d in doc.definitions().items()}
+            meanings[rel] = dict(cached)  # (a draft adds to its copy as records move)
             titles[rel] = next((b.title for b in doc.blocks if isinstance(b, Heading) and b.level == 1), None)
             files[rel] = [
                 DraftRecord(

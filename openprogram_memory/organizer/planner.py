@@ -32,22 +32,28 @@ loses a block ID (STRUCTURED policy with no deletes).
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 from ..workspace.layout import CORE_TOPIC
-from ..workspace.caches import TreeState
+from ..workspace.caches import FileSummary, TreeState
 from ..placement.classify import CORE_CATEGORIES, core_rank, explain_statement, project_name
 from ..placement.paths import GENERAL_PROJECT, NOTES, PROJECTS_DIR, slugify
 from .draft import DraftRecord, DraftTree
-from ..placement.similarity import duplicate_groups, normalized, tokens
+from ..placement.similarity import duplicate_groups, normalized, record_token_sets, tokens
 
 MAX_TOPIC_RECORDS = 30
 
 
-def plan_rules(tree: TreeState, created_order: dict[str, int]) -> list[dict[str, Any]]:
-    """The rules organizer's memory_changes for ``tree`` (``[]`` when it is tidy)."""
+def plan_rules(tree: TreeState, created_order: dict[str, int],
+               changed: set[str] | None = None) -> list[dict[str, Any]]:
+    """The rules organizer's memory_changes for ``tree`` (``[]`` when it is tidy).
+
+    ``changed``: the topic files whose records changed since the last organize (None: all); duplicates are
+    looked for only in pairs with a record of one of them.
+    """
     draft = DraftTree.from_tree(tree, created_order)
-    merge_duplicates(draft)
+    merge_duplicates(draft, tree, changed)
     clean_core(draft)
     split_topics(draft)
     order_core(draft)
@@ -55,10 +61,15 @@ def plan_rules(tree: TreeState, created_order: dict[str, int]) -> list[dict[str,
 
 
 # -- 1. duplicates --------------------------------------------------------
-def merge_duplicates(draft: DraftTree) -> None:
-    """Merge each duplicate cluster into its first record."""
+def merge_duplicates(draft: DraftTree, tree: TreeState | None = None, changed: set[str] | None = None) -> None:
+    """Merge each duplicate cluster into its first record (only clusters touching ``changed`` topics, if given)."""
     records = draft.records()
-    for group in duplicate_groups([r.content for r in records]):
+    token_sets = None
+    focus = None
+    if changed is not None and tree is not None:
+        token_sets = [s for rel in sorted(tree.files) for s in record_token_sets(tree.files[rel])]
+        focus = {i for i, record in enumerate(records) if record.topic in changed}
+    for group in duplicate_groups([r.content for r in records], focus=focus, token_sets=token_sets):
         members = [records[i] for i in group]
         words = {id(r): {t for t in tokens(r.content) if len(t) > 3} for r in members}  # content words only
         union = set().union(*words.values())
@@ -190,3 +201,14 @@ def order_core(draft: DraftTree) -> None:
         if ranked != section:
             draft.move(ranked, CORE_TOPIC, chain, "start",
                        "core order: standing rules first, then preferences, then identity")
+
+
+def topic_fingerprint(summary: "FileSummary") -> str:
+    """What the duplicate pass compared of a topic file: its records' IDs and words (kept on the summary)."""
+    cached = summary.__dict__.get("_organized_fingerprint")
+    if cached is None:
+        digest = hashlib.blake2b(digest_size=16)
+        for record in summary.records:
+            digest.update("\x1f".join(record.ids).encode("utf-8") + b"\x1e" + record.content.encode("utf-8") + b"\x1d")
+        cached = summary.__dict__["_organized_fingerprint"] = digest.hexdigest()
+    return cached

@@ -27,7 +27,11 @@ from ..workspace.layout import check_topic_path
 from ..workspace.state import RuntimeState
 from ..workspace.caches import TreeState
 from .model import TOOL_LOOP_PREFIXES, is_model_organizer, organize_with_model
-from .planner import plan_rules
+from ..workspace.manifest import Manifest
+from .planner import plan_rules, topic_fingerprint
+
+# the manifest's record of the topic files as the last rules organize left them (architecture §2.5)
+ORGANIZED = "organized"
 
 if TYPE_CHECKING:
     from ..memory import MemoryWorkspace
@@ -73,7 +77,7 @@ def default_model(ws: "MemoryWorkspace") -> str:
 
 
 def reorganize(ws: "MemoryWorkspace", model: str | None = None, *, now: datetime | None = None,
-               lock_timeout: float = ORGANIZE_LOCK_TIMEOUT) -> dict[str, Any]:
+               lock_timeout: float = ORGANIZE_LOCK_TIMEOUT, full: bool = False) -> dict[str, Any]:
     """Organize the topics now with ``model`` (see :func:`default_model`); return what changed.
 
     Rewrites ``topics/`` only (never sources, never session markers). The
@@ -102,12 +106,25 @@ def reorganize(ws: "MemoryWorkspace", model: str | None = None, *, now: datetime
         return organize_with_model(ws, name, now=moment, lock_timeout=lock_timeout,
                                    runtime_update=stamp_runtime, stamp=needs_stamp)
 
+    organized = None if full or planner is not plan_rules else Manifest(ws.root).meta(ORGANIZED)
+
     def plan(tree: TreeState) -> Request:
-        changes = planner(tree, RuntimeState.load(ws.layout).created_order)
+        created_order = RuntimeState.load(ws.layout).created_order
+        if isinstance(organized, dict):  # what changed since the last organize (pairs of the rest were compared)
+            changed = {rel for rel, summary in tree.files.items() if organized.get(rel) != topic_fingerprint(summary)}
+            # nothing changed since the organize that left this tree: it is tidy (a second run changes nothing)
+            changes = plan_rules(tree, created_order, changed) if changed or organized.keys() != tree.files.keys() \
+                else []
+        else:
+            changes = planner(tree, created_order)
         planned.update(changes=changes, tree=tree)
         return parse_request(changes, None, internal=True)
     result = run_request(ws, plan, message=f"memory: organize ({name})", lock_timeout=lock_timeout,
                          runtime_update=stamp_runtime, force_views=needs_stamp)
+    organized_tree = result.tree if result.tree is not None else planned.get("tree")
+    if planner is plan_rules and organized_tree is not None:  # a cache: lost, the next sleep compares everything
+        Manifest(ws.root).put_meta(ORGANIZED, {rel: topic_fingerprint(summary)
+                                               for rel, summary in organized_tree.files.items()})
     report: dict[str, Any] = {key: value for key, value in result.to_json().items()
                               if key not in ("block_ids", "evidence_ids")}
     report.update({"model": name, "derived_files": result.derived_files})

@@ -14,7 +14,12 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
+
+from ..workspace.caches import register_index
+
+if TYPE_CHECKING:
+    from ..workspace.caches import FileSummary, RecordInfo, TreeState
 
 JACCARD = 0.8
 MIN_TOKENS = 4
@@ -55,31 +60,26 @@ def is_near_duplicate(a: str, b: str, threshold: float = JACCARD) -> bool:
     return jaccard(sa, sb) >= threshold
 
 
-def duplicate_groups(texts: Sequence[str], threshold: float = JACCARD) -> list[list[int]]:
+def duplicate_groups(texts: Sequence[str], threshold: float = JACCARD, focus: set[int] | None = None,
+                     token_sets: Sequence[frozenset[str]] | None = None) -> list[list[int]]:
     """Indices of ``texts`` grouped into duplicate clusters (size ≥ 2), each sorted.
 
-    Clusters are connected components of the duplicate relation.
+    Clusters are connected components of the duplicate relation. With
+    ``focus``, only pairs with at least one member in it are compared (the
+    records that changed since the last organize: pairs of unchanged records
+    were compared then), each through an inverted index of the others' tokens.
+    ``token_sets`` may give each text's token set (computed once per parse).
     """
-    parent = list(range(len(texts)))
-
-    def find(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    def union(i: int, j: int) -> None:
-        ri, rj = find(i), find(j)
-        if ri != rj:
-            parent[max(ri, rj)] = min(ri, rj)
-
+    if focus is not None:
+        return _focused_groups(texts, threshold, focus, token_sets)
+    components = _Components(len(texts))
     exact: dict[str, int] = {}
     for i, text in enumerate(texts):
         key = normalized(text)
         if not key:
             continue
         if key in exact:
-            union(exact[key], i)
+            components.union(exact[key], i)
         else:
             exact[key] = i
 
@@ -98,9 +98,102 @@ def duplicate_groups(texts: Sequence[str], threshold: float = JACCARD) -> list[l
             index[token].append(i)
         for j in candidates:
             if guards[i] == guards[j] and jaccard(token_set, sets[j]) >= threshold:
-                union(j, i)
+                components.union(j, i)
+    return components.groups()
 
-    groups: dict[int, list[int]] = {}
-    for i in range(len(texts)):
-        groups.setdefault(find(i), []).append(i)
-    return [sorted(g) for g in groups.values() if len(g) > 1]
+
+class _Components:
+    """Union-find over ``0..n-1``: the connected components of the duplicate relation."""
+
+    def __init__(self, n: int) -> None:
+        self.parent = list(range(n))
+
+    def find(self, i: int) -> int:
+        parent = self.parent
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    def union(self, i: int, j: int) -> None:
+        ri, rj = self.find(i), self.find(j)
+        if ri != rj:
+            self.parent[max(ri, rj)] = min(ri, rj)
+
+    def groups(self) -> list[list[int]]:
+        """Components of two or more, each sorted."""
+        out: dict[int, list[int]] = {}
+        for i in range(len(self.parent)):
+            out.setdefault(self.find(i), []).append(i)
+        return [sorted(g) for g in out.values() if len(g) > 1]
+
+
+def _focused_groups(texts: Sequence[str], threshold: float, focus: set[int],
+                    token_sets: Sequence[frozenset[str]] | None) -> list[list[int]]:
+    sets = list(token_sets) if token_sets is not None else [frozenset(tokens(t)) for t in texts]
+    holders: dict[str, list[int]] = {}
+    for i, token_set in enumerate(sets):
+        for token in token_set:
+            holders.setdefault(token, []).append(i)
+    components = _Components(len(texts))
+    for i in sorted(focus):
+        token_set = sets[i]
+        if not token_set:
+            continue
+        ordered = sorted(token_set, key=lambda t: (len(holders[t]), t))
+        # an exact duplicate has the same tokens (it holds the rarest); a near one holds one of the prefix
+        prefix = ordered[:max(1, len(ordered) - math.ceil(threshold * len(ordered)) + 1)]
+        candidates = {j for token in prefix for j in holders[token] if j != i}
+        for j in candidates:
+            if _duplicates(texts, sets, i, j, threshold):
+                components.union(i, j)
+    return components.groups()
+
+
+def _duplicates(texts: Sequence[str], sets: Sequence[frozenset[str]], i: int, j: int, threshold: float) -> bool:
+    """The duplicate relation of :func:`duplicate_groups` for one pair."""
+    a, b = sets[i], sets[j]
+    if a == b and normalized(texts[i]) == normalized(texts[j]):
+        return True
+    if len(a) < MIN_TOKENS or len(b) < MIN_TOKENS or _guard(a) != _guard(b):
+        return False
+    return jaccard(a, b) >= threshold
+
+
+# -- candidates through an inverted index (issue: writes cost what changed) --------------------------------------
+
+def record_token_sets(summary: "FileSummary") -> list[frozenset[str]]:
+    """The token set of each record of a parsed topic file, computed once per parse (kept on the summary)."""
+    cached = summary.__dict__.get("_token_sets")
+    if cached is None:
+        cached = summary.__dict__["_token_sets"] = [frozenset(tokens(r.content)) for r in summary.records]
+    return cached
+
+
+def _file_tokens(summary: "FileSummary") -> frozenset[str]:
+    return frozenset().union(*record_token_sets(summary))
+
+
+register_index("tokens", _file_tokens)  # token → files holding a record with it; trees keep it up to date
+
+
+def near_duplicate_prefix(token_set: frozenset[str], tree: "TreeState", threshold: float = JACCARD) -> list[str]:
+    """The fewest tokens of which every record with Jaccard ≥ ``threshold`` to ``token_set`` holds one: its
+    ``n - ceil(threshold * n) + 1`` rarest (prefix filtering; any order would do, the rarest find fewest)."""
+    files = tree.index("tokens")
+    ordered = sorted(token_set, key=lambda t: (len(files.get(t, ())), t))
+    return ordered[:len(ordered) - math.ceil(threshold * len(ordered)) + 1]
+
+
+def records_with_any(tree: "TreeState", wanted: Sequence[str]) -> list["RecordInfo"]:
+    """Records holding at least one of ``wanted`` tokens, in tree order (file path, then place in the file)."""
+    files = tree.index("tokens")
+    paths = sorted({path for token in wanted for path in files.get(token, ())})
+    found = []
+    wanted_set = set(wanted)
+    for path in paths:
+        summary = tree.files[path]
+        for record, token_set in zip(summary.records, record_token_sets(summary)):
+            if token_set & wanted_set:
+                found.append(record)
+    return found

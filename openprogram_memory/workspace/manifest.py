@@ -161,6 +161,9 @@ class Manifest:
         ]
         self._write(statements)
 
+    def put_meta(self, key: str, value: Any) -> None:
+        self._write([("INSERT OR REPLACE INTO meta VALUES (?, ?)", [(key, json.dumps(value, sort_keys=True))])])
+
     def meta(self, key: str) -> Any:
         found = self._read("SELECT value FROM meta WHERE key = ?", (key,))
         try:

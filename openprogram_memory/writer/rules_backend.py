@@ -65,14 +65,14 @@ from ..failures import MemoryFailure
 from ..placement.classify import CORE_CATEGORIES, classify_statement, project_name
 from ..timeutil import parse_instant
 from ..placement.paths import NOTES, PROJECTS_DIR, slugify
-from ..placement.similarity import is_near_duplicate, normalized, tokens
+from ..placement.similarity import is_near_duplicate, near_duplicate_prefix, normalized, records_with_any, tokens
 from ..topics.model import Heading
 from ..topics.normalize import valid_time
 from ..transaction.structured import TopicEditor, parse_request
 from ..workspace.layout import CORE_TOPIC
 from ..workspace.caches import RecordInfo, TreeState
 from .backend import NOTHING_DURABLE, BatchTurn, WriterRequest, WriterRun
-from .statements import Statement, extract_statements, same_attribute
+from .statements import Statement, extract_statements, same_attribute, slotted_records
 from ..topics.normalize import ABANDONED_QUALIFIER
 from .superseded import SupersededRecord
 
@@ -220,13 +220,35 @@ class _Plan:
         it again re-cites it (see :meth:`_replace_abandoned`).
         """
         key = normalized(text)
-        for record in self.tree.records():
+        # the same normalized text has the same tokens: only records holding its rarest token can say it
+        said = frozenset(tokens(text))
+        records = records_with_any(self.tree, near_duplicate_prefix(said, self.tree, 1.0)) if said \
+            else self.tree.records()
+        for record in records:
             if normalized(record.content) == key and record.memory_id not in self.abandoned_ids:
                 return "^" + record.memory_id
         for planned in self.planned:
             if normalized(planned.content) == key:
                 return _name(planned)
         return None
+
+    def _update_candidates(self, statement: Statement, topic: str) -> list[RecordInfo]:
+        """Every record :meth:`_to_update` could accept, in tree order, found through indexes instead of a pass
+        over the whole tree: records sharing one of the statement's rarest tokens (a near duplicate must, by
+        prefix filtering), holding the replaced value, or stating a person attribute."""
+        said = frozenset(tokens(statement.text))
+        wanted = set(near_duplicate_prefix(said, self.tree)) if said else set()
+        if statement.old and statement.kind in ("decision", "fact"):
+            old = frozenset(tokens(statement.old))
+            if not old:
+                return self.tree.records()
+            wanted.update(near_duplicate_prefix(old, self.tree, 1.0))
+        # (a record of the same topic with one value changed shares all but one token: the prefix finds it)
+        found = {(r.topic, r.line): r for r in records_with_any(self.tree, sorted(wanted))}
+        if statement.slot is not None:
+            for record in slotted_records(self.tree):
+                found[(record.topic, record.line)] = record
+        return [found[key] for key in sorted(found)]
 
     def _to_update(self, statement: Statement, topic: str) -> _Planned | None:
         """The record this statement gives a new value or wording for (planned first, then existing).
@@ -250,7 +272,7 @@ class _Plan:
         for planned in reversed(self.planned):
             if same(planned.content, planned.topic):
                 return planned
-        candidates = [r for r in self.tree.records() if same(r.content, r.topic)]
+        candidates = [r for r in self._update_candidates(statement, topic) if same(r.content, r.topic)]
         candidates.sort(key=lambda r: (r.topic != topic, r.topic != CORE_TOPIC))
         for record in candidates:
             existing = next((p for p in self.planned if p.memory_id == record.memory_id), None)

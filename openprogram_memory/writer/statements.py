@@ -38,10 +38,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
+from ..workspace.caches import register_index
 from . import lexicon as lx
 from .phrasing import ADVERBS, finish, first_person, keyword, third_person
 from .segment import agent_generated, clauses, sentences, strip_lead
+
+if TYPE_CHECKING:
+    from ..workspace.caches import FileSummary, RecordInfo, TreeState
 
 KINDS = ("identity", "people", "preference", "rule", "decision", "fact", "schedule", "personal")
 
@@ -1037,6 +1042,26 @@ def slot_of(content: str) -> str | None:
         if statement.slot:
             return statement.slot
     return None
+
+
+def _file_slots(summary: "FileSummary") -> list[str | None]:
+    """:func:`slot_of` of each record of a parsed topic file, computed once per parse (kept on the summary)."""
+    cached = summary.__dict__.get("_slots")
+    if cached is None:
+        cached = summary.__dict__["_slots"] = [slot_of(r.content) for r in summary.records]
+    return cached
+
+
+register_index("slotted", lambda summary: ("slotted",) if any(_file_slots(summary)) else ())
+
+
+def slotted_records(tree: "TreeState") -> list["RecordInfo"]:
+    """Records stating a single-valued person attribute (their slot), in tree order."""
+    out: list["RecordInfo"] = []
+    for path in tree.index("slotted").get("slotted", ()):
+        summary = tree.files[path]
+        out.extend(r for r, slot in zip(summary.records, _file_slots(summary)) if slot)
+    return out
 
 
 def _names_employer(text: str) -> bool:

@@ -54,6 +54,6 @@ def digest(root: Path, under: str = "") -> dict[str, str]:
         for name in files:
             path = Path(dirpath) / name
             rel = path.relative_to(root).as_posix()
-            if not rel.endswith("write.lock"):
+            if not rel.endswith("write.lock") and not rel.startswith(".scriptorium/manifest.sqlite"):  # (caches)
                 out[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
     return out

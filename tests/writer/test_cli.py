@@ -245,9 +245,9 @@ def test_ctrl_c_during_sleep_lets_its_one_transaction_finish(monkeypatch):
     assert run("memory", "init").exit_code == 0
     real = organizer.reorganize
 
-    def organize_then_press_ctrl_c(ws, model=None):
+    def organize_then_press_ctrl_c(ws, model=None, **options):
         os.kill(os.getpid(), signal.SIGINT)
-        return real(ws, model=model)
+        return real(ws, model=model, **options)
 
     monkeypatch.setattr(organizer, "reorganize", organize_then_press_ctrl_c)
     answer = run("memory", "sleep", "--json")

@@ -1,0 +1,90 @@
+"""Writing and organizing cost what changed (issue 12 item 7): ``write`` of the same sessions and ``sleep`` with
+nothing changed, on workspaces of 1,000 and 10,000 records.
+
+Each size gets the same 2 sessions of 20 user statements (new facts, so the
+rules writer creates records and compares each with the records already
+there), written in process with ``force=True`` (what ``write --all-idle``
+does per session); then ``sleep`` (the rules organizer) on the workspace as
+it is, and once more (nothing changed since). Prints medians and the ratios; targets 10k/1k <= 1.5 for the
+write and for the sleep with nothing changed.
+
+    .venv/bin/python benchmarks/bench_write_sleep.py [--runs 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_transaction import build  # noqa: E402
+
+from openprogram_memory.organizer.sleep import reorganize  # noqa: E402
+from openprogram_memory.sessions.store import SessionStore  # noqa: E402
+from openprogram_memory.writer.pipeline import write_report  # noqa: E402
+
+STATEMENTS = [
+    "I prefer {x} over tabs in every {y} file.", "My manager {x} owns the {y} budget.",
+    "We deploy the {y} service every {x}.", "I live in {x} and work on {y}.",
+    "Always answer with {x} units when we talk about {y}.", "The {y} pipeline writes to bucket {x}.",
+    "We decided to move {y} to {x} last week.", "{x} is the on-call person for {y} this month.",
+]
+FILL = ["Oslo", "Lisbon", "Kyoto", "Quito", "Tuesday", "Friday", "spaces", "metric", "Ravi", "Mei"]
+TOPICS = ["billing", "search", "ingest", "mobile", "payments", "reports", "auth", "infra"]
+
+
+def add_sessions(ws, tag: str, start: datetime) -> list[str]:
+    store = SessionStore(ws.settings.sessions_dir)
+    sessions = []
+    for s in range(2):
+        session = f"{tag}-s{s}"
+        store.create_session(session, created_at=start.isoformat())
+        for i in range(20):
+            text = STATEMENTS[(i + s) % len(STATEMENTS)].format(x=FILL[(i * 3 + s) % len(FILL)],
+                                                                y=TOPICS[(i + 2 * s) % len(TOPICS)] + f"{tag}{i}")
+            store.append(session, "user", text, node_id=f"n{i}", created_at=(start + timedelta(minutes=i)).isoformat())
+        sessions.append(session)
+    return sessions
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="bench-write-"))
+    try:
+        workspaces = {size: build(tmp / f"s{size}", size) for size in (1_000, 10_000)}
+        writes: dict[int, list[float]] = {size: [] for size in workspaces}
+        sleeps: dict[int, list[float]] = {size: [] for size in workspaces}
+        idle: dict[int, list[float]] = {size: [] for size in workspaces}
+        start = datetime(2026, 8, 9, 9, 0, tzinfo=timezone.utc)
+        for run in range(args.runs):
+            for size, ws in workspaces.items():
+                sessions = add_sessions(ws, f"r{run}", start + timedelta(days=run))
+                t0 = time.perf_counter()
+                for session in sessions:
+                    write_report(ws, session, force=True)
+                writes[size].append(time.perf_counter() - t0)
+                t0 = time.perf_counter()
+                reorganize(ws)
+                sleeps[size].append(time.perf_counter() - t0)
+                t0 = time.perf_counter()
+                reorganize(ws)  # again: nothing changed since
+                idle[size].append(time.perf_counter() - t0)
+        for name, figures in (("write (2 sessions x 20 statements)", writes), ("sleep after the write", sleeps),
+                              ("sleep with nothing changed", idle)):
+            small, large = statistics.median(figures[1_000]), statistics.median(figures[10_000])
+            print(f"{name:<36} 1k {small * 1000:7.1f} ms | 10k {large * 1000:7.1f} ms | ratio {large / small:.2f}"
+                  " (target <= 1.5)")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
