@@ -415,6 +415,19 @@ def test_a_footnote_source_opens_the_cited_message(client, ws):
         assert refused.status in (400, 404) and refused.body["ok"] is False, bad
 
 
+def test_the_evidence_view_shows_a_trust_decision_and_there_is_no_route_to_make_one(client, ws):
+    ws.trust(["openprogram/s1/u2"], "pending", reason="not sure")
+    record = next(r for r in ws.records() if r.content == "Dave runs a bike shop.")
+    ref = record.evidence[0].refs[0]
+    archive = ref.archive.removeprefix("sources/")
+    one = client.get(f"/api/memory/sources/{archive}?anchor={ref.anchor}")
+    assert one.body["message"]["trust_state"] == "pending"  # the archive's frame as the trust frame left it
+    listed = {m["source_id"]: m["trust_state"] for m in client.get(f"/api/memory/sources/{archive}").body["messages"]}
+    assert listed["openprogram/s1/u2"] == "pending"
+    refused = client.request("POST", "/api/memory/trust", {"sources": ["openprogram/s1/u2"]})
+    assert refused.status == 404 and refused.body["ok"] is False  # a person at the CLI decides trust, not the API
+
+
 def test_the_evidence_view_needs_the_owner_like_every_memory_read(client):
     assert client.get("/api/memory/sources/openprogram/_v2/s1.md", auth=False).status == 401
 
