@@ -10,14 +10,13 @@ no tree cache loaded. Transactions record what they installed
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..workspace.layout import CORE_TOPIC
 from ..workspace.manifest import Manifest, TopicRow, file_sha256, topic_row
-from ..workspace.scan import Signature, topic_files
+from ..workspace.scan import Signature, signature, topic_files
 
 if TYPE_CHECKING:
     from ..workspace.caches import TopicCache, TreeState
@@ -36,20 +35,12 @@ class TreeFacts:
     from_manifest: bool = False
 
 
-def _sig(path: Path) -> Signature | None:
-    try:
-        st = os.stat(path, follow_symlinks=False)
-    except OSError:
-        return None
-    return (st.st_mtime_ns, st.st_size, st.st_ino)
-
-
 def _core_meta(root: Path, tree: "TreeState", core: "CoreRender", core_sha: str | None) -> dict[str, Any]:
     """The core render's figures with what they depend on: core's bytes, the budget, the archives it cites."""
     summary = tree.files.get(CORE_TOPIC)
     archives = sorted(summary.archives) if summary is not None else []
     return {"sha256": core_sha, "budget": core.budget, "tokens": core.tokens, "excluded": core.excluded,
-            "archives": {rel: _sig(root / rel) for rel in archives}}
+            "archives": {rel: signature(root / rel) for rel in archives}}
 
 
 def _core_from_meta(root: Path, meta: Any, rows: dict[str, TopicRow], budget: int) -> dict[str, Any] | None:
@@ -62,7 +53,7 @@ def _core_from_meta(root: Path, meta: Any, rows: dict[str, TopicRow], budget: in
     if not isinstance(archives, dict):
         return None
     for rel, sig in archives.items():
-        current = _sig(root / rel)
+        current = signature(root / rel)
         if (list(current) if current else None) != sig:
             return None
     return meta
@@ -116,7 +107,7 @@ def record_install(root: Path, tree: "TreeState", topic_bytes: dict[str, bytes |
     """After a transaction installed ``topic_bytes``: their rows, and the core render it made."""
     rows, gone = [], []
     for rel, data in topic_bytes.items():
-        sig = _sig(root / rel)
+        sig = signature(root / rel)
         summary = tree.files.get(rel)
         if data is None or sig is None or summary is None:
             gone.append(rel)

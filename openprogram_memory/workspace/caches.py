@@ -22,16 +22,8 @@ from ..sources.archive import ArchiveFile, ParsedArchive, SourceMessage
 from ..topics.model import TopicDoc, parse_topic, record_links
 from ..topics.normalize import time_date
 from ..topics.rules import record_violations
-from .scan import Signature, TreeScan, scan, topic_files
+from .scan import Signature, TreeScan, scan, signature, topic_files
 
-
-
-def signature(path: Path) -> Signature | None:
-    try:
-        st = os.stat(path, follow_symlinks=False)
-    except OSError:
-        return None
-    return (st.st_mtime_ns, st.st_size, st.st_ino)
 
 
 @dataclass(frozen=True)

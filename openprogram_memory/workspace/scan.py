@@ -16,6 +16,15 @@ from typing import Iterable, Iterator
 Signature = tuple[int, int, int]  # (mtime_ns, size, inode)
 
 
+def signature(path: str | Path) -> Signature | None:
+    """The signature of one file (None when it cannot be stat'ed); a symlink's own."""
+    try:
+        st = os.stat(path, follow_symlinks=False)
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+
 def scan(root: str | Path, top: str = "", *, suffix: str | None = None, skip_hidden: bool = False,
          skip: frozenset[str] = frozenset()) -> Iterator[tuple[str, os.DirEntry, Signature]]:
     """``(relative path, entry, signature)`` of every file under ``root/top``.
