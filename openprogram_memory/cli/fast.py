@@ -1,10 +1,11 @@
-"""What ``memory search|recall|status --json`` need, without Typer or Rich, and a direct route for them.
+"""What ``memory search|recall|status|apply --json`` need, without Typer or Rich, and a direct route for them.
 
 Scripts and agents call the JSON verbs once per question; importing Typer
 and Rich (with Markdown and Pygments behind them) cost more than the
 search itself. :func:`main` answers ``openprogram memory search QUERY
 [--top-k N] [--all] [--state DIR] --json``, ``recall`` the same way and
-``status [--verbose] [--state DIR] --json`` with no third-party import; anything else it does not recognise — help,
+``status [--verbose] [--state DIR] --json`` and ``apply [FILE|-] [--base-revision R] [--state DIR] --json``
+with no third-party import; anything else it does not recognise — help,
 another option, a mistake — goes to the Typer app, which prints the usage
 error. The Typer verbs build their output with the same functions, so
 both routes answer byte for byte the same (tests/cli/test_fast_json.py).
@@ -19,7 +20,7 @@ from typing import Any, Callable
 from ..config import MAX_TOP_K, Settings, load_settings
 from ..failures import EXIT_BUG, FailureCode, MemoryFailure
 
-VERBS = ("search", "recall", "status")
+VERBS = ("search", "recall", "status", "apply")
 
 
 def print_json(data: Any) -> None:
@@ -111,35 +112,61 @@ def status_json(settings: Settings, verbose: bool) -> tuple[dict[str, Any], dict
     return data, waiting
 
 
+# per verb: its flags (no value), its options (one value) and whether its one word is required
+_FLAGS = {"search": {"--all"}, "recall": set(), "status": {"--verbose", "-v"}, "apply": set()}
+_OPTIONS = {"search": {"--top-k"}, "recall": {"--top-k"}, "status": set(), "apply": {"--base-revision"}}
+_WORD = {"search": True, "recall": True, "status": None, "apply": False}  # True required, False optional, None none
+
+
 def parse(argv: list[str]) -> tuple[str, dict[str, Any]] | None:
     """``[verb, args…]`` after ``memory`` → the verb and its arguments, or None to leave it to Typer."""
     if not argv or argv[0] not in VERBS or "--json" not in argv:
         return None
     verb = argv[0]
-    args: dict[str, Any] = {"query": None, "state": None, "top_k": None, "all": False, "verbose": False}
+    args: dict[str, Any] = {"word": None, "state": None}
     rest = argv[1:]
     i = 0
     while i < len(rest):
         token = rest[i]
         value = rest[i + 1] if i + 1 < len(rest) else None
+        name, eq, given = token.partition("=")
+        inline: str | None = given
         if token == "--json":
             pass
-        elif token == "--state" and value is not None:
-            args["state"], i = value, i + 1
-        elif token.startswith("--state="):
-            args["state"] = token.partition("=")[2]
-        elif token == "--top-k" and value is not None and value.lstrip("-").isdigit():
-            args["top_k"], i = int(value), i + 1
-        elif token == "--all" and verb == "search":
-            args["all"] = True
-        elif token in ("--verbose", "-v") and verb == "status":
-            args["verbose"] = True
-        elif token.startswith("-") or args["query"] is not None or verb == "status":
+        elif name in ("--state", *_OPTIONS[verb]) and (eq or (value is not None and not value.startswith("--"))):
+            if not eq:
+                inline, i = value, i + 1
+            args[name.lstrip("-")] = inline
+        elif token in _FLAGS[verb]:
+            args[token.lstrip("-")] = True
+        elif (token.startswith("-") and token != "-") or args["word"] is not None or _WORD[verb] is None:
             return None  # help, another option, a second word: Typer's to answer (or refuse)
         else:
-            args["query"] = token
+            args["word"] = token
         i += 1
-    return (verb, args) if args["query"] is not None or verb == "status" else None
+    if _WORD[verb] and args["word"] is None:
+        return None
+    top_k = args.get("top-k")
+    if top_k is not None:
+        if not top_k.lstrip("-").isdigit():
+            return None
+        args["top-k"] = int(top_k)
+    return verb, args
+
+
+def apply_json(settings: Settings, path: str | None, base_revision: str | None) -> dict[str, Any]:
+    """``memory apply --json``'s object: the request read from ``path`` (or stdin), through the transaction."""
+    from ..memory import MemoryWorkspace
+    from ..transaction.update_request import load_request_json, parse_update_request
+
+    try:
+        data = sys.stdin.buffer.read() if path in (None, "-") else open(path, "rb").read()
+    except OSError as exc:
+        raise MemoryFailure(FailureCode.INVALID_ARGUMENT, f"cannot read {path}: {exc.strerror}") from None
+    request = parse_update_request(load_request_json(data))
+    if base_revision:
+        request["base_revision"] = base_revision
+    return MemoryWorkspace.open(settings).update(**request).to_json()
 
 
 def main(argv: list[str]) -> int | None:
@@ -151,11 +178,13 @@ def main(argv: list[str]) -> int | None:
     try:
         settings = checked_settings(args["state"])
         if verb == "search":
-            data = search_json(settings, args["query"], args["top_k"], args["all"])[0]
+            data = search_json(settings, args["word"], args.get("top-k"), bool(args.get("all")))[0]
         elif verb == "status":
-            data = status_json(settings, args["verbose"])[0]
+            data = status_json(settings, bool(args.get("verbose") or args.get("v")))[0]
+        elif verb == "apply":
+            data = apply_json(settings, args["word"], args.get("base-revision"))
         else:
-            data = recall_json(settings, args["query"], args["top_k"])
+            data = recall_json(settings, args["word"], args.get("top-k"))
     except MemoryFailure as failure:
         print_json(failure.to_json())
         return failure.exit_code

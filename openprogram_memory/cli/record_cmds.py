@@ -7,16 +7,13 @@ MEMORY_NOT_FOUND, exit 65; a refused request → its code).
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-from typing import Any, Optional
+from typing import Optional
 
 import typer
 from rich.markup import escape
 
-from ..failures import FailureCode, MemoryFailure
-from ..transaction.update_request import load_request_json, parse_update_request
 from .common import JsonOption, StateOption, memory_settings, open_workspace
+from .fast import apply_json
 from .output import console, emit, reporting
 
 
@@ -41,14 +38,6 @@ def get(
         emit(record, json, human)
 
 
-def _read_request(path: Optional[str]) -> Any:
-    try:
-        data = sys.stdin.buffer.read() if path in (None, "-") else Path(path).read_bytes()
-    except OSError as exc:
-        raise MemoryFailure(FailureCode.INVALID_ARGUMENT, f"cannot read {path}: {exc.strerror}") from None
-    return load_request_json(data)
-
-
 def apply(
     file: Optional[str] = typer.Argument(None, metavar="[FILE|-]", help="JSON request; '-' or nothing reads stdin."),
     base_revision: Optional[str] = typer.Option(None, "--base-revision", help="Refuse if memory moved past R."),
@@ -57,11 +46,7 @@ def apply(
 ) -> None:
     """Apply {"memory_changes"|"changes"|"patch": …} (plus sources, base_revision, commit_message)."""
     with reporting(json):
-        request = parse_update_request(_read_request(file))
-        if base_revision:
-            request["base_revision"] = base_revision
-        ws = open_workspace(memory_settings(state))
-        data = ws.update(**request).to_json()
+        data = apply_json(memory_settings(state), file, base_revision)
 
         def human() -> None:
             if not data["changed_files"]:

@@ -185,7 +185,8 @@ def _entries_by_day(summary: FileSummary) -> dict[str, list[tuple[str, str]]]:
     return cached
 
 
-register_index("timeline-days", lambda summary: _entries_by_day(summary).keys())
+# eager: every transaction renders the timeline days it touched, which needs this index over the whole tree
+register_index("timeline-days", lambda summary: _entries_by_day(summary).keys(), eager=True)
 
 
 def timeline_files(tree: TreeState, created_order: dict[str, int], days: set[str] | None = None) -> dict[str, str | None]:

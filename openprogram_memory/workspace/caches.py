@@ -137,7 +137,7 @@ def resolve_relative(from_file: str, target: str) -> str:
     return posixpath.normpath(posixpath.join(posixpath.dirname(from_file), target))
 
 
-_DISK_HEADER = ("openprogram-memory tree cache", 5)  # 2: archives as (signature, ParsedArchive); 3: module renamed; 4: served versions; 5: trust frames
+_DISK_HEADER = ("openprogram-memory tree cache", 6)  # 2: archives as (signature, ParsedArchive); 3: module renamed; 4: served versions; 5: trust frames; 6: eager index keys
 
 
 class SourceCache:
@@ -276,6 +276,8 @@ def summarize(path: str, text: str, sources: SourceLookup) -> FileSummary:
                 links=links,
             )
         )
+    for keys_of in EAGER_KEYS.values():
+        keys_of(summary)  # (each keeps its per-file result on the summary)
     return summary
 
 
@@ -335,10 +337,14 @@ class TopicCache:
             with open(self.disk_path, "rb") as handle:
                 header, files, archives = pickle.load(handle)
         except Exception:
-            return
-        finally:
             if enabled:
                 gc.enable()
+            return
+        # The parsed tree lives as long as the process: moved out of the collector's reach, the next
+        # collections do not walk its ~10^5-10^6 objects again (about 100 ms at 10,000 records).
+        gc.freeze()
+        if enabled:
+            gc.enable()
         if header != _DISK_HEADER:
             return
         with self._lock:
@@ -587,9 +593,16 @@ KeyFunction = Callable[["FileSummary"], Iterable[str]]
 INDEX_KEYS: dict[str, KeyFunction] = {"ids": lambda summary: summary.ids}
 
 
-def register_index(name: str, keys_of: KeyFunction) -> None:
-    """Register a per-file key function whose index trees keep incrementally."""
+# key functions computed when a file is parsed, so their per-file work is saved with the parse (the tree cache):
+# a cold process that builds the index then reads it instead of computing it for every file
+EAGER_KEYS: dict[str, KeyFunction] = {}
+
+
+def register_index(name: str, keys_of: KeyFunction, eager: bool = False) -> None:
+    """Register a per-file key function whose index trees keep incrementally (``eager``: run at parse)."""
     INDEX_KEYS[name] = keys_of
+    if eager:
+        EAGER_KEYS[name] = keys_of
 
 
 def update_index(index: dict[str, list[str]], keys_of: KeyFunction, removed: list[FileSummary],

@@ -1,7 +1,8 @@
-"""`memory search|recall --json` answer without Typer or Rich, byte for byte as the Typer verbs do."""
+"""`memory search|recall|status|apply --json` answer without Typer or Rich, byte for byte as the Typer verbs do."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -43,6 +44,8 @@ def _fast(capsys, argv):
     ["memory", "search", "  ", "--json"],
     ["memory", "recall", "where is the bike shop", "--json"],
     ["memory", "recall", "units", "--top-k", "500", "--json"],
+    ["memory", "status", "--json"],
+    ["memory", "status", "-v", "--json"],
 ])
 def test_the_fast_route_answers_as_the_typer_verb(argv, state, monkeypatch, capsys):
     argv = [*argv, "--state", state]
@@ -52,8 +55,28 @@ def test_the_fast_route_answers_as_the_typer_verb(argv, state, monkeypatch, caps
     assert expected[1].startswith("{")
 
 
+@pytest.mark.parametrize("request_text", [
+    "{not json",
+    '{"memory_changes": [{"op": "delete_record", "memory_id": "nope1234"}]}',
+    "SAME",  # a whole-file change to what the file already says: no change
+])
+def test_apply_answers_as_the_typer_verb(request_text, state, tmp_path, monkeypatch, capsys):
+    from openprogram_memory.config import load_settings
+    from openprogram_memory.memory import MemoryWorkspace
+
+    if request_text == "SAME":
+        ws = MemoryWorkspace.open(load_settings(state))
+        request_text = json.dumps({"changes": [{"path": "topics/bikes.md", "content": ws.read_topic("topics/bikes.md")}]})
+    path = tmp_path / "request.json"
+    path.write_text(request_text)
+    argv = ["memory", "apply", str(path), "--json", "--state", state]
+    expected = _typer(monkeypatch, capsys, argv)
+    assert _fast(capsys, argv) == expected and expected[1].startswith("{")
+
+
 @pytest.mark.parametrize("argv", [
     ["search", "x"],  # not --json: people get Rich output
+    ["apply", "a.json", "b.json", "--json"], ["apply", "--base-revision", "--json"], ["status", "extra", "--json"],
     ["search", "--help", "--json"], ["search", "x", "--top-k", "--json"], ["search", "x", "y", "--json"],
     ["search", "x", "--bogus", "--json"], ["recall", "x", "--all", "--json"], ["get", "abcd1234", "--json"],
     ["search", "--json"],
