@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from .workspace.caches import RecordInfo, TopicCache
     from .transaction.engine import InstallPlan, Policy, TxResult
     from .transaction.staging import Staging
+    from .workspace.scan import TreeScan
 
 # The engine, git history and patch code are imported by the methods that change memory: a read-only verb
 # (status, search, core) never pays for them (issue: cold CLI processes, architecture §2.5).
@@ -45,7 +46,7 @@ class MemoryWorkspace:
         self.pre_install: Callable[[InstallPlan], None] | None = None
         # What opening repaired after a crash (reported by status as warnings).
         self.recovery_notes: list[str] = []
-        self.opened_scan: dict[str, tuple[int, int, int]] | None = None
+        self.opened_scan: "tuple[dict[str, tuple[int, int, int]], TreeScan | None] | None" = None
 
     @property
     def cache(self) -> "TopicCache":
@@ -58,7 +59,12 @@ class MemoryWorkspace:
 
     # -- opening -------------------------------------------------------
     @classmethod
-    def open(cls, settings: Settings | None = None, *, create: bool = False) -> "MemoryWorkspace":
+    def open(cls, settings: Settings | None = None, *, create: bool = False,
+             scan_all: bool = False) -> "MemoryWorkspace":
+        """Open (or with ``create``, make) the workspace; repair what a crash left, adopt edits made outside.
+
+        ``scan_all``: stat every memory file now, not only the topics (what ``status`` reads right after:
+        one stat pass serves the adoption check, the counts and the revision)."""
         settings = settings or load_settings()
         if not settings.enabled:
             raise MemoryFailure(FailureCode.MEMORY_DISABLED, "memory is disabled (memory.backend=none)")
@@ -72,7 +78,7 @@ class MemoryWorkspace:
             os.chmod(ws.layout.git, 0o700)
         from .transaction.adopt import adopt_out_of_band, changed_topics
         from .transaction.ledger import needs_recovery
-        from .workspace.scan import topic_files
+        from .workspace.scan import TreeScan, topic_files
         from .workspace.scratch import reclaim
 
         reclaimed = reclaim(ws.root)
@@ -83,11 +89,12 @@ class MemoryWorkspace:
 
             with write_lock(ws.layout, EDIT_LOCK_TIMEOUT):
                 ws.recovery_notes += recover_workspace(ws, check_index=True)
-        scanned = topic_files(ws.root)
+        tree_scan = TreeScan(ws.root) if scan_all else None
+        scanned = tree_scan.topics() if tree_scan is not None else topic_files(ws.root)
         if changed_topics(ws, scanned):  # edited in vim, Obsidian, a sync tool: valid edits land in history
             ws.recovery_notes += adopt_out_of_band(ws)
         else:
-            ws.opened_scan = scanned  # what a status right after the open may count from (once)
+            ws.opened_scan = (scanned, tree_scan)  # what a status right after the open may count from (once)
         return ws
 
     def init(self) -> bool:
@@ -313,7 +320,8 @@ class MemoryWorkspace:
         every topic file is as the last transaction or read left it (architecture §2.5)."""
         from .views.facts import tree_facts
 
-        scanned, self.opened_scan = self.opened_scan, None
+        opened, self.opened_scan = self.opened_scan, None
+        scanned, tree_scan = opened if opened is not None else (None, None)
         facts = tree_facts(self.root, lambda: self.cache, self.settings["memory.core.budget_tokens"], scanned)
         runtime = RuntimeState.load_counters(self.layout)
         writer = read_json(self.layout.state("writer-status.json"), {})
@@ -337,7 +345,7 @@ class MemoryWorkspace:
                                 f"{outcome['message']}")
         warnings += self.git_warnings()
         return {
-            "revision": self.revision(),
+            "revision": REVISIONS.revision(self.root, tree_scan),
             "workspace_id": self.workspace_id,
             "root": str(self.root),
             "topics": facts.topics,

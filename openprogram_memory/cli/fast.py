@@ -103,7 +103,7 @@ def status_json(settings: Settings, verbose: bool) -> tuple[dict[str, Any], dict
     from ..memory import MemoryWorkspace
     from ..writer.pending import pending_counts
 
-    ws = MemoryWorkspace.open(settings)
+    ws = MemoryWorkspace.open(settings, scan_all=True)
     data = ws.status()
     waiting = pending_counts(ws)
     data["writer"]["pending"] = sum(waiting.values())  # turns waiting across every session, live

@@ -289,9 +289,10 @@ class RevisionCache:
 
         base = os.fspath(root)
         rows = Manifest(root).digests()
+        prefix = base if base.endswith(os.sep) else base + os.sep  # (the path a scan gives: base + sep + rel)
         with self._lock:
             for rel, entry in rows.items():
-                self._digests.setdefault(os.path.join(base, rel), entry)
+                self._digests.setdefault(prefix + rel, entry)
             self._seeded[base] = set(rows)
 
     def _digest(self, path: str, sig: tuple[int, int, int]) -> bytes | None:

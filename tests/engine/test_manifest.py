@@ -138,3 +138,14 @@ def test_the_core_figures_are_kept_only_for_the_core_file_and_archives_they_were
     path.write_text(path.read_text().replace(frame.frame(), pending.frame()))
     facts = _facts(ws)
     assert not facts.from_manifest and facts.core_tokens == 0
+
+
+def test_status_reports_the_revision_a_fresh_computation_gives(ws):
+    opened = MemoryWorkspace.open(ws.settings, scan_all=True)
+    assert opened.status()["revision"] == RevisionCache().revision(ws.root)
+    path = ws.root / "topics/shop.md"  # edited outside: adopted (and committed) by the open, then reported
+    path.write_text(path.read_text().replace("bike shop", "cargo bike shop"))
+    opened = MemoryWorkspace.open(ws.settings, scan_all=True)
+    status = opened.status()
+    assert status["revision"] == RevisionCache().revision(ws.root)
+    assert any("adopted" in w for w in status["warnings"])
