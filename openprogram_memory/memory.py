@@ -248,12 +248,18 @@ class MemoryWorkspace:
         return change_trust(self, source_ids, trust_state, by=by, reason=reason)
 
     def sources(self, trust_state: str | None = None) -> list[dict[str, Any]]:
-        """Archived sources (with their current trust state), oldest archive first; ``trust_state`` filters."""
+        """Archived sources (with their current trust state and the records citing them), by archive path;
+        ``trust_state`` filters."""
+        cited: dict[str, list[str]] = {}
+        for record in self.records():
+            for source_id in record.source_ids:
+                cited.setdefault(source_id, []).append(record.memory_id)
         out = []
         for rel, message in self.cache.sources.all_sources():
             if trust_state is None or message.trust_state == trust_state:
                 out.append({"source": message.source_id, "archive": rel, "trust_state": message.trust_state,
-                            "speaker": message.speaker, "timestamp": message.timestamp, "text": message.text})
+                            "speaker": message.speaker, "timestamp": message.timestamp, "text": message.text,
+                            "cited_by": cited.get(message.source_id, [])})
         return out
 
     # -- reading -------------------------------------------------------

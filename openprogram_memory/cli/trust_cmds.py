@@ -67,6 +67,8 @@ def list_(show_all: bool = typer.Option(False, "--all", help="Trusted sources to
                 text = text if len(text) <= 100 else text[:99] + "…"
                 console.print(f"{mark}  {escape(source['source'])}  [dim]{escape(source['timestamp'])}[/]")
                 console.print(f"  {escape(source['speaker'])}: {escape(text)}")
+                if source["cited_by"]:
+                    console.print("  [dim]cited by " + ", ".join(f"^{i}" for i in source["cited_by"]) + "[/]")
 
         emit({"sources": sources}, json, human)
 

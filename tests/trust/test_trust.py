@@ -154,6 +154,8 @@ def _cli(ws: MemoryWorkspace, *args: str):
 def test_cli_promote_list_and_search_all(ws):
     listed = json.loads(_cli(ws, "trust", "list", "--json").stdout)
     assert [s["source"] for s in listed["sources"]] == ["telegram/g1/m7"]
+    assert listed["sources"][0]["cited_by"] == [ws.records()[0].memory_id]  # what a promotion would let through
+    assert "cited by ^" in _cli(ws, "trust", "list").stdout
     shown = json.loads(_cli(ws, "search", "releases", "--all", "--json").stdout)["results"]
     assert [(r["trust_state"], r["sources"][0]["source"]) for r in shown] == [("pending", "telegram/g1/m7")]
 
