@@ -66,10 +66,14 @@ def merge_duplicates(draft: DraftTree, tree: TreeState | None = None, changed: s
     records = draft.records()
     token_sets = None
     focus = None
+    frequency = None
     if changed is not None and tree is not None:
         token_sets = [s for rel in sorted(tree.files) for s in record_token_sets(tree.files[rel])]
         focus = {i for i, record in enumerate(records) if record.topic in changed}
-    for group in duplicate_groups([r.content for r in records], focus=focus, token_sets=token_sets):
+        files_with = tree.index("tokens")  # (kept from tree to tree: a token's files, for its rarity)
+        frequency = lambda token: len(files_with.get(token, ()))  # noqa: E731
+    for group in duplicate_groups([r.content for r in records], focus=focus, token_sets=token_sets,
+                                  frequency=frequency):
         members = [records[i] for i in group]
         words = {id(r): {t for t in tokens(r.content) if len(t) > 3} for r in members}  # content words only
         union = set().union(*words.values())

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from ..workspace.caches import register_index
 
@@ -61,17 +61,19 @@ def is_near_duplicate(a: str, b: str, threshold: float = JACCARD) -> bool:
 
 
 def duplicate_groups(texts: Sequence[str], threshold: float = JACCARD, focus: set[int] | None = None,
-                     token_sets: Sequence[frozenset[str]] | None = None) -> list[list[int]]:
+                     token_sets: Sequence[frozenset[str]] | None = None,
+                     frequency: Callable[[str], int] | None = None) -> list[list[int]]:
     """Indices of ``texts`` grouped into duplicate clusters (size ≥ 2), each sorted.
 
     Clusters are connected components of the duplicate relation. With
     ``focus``, only pairs with at least one member in it are compared (the
     records that changed since the last organize: pairs of unchanged records
     were compared then), each through an inverted index of the others' tokens.
-    ``token_sets`` may give each text's token set (computed once per parse).
+    ``token_sets`` may give each text's token set (computed once per parse), ``frequency`` how common a token is
+    (any measure: it only picks the rarest, fewest-candidate tokens).
     """
     if focus is not None:
-        return _focused_groups(texts, threshold, focus, token_sets)
+        return _focused_groups(texts, threshold, focus, token_sets, frequency)
     components = _Components(len(texts))
     exact: dict[str, int] = {}
     for i, text in enumerate(texts):
@@ -85,12 +87,12 @@ def duplicate_groups(texts: Sequence[str], threshold: float = JACCARD, focus: se
 
     sets = [frozenset(tokens(t)) for t in texts]
     guards = [_guard(s) for s in sets]
-    frequency = Counter(t for s in sets for t in s)
+    counts = Counter(t for s in sets for t in s)
     index: dict[str, list[int]] = {}
     for i, token_set in enumerate(sets):
         if len(token_set) < MIN_TOKENS:
             continue
-        ordered = sorted(token_set, key=lambda t: (frequency[t], t))
+        ordered = sorted(token_set, key=lambda t: (counts[t], t))
         prefix = len(ordered) - math.ceil(threshold * len(ordered)) + 1
         candidates: set[int] = set()
         for token in ordered[:prefix]:
@@ -107,6 +109,7 @@ class _Components:
 
     def __init__(self, n: int) -> None:
         self.parent = list(range(n))
+        self.joined: set[int] = set()  # members of some component of two or more
 
     def find(self, i: int) -> int:
         parent = self.parent
@@ -119,30 +122,35 @@ class _Components:
         ri, rj = self.find(i), self.find(j)
         if ri != rj:
             self.parent[max(ri, rj)] = min(ri, rj)
+            self.joined.update((i, j))
 
     def groups(self) -> list[list[int]]:
-        """Components of two or more, each sorted."""
+        """Components of two or more, each sorted (in the order of their smallest member)."""
         out: dict[int, list[int]] = {}
-        for i in range(len(self.parent)):
+        for i in sorted(self.joined):
             out.setdefault(self.find(i), []).append(i)
         return [sorted(g) for g in out.values() if len(g) > 1]
 
 
 def _focused_groups(texts: Sequence[str], threshold: float, focus: set[int],
-                    token_sets: Sequence[frozenset[str]] | None) -> list[list[int]]:
+                    token_sets: Sequence[frozenset[str]] | None,
+                    frequency: Callable[[str], int] | None = None) -> list[list[int]]:
     sets = list(token_sets) if token_sets is not None else [frozenset(tokens(t)) for t in texts]
-    holders: dict[str, list[int]] = {}
-    for i, token_set in enumerate(sets):
-        for token in token_set:
-            holders.setdefault(token, []).append(i)
-    components = _Components(len(texts))
+    if frequency is None:
+        frequency = Counter(t for s in sets for t in s).__getitem__
+    prefixes: dict[int, list[str]] = {}
     for i in sorted(focus):
-        token_set = sets[i]
-        if not token_set:
-            continue
-        ordered = sorted(token_set, key=lambda t: (len(holders[t]), t))
-        # an exact duplicate has the same tokens (it holds the rarest); a near one holds one of the prefix
-        prefix = ordered[:max(1, len(ordered) - math.ceil(threshold * len(ordered)) + 1)]
+        if sets[i]:
+            # an exact duplicate has the same tokens (it holds the rarest); a near one holds one of the prefix
+            ordered = sorted(sets[i], key=lambda t: (frequency(t), t))
+            prefixes[i] = ordered[:max(1, len(ordered) - math.ceil(threshold * len(ordered)) + 1)]
+    wanted = frozenset(t for prefix in prefixes.values() for t in prefix)
+    holders: dict[str, list[int]] = {}
+    for j, token_set in enumerate(sets):
+        for token in token_set & wanted:  # (only the tokens some prefix names are indexed)
+            holders.setdefault(token, []).append(j)
+    components = _Components(len(texts))
+    for i, prefix in prefixes.items():
         candidates = {j for token in prefix for j in holders[token] if j != i}
         for j in candidates:
             if _duplicates(texts, sets, i, j, threshold):
