@@ -218,6 +218,14 @@ def _marker_ids(sessions_dir: Path) -> set[str]:
 _RACY_NS = 2_000_000_000
 
 
+REVISION_KEY = "revision"  # the manifest's: the last revision computed, with the signatures it was computed from
+
+
+def _signatures_key(files: dict[str, tuple[str, tuple[int, int, int], bool]]) -> str:
+    listing = "".join(f"{rel}\0{sig[0]} {sig[1]} {sig[2]}\n" for rel, (_path, sig, _link) in sorted(files.items()))
+    return hashlib.sha256(listing.encode("utf-8", "surrogateescape")).hexdigest()
+
+
 class RevisionCache:
     """Computes revisions as the Merkle digest of architecture §2.4, hashing only files that changed.
 
@@ -233,6 +241,7 @@ class RevisionCache:
         self._digests: dict[str, tuple[tuple[int, int, int], bytes]] = {}
         self._seeded: dict[str, set[str]] = {}  # root → paths the manifest knew when this process first looked
         self._lines: dict[str, dict[str, tuple[tuple[int, int, int], bytes]]] = {}
+        self._keys: dict[str, str] = {}  # root → the signatures key this process last recorded
         self._lock = threading.Lock()
 
     def revision(self, root: Path, tree_scan: "TreeScan | None" = None) -> str:
@@ -245,8 +254,6 @@ class RevisionCache:
         pass, instead of a new one.
         """
         base = os.fspath(root)
-        if base not in self._seeded:
-            self._seed(root)
         if tree_scan is None:
             tree_scan = TreeScan(root)
         files = dict(tree_scan.files)
@@ -256,6 +263,25 @@ class RevisionCache:
             files[RUNTIME] = (runtime, (st.st_mtime_ns, st.st_size, st.st_ino), False)
         except OSError:
             pass
+        # Every file as the last revision a process computed found it (no file changing within the timestamp
+        # tick): that revision, without reading a digest (architecture §2.5).
+        key = _signatures_key(files)
+        from .manifest import Manifest
+
+        known_revision = Manifest(root).meta(REVISION_KEY) if base not in self._seeded else None
+        if isinstance(known_revision, dict) and known_revision.get("key") == key:
+            return str(known_revision.get("revision"))
+        if base not in self._seeded:
+            self._seed(root)
+        revision = self._compute(root, base, files)
+        now = time.time_ns()
+        if self._keys.get(base) != key and all(now - sig[0] > _RACY_NS for _path, sig, _link in files.values()):
+            Manifest(root).put_meta(REVISION_KEY, {"key": key, "revision": revision})
+            self._keys[base] = key
+        return revision
+
+    def _compute(self, root: Path, base: str, files: dict[str, tuple[str, tuple[int, int, int], bool]]) -> str:
+        """The Merkle digest over ``files`` (``rel → (path, signature, symlink)``), hashing only what changed."""
         lines_of = self._lines.setdefault(base, {})  # rel → (signature, its line): unchanged files cost a lookup
         lines = []
         fresh: dict[str, tuple[tuple[int, int, int], bytes]] = {}

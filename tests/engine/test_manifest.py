@@ -14,6 +14,7 @@ from openprogram_memory.views.facts import tree_facts
 from openprogram_memory.workspace import state as state_module
 from openprogram_memory.workspace.caches import TopicCache
 from openprogram_memory.workspace.manifest import Manifest
+from openprogram_memory.workspace.scan import TreeScan
 from openprogram_memory.workspace.state import RevisionCache
 
 from .helpers import MESSAGES, make_workspace, record
@@ -149,3 +150,35 @@ def test_status_reports_the_revision_a_fresh_computation_gives(ws):
     status = opened.status()
     assert status["revision"] == RevisionCache().revision(ws.root)
     assert any("adopted" in w for w in status["warnings"])
+
+
+def test_a_fresh_process_answers_the_revision_of_unchanged_files_without_reading_a_digest(ws, monkeypatch):
+    old = time.time_ns() - HOUR_NS
+    for path in ws.root.rglob("*"):
+        if path.is_file() and ".git" not in path.parts and ".scriptorium" not in path.parts:
+            os.utime(path, ns=(old, old))
+    os.utime(ws.root / ".scriptorium" / "runtime.json", ns=(old, old))
+    expected = RevisionCache().revision(ws.root)  # computes, and records it with the signatures it saw
+    monkeypatch.setattr(Manifest, "digests", lambda self: (_ for _ in ()).throw(AssertionError("read digests")))
+    assert RevisionCache().revision(ws.root) == expected
+    path = ws.root / "topics/shop.md"
+    path.write_text(path.read_text().replace("bike", "cargo bike"))  # a new signature: computed again
+    monkeypatch.undo()
+    assert RevisionCache().revision(ws.root) != expected
+    assert RevisionCache().revision(ws.root) == ws.revision()  # (and the new one is not taken as recorded)
+
+
+def test_a_revision_seen_while_a_file_was_racily_clean_is_not_reused(ws):
+    path = ws.root / "topics/shop.md"
+    RevisionCache().revision(ws.root)  # files written just now: not recorded as the revision of their signatures
+    before = os.stat(path)
+    path.write_text(path.read_text().replace("bike shop", "bike shed"))  # same size, same tick (mtime put back)
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    fresh = RevisionCache()
+    fresh._seed(ws.root)
+    files = dict(TreeScan(ws.root).files)
+    runtime = ws.root / ".scriptorium" / "runtime.json"
+    st = os.stat(runtime)
+    files[".scriptorium/runtime.json"] = (str(runtime), (st.st_mtime_ns, st.st_size, st.st_ino), False)
+    recomputed = fresh._compute(ws.root, os.fspath(ws.root), files)  # hashing what the files hold now
+    assert RevisionCache().revision(ws.root) == recomputed
