@@ -264,18 +264,21 @@ class RevisionCache:
         except OSError:
             pass
         # Every file as the last revision a process computed found it (no file changing within the timestamp
-        # tick): that revision, without reading a digest (architecture §2.5).
-        key = _signatures_key(files)
+        # tick): that revision, without reading a digest (architecture §2.5). A process that has its digests
+        # already, or files just written, does not need the key.
         from .manifest import Manifest
 
-        known_revision = Manifest(root).meta(REVISION_KEY) if base not in self._seeded else None
-        if isinstance(known_revision, dict) and known_revision.get("key") == key:
-            return str(known_revision.get("revision"))
-        if base not in self._seeded:
+        fresh_process = base not in self._seeded
+        now = time.time_ns()
+        settled = not any(now - sig[0] <= _RACY_NS for _path, sig, _link in files.values())
+        key = _signatures_key(files) if fresh_process or settled else None
+        if fresh_process:
+            known_revision = Manifest(root).meta(REVISION_KEY)
+            if isinstance(known_revision, dict) and known_revision.get("key") == key:
+                return str(known_revision.get("revision"))
             self._seed(root)
         revision = self._compute(root, base, files)
-        now = time.time_ns()
-        if self._keys.get(base) != key and all(now - sig[0] > _RACY_NS for _path, sig, _link in files.values()):
+        if settled and key is not None and self._keys.get(base) != key:
             Manifest(root).put_meta(REVISION_KEY, {"key": key, "revision": revision})
             self._keys[base] = key
         return revision
