@@ -104,12 +104,17 @@ def test_a_damaged_manifest_is_replaced_and_status_still_answers(ws):
     assert ws.status()["records"] == 2
 
 
-def test_a_fresh_process_computes_the_revision_without_hashing_unchanged_files(ws, monkeypatch):
+def _settle(ws: MemoryWorkspace) -> None:
+    """Every memory file last changed an hour ago: past the racily clean window, as a workspace at rest."""
     old = time.time_ns() - HOUR_NS
     for path in ws.root.rglob("*"):
         if path.is_file() and ".git" not in path.parts and ".scriptorium" not in path.parts:
             os.utime(path, ns=(old, old))
     os.utime(ws.root / ".scriptorium" / "runtime.json", ns=(old, old))
+
+
+def test_a_fresh_process_computes_the_revision_without_hashing_unchanged_files(ws, monkeypatch):
+    _settle(ws)
     expected = RevisionCache().revision(ws.root)  # hashes every file once and keeps the digests
     hashed = []
     real = hashlib.file_digest
@@ -153,11 +158,7 @@ def test_status_reports_the_revision_a_fresh_computation_gives(ws):
 
 
 def test_a_fresh_process_answers_the_revision_of_unchanged_files_without_reading_a_digest(ws, monkeypatch):
-    old = time.time_ns() - HOUR_NS
-    for path in ws.root.rglob("*"):
-        if path.is_file() and ".git" not in path.parts and ".scriptorium" not in path.parts:
-            os.utime(path, ns=(old, old))
-    os.utime(ws.root / ".scriptorium" / "runtime.json", ns=(old, old))
+    _settle(ws)
     expected = RevisionCache().revision(ws.root)  # computes, and records it with the signatures it saw
     monkeypatch.setattr(Manifest, "digests", lambda self: (_ for _ in ()).throw(AssertionError("read digests")))
     assert RevisionCache().revision(ws.root) == expected
