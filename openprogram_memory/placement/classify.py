@@ -29,7 +29,7 @@ The writer's rules extractor may reuse :func:`classify_statement`.
 from __future__ import annotations
 
 import re
-from typing import Iterable, Literal
+from typing import Callable, Iterable, Literal
 
 Category = Literal["rule", "preference", "identity", "project", "other"]
 CATEGORIES: tuple[str, ...] = ("rule", "preference", "identity", "project", "other")
@@ -108,36 +108,29 @@ def project_name(text: str, known: Iterable[str] = ()) -> str | None:
     return None
 
 
+# After a named project: the first signal that matches decides, in this order (a stale status beats a preference).
+_SIGNALS: tuple[tuple[Callable[[str], re.Match[str] | None], Category, str], ...] = (
+    (_PROJECT_WORD_RE.search, "project", "is about a project ({!r})"),
+    (_IMPERATIVE_RE.match, "rule", "a standing instruction (starts with {!r})"),
+    (_ADDRESSED_RE.search, "rule", "tells the assistant what to do ({!r})"),
+    (_PROGRESS_RE.search, "project", "reports work progress ({!r})"),
+    (_STALE_RE.search, "other", "a passing status that will go stale ({!r})"),
+    (_PREFERENCE_RE.search, "preference", "states a preference ({!r})"),
+    (_IDENTITY_RE.search, "identity", "says who the person is ({!r})"),
+    (_MODAL_RE.search, "rule", "a standing rule ({!r})"),
+)
+
+
 def explain_statement(text: str, known_projects: Iterable[str] = ()) -> tuple[Category, str]:
     """``(category, reason)``: the category and the rule that decided it."""
     plain = " ".join(re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text).split())
     name = project_name(plain, known_projects)
     if name is not None:
         return "project", f"names the project {name!r}"
-    word = _PROJECT_WORD_RE.search(plain)
-    if word:
-        return "project", f"is about a project ({word.group(0)!r})"
-    imperative = _IMPERATIVE_RE.match(plain)
-    if imperative:
-        return "rule", f"a standing instruction (starts with {imperative.group(0)!r})"
-    addressed = _ADDRESSED_RE.search(plain)
-    if addressed:
-        return "rule", f"tells the assistant what to do ({addressed.group(0)!r})"
-    progress = _PROGRESS_RE.search(plain)
-    if progress:
-        return "project", f"reports work progress ({progress.group(0)!r})"
-    stale = _STALE_RE.search(plain)
-    if stale:
-        return "other", f"a passing status that will go stale ({stale.group(0)!r})"
-    preference = _PREFERENCE_RE.search(plain)
-    if preference:
-        return "preference", f"states a preference ({preference.group(0)!r})"
-    identity = _IDENTITY_RE.search(plain)
-    if identity:
-        return "identity", f"says who the person is ({identity.group(0)!r})"
-    modal = _MODAL_RE.search(plain)
-    if modal:
-        return "rule", f"a standing rule ({modal.group(0)!r})"
+    for find, category, reason in _SIGNALS:
+        hit = find(plain)
+        if hit:
+            return category, reason.format(hit.group(0))
     return "other", "no rule, preference, identity or project signal"
 
 
