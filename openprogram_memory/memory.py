@@ -233,6 +233,9 @@ class MemoryWorkspace:
             changed = archive_messages(self.root, messages,
                                        before_write=lambda sizes: note_git_pending(self, list(sizes), sizes))
             if changed:
+                from .workspace import watch
+
+                watch.note_change(self.root)
                 commit_pending(self, f"memory: archive {len(messages)} source message(s)")
         return changed
 

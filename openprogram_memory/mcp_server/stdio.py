@@ -109,7 +109,10 @@ def serve(access: WorkspaceAccess) -> None:
     import anyio
     from mcp.server.stdio import stdio_server
 
+    from ..workspace import watch
+
     server = build_server(access)
+    watch.start(access.state_dir / "memory")  # searches skip the per-query file check while nothing moves
 
     async def run() -> None:
         async with stdio_server() as (read_stream, write_stream):

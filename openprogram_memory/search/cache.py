@@ -22,6 +22,7 @@ import threading
 import zlib
 from pathlib import Path
 
+from ..workspace import watch
 from ..workspace.layout import SCRIPTORIUM
 from .index import RefreshReport, SearchIndex
 from .tokenize import TOKENIZER_VERSION
@@ -99,7 +100,10 @@ def current_index(memory_root: Path) -> tuple[SearchIndex, RefreshReport]:
 
     First use in a process loads the disk cache (or starts empty); then the
     index is refreshed against file signatures, and saved if anything moved.
-    The caller must hold ``index.lock`` while reading the returned index.
+    Where a running file watch vouches that nothing changed since the last
+    refresh (:mod:`~openprogram_memory.workspace.watch`), the signatures are
+    not checked at all. The caller must hold ``index.lock`` while reading
+    the returned index.
     """
     root = memory_root.resolve()
     with _INDEXES_LOCK:
@@ -111,7 +115,11 @@ def current_index(memory_root: Path) -> tuple[SearchIndex, RefreshReport]:
             cached = _INDEXES[root] = from_disk or SearchIndex(root)
         index = cached
     with index.lock:
+        seen = watch.token(root)
+        if seen is not None and seen == index.clean_token:
+            return index, RefreshReport()
         report = index.refresh()
+        index.clean_token = seen  # read before the refresh: an event during it makes the next read check again
         report.loaded_from_disk = fresh and loaded
         if report.changed or (fresh and not loaded):
             save(index)

@@ -119,6 +119,7 @@ class SearchIndex:
         self._free: list[int] = []
         self._resolved: dict[str, Resolved] = {}
         self._norms: dict[int, list[float]] = {}
+        self.clean_token: object = None  # the file watch's token at the last refresh (search/cache.py)
 
     # -- plain-value state, for the on-disk cache ---------------------------
 

@@ -20,6 +20,7 @@ from typing import Any, Callable
 
 from ..failures import FailureCode, MemoryFailure
 from ..fsutil import FILE_MODE, ensure_dir, fsync_dir
+from ..workspace import watch
 from ..workspace.layout import Layout, state_path
 
 JOURNAL = "journal.json"
@@ -36,6 +37,13 @@ def _noop(step: str) -> None:
 
 def install(layout: Layout, files: dict[str, bytes | None], step: StepHook = _noop) -> None:
     """Install ``{relpath: bytes or None (delete)}`` as one unit."""
+    try:
+        _install(layout, files, step)
+    finally:
+        watch.note_change(layout.root)  # searches of this process look at the files again
+
+
+def _install(layout: Layout, files: dict[str, bytes | None], step: StepHook) -> None:
     base = layout.install_dir
     if base.exists():
         recover(layout)
@@ -153,4 +161,5 @@ def recover(layout: Layout) -> str | None:
             _remove_empty_parents(layout, target.parent)
         # existed and no backup: the step never reached this path
     shutil.rmtree(base, ignore_errors=True)
+    watch.note_change(layout.root)
     return "rolled-back"

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..fsutil import atomic_write_json
+from ..workspace import watch
 from ..workspace.layout import Layout, state_path
 
 if TYPE_CHECKING:
@@ -128,6 +129,8 @@ def settle_appends(layout: Layout, ledger: Ledger) -> list[str]:
                 handle.flush()
                 os.fsync(handle.fileno())
         rolled.append(rel)
+    if rolled:
+        watch.note_change(layout.root)
     return rolled
 
 

@@ -315,6 +315,10 @@ def make_server(settings: Settings, host: str = BIND_HOST, port: int = 0) -> Mem
 def serve(settings: Settings, port: int = DEFAULT_PORT, *, on_ready: Callable[[MemoryHTTPServer], None] | None = None) -> None:
     """Serve until interrupted; ``on_ready(server)`` runs once it listens."""
     server = make_server(settings, port=port)
+    if settings.enabled:
+        from ..workspace import watch
+
+        watch.start(settings.memory_dir)  # searches skip the per-query file check while nothing moves
     try:
         if on_ready is not None:
             on_ready(server)

@@ -18,6 +18,7 @@ RECENT = "recent_events.jsonl"
 RELATIONS = "relations.json"
 SCRIPTORIUM = ".scriptorium"
 RUNTIME = ".scriptorium/runtime.json"
+MANIFEST = ".scriptorium/manifest.sqlite"  # workspace/manifest.py
 DERIVED_FILES = (CORE_RENDER, RECENT, RELATIONS)
 GIT_EXCLUDE = "/.scriptorium*\n"
 MAX_TOPIC_DEPTH = 16  # directories and file below topics/

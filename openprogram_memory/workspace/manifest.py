@@ -30,9 +30,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Iterable
 
-from .layout import SCRIPTORIUM
+from .layout import MANIFEST
 
-NAME = "manifest.sqlite"
 SCHEMA = 1
 RACY_NS = 2_000_000_000  # a file changed this close to the moment it was read may change again unseen
 
@@ -77,7 +76,7 @@ class Manifest:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.path = root / SCRIPTORIUM / NAME
+        self.path = root / MANIFEST
 
     def _connect(self) -> sqlite3.Connection | None:
         if not self.path.parent.is_dir():
