@@ -16,7 +16,12 @@ Chinese records; one archived source per record, 3 % pending) it prints:
   — and the ratios. Ours and FTS5 are timed interleaved, query by query and
   process by process, so a busy machine slows both alike.
 
-Targets: warm p50 within 2x of FTS5 at 10,000; cold < 200 ms at 10,000.
+* the same warm queries in a process that runs a file watch (what
+  ``memory mcp`` and ``memory serve`` do): no per-query file check, numpy
+  scoring (search/dense.py).
+
+Targets (issue 12): served warm p50 <= 0.25x FTS5 at 10,000 and 50,000;
+cold CLI ``search --json`` <= 5x a bare ``python -c pass``.
 
 Run: ``.venv/bin/python benchmarks/bench_search.py [--sizes 1000,10000] [--queries 300] [--cold-runs 9]``
 """

@@ -123,8 +123,9 @@ def reorganize(ws: "MemoryWorkspace", model: str | None = None, *, now: datetime
                          runtime_update=stamp_runtime, force_views=needs_stamp)
     organized_tree = result.tree if result.tree is not None else planned.get("tree")
     if planner is plan_rules and organized_tree is not None:  # a cache: lost, the next sleep compares everything
-        Manifest(ws.root).put_meta(ORGANIZED, {rel: topic_fingerprint(summary)
-                                               for rel, summary in organized_tree.files.items()})
+        fingerprints = {rel: topic_fingerprint(summary) for rel, summary in organized_tree.files.items()}
+        if fingerprints != organized:
+            Manifest(ws.root).put_meta(ORGANIZED, fingerprints)
     report: dict[str, Any] = {key: value for key, value in result.to_json().items()
                               if key not in ("block_ids", "evidence_ids")}
     report.update({"model": name, "derived_files": result.derived_files})
@@ -145,7 +146,7 @@ def _topic(path: str) -> str:
 def summarize_changes(changes: list[dict[str, Any]], tree: TreeState | None) -> dict[str, Any]:
     """Counts and a readable list of what a plan does."""
     merged = sum(len(c.get("memory_ids", [])) - 1 for c in changes if c.get("op") == MERGE)
-    by_id = tree.by_id if tree is not None else {}
+    by_id = tree.by_id if tree is not None and changes else {}  # the whole tree's ID table: only for a plan
     absorbed = {alias for c in changes if c.get("op") == MERGE for memory_id in c.get("memory_ids", [])[1:]
                 if memory_id in by_id for alias in by_id[memory_id].ids}
     final: dict[str, str] = {}  # record identity -> topic it ends in

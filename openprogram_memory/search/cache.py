@@ -117,8 +117,9 @@ def current_index(memory_root: Path) -> tuple[SearchIndex, RefreshReport]:
     with index.lock:
         seen = watch.token(root)
         if seen is not None and seen == index.clean_token:
-            return index, RefreshReport()
+            return index, RefreshReport(watched=True)
         report = index.refresh()
+        report.watched = seen is not None
         index.clean_token = seen  # read before the refresh: an event during it makes the next read check again
         report.loaded_from_disk = fresh and loaded
         if report.changed or (fresh and not loaded):

@@ -35,11 +35,14 @@ from bisect import bisect_left
 from contextlib import contextmanager
 from operator import itemgetter
 from pathlib import Path
-from typing import Iterator, NamedTuple
+from typing import TYPE_CHECKING, Iterator, NamedTuple
 
 from ..workspace.scan import topic_files
 from .postings import Postings
 from .segment import FILE_SHIFT, POS_MASK, POS_SHIFT, TF_MASK, Doc, FileSegment, Signature, SourceRef, build_segment
+
+if TYPE_CHECKING:
+    from .dense import DenseLayout
 
 K1 = 1.5
 B = 0.75
@@ -51,13 +54,14 @@ Resolved = dict[str, "tuple[str, str] | None"]  # anchor → (source id, trust s
 class RefreshReport:
     """What one :meth:`SearchIndex.refresh` did (tests and benchmarks read it)."""
 
-    __slots__ = ("indexed", "removed", "archives_read", "loaded_from_disk")
+    __slots__ = ("indexed", "removed", "archives_read", "loaded_from_disk", "watched")
 
-    def __init__(self) -> None:
+    def __init__(self, watched: bool = False) -> None:
         self.indexed: list[str] = []
         self.removed: list[str] = []
         self.archives_read: list[str] = []
         self.loaded_from_disk = False
+        self.watched = watched  # a running file watch vouched for the index (search/cache.py)
 
     @property
     def changed(self) -> bool:
@@ -120,6 +124,7 @@ class SearchIndex:
         self._resolved: dict[str, Resolved] = {}
         self._norms: dict[int, list[float]] = {}
         self.clean_token: object = None  # the file watch's token at the last refresh (search/cache.py)
+        self._layout: DenseLayout | None = None  # search/dense.py, built on first use after a change
 
     # -- plain-value state, for the on-disk cache ---------------------------
 
@@ -185,6 +190,7 @@ class SearchIndex:
         for term, by_fid in touched.items():
             self._merge(term, by_fid)
         self._norms.clear()  # avgdl moved: every length norm is stale
+        self._layout = None
 
     def _merge(self, term: str, by_fid: dict[int, list[int]]) -> None:
         """Swap the runs of the given files in one term's postings."""
@@ -433,15 +439,18 @@ class SearchIndex:
         key, score = item
         return (-score, self._live(key >> _DOC_SHIFT)[0], key & POS_MASK)
 
-    def top(self, terms: list[str], k: int, *, include_pending: bool = False) -> list[Match]:
+    def top(self, terms: list[str], k: int, *, include_pending: bool = False, dense: bool = False) -> list[Match]:
         """The ``k`` best records, highest score first; ties by topic, position.
 
         Without ``include_pending`` a record citing any pending source is
         skipped before counting, so ``k`` trusted records come back if there
-        are that many.
+        are that many. ``dense``: score with numpy over every record
+        (:mod:`.dense`) — the same matches, the same scores bit for bit.
         """
         if k <= 0 or not self.n_docs:
             return []
+        if dense:
+            return self._top_dense(terms, k, include_pending)
         want = k + 8
         while True:
             scored, complete = self.best_scores(terms, want)
@@ -459,5 +468,29 @@ class SearchIndex:
                 return matches
             # Exact only if nothing left out could tie with or beat the last pick.
             if len(matches) == k and matches[-1].score > best[-1][1]:
+                return matches
+            want *= 4
+
+    def _top_dense(self, terms: list[str], k: int, include_pending: bool) -> list[Match]:
+        try:
+            from .dense import DenseLayout
+        except ImportError:  # numpy missing: the pure-Python scoring gives the same matches
+            return self.top(terms, k, include_pending=include_pending)
+        if self._layout is None:
+            self._layout = DenseLayout(self.files, self.total_len / self.n_docs, K1, B)
+        scores = self._layout.scores(self._plan(terms))
+        want = k + 8
+        while True:
+            # every record tied with the last one picked is in: the pick is exact
+            picked, complete = self._layout.best(scores, want)
+            picked.sort(key=self._order)
+            matches: list[Match] = []
+            for key, score in picked:
+                match = self._match(key, score)
+                if include_pending or match.trust_state == "trusted":
+                    matches.append(match)
+                    if len(matches) == k:
+                        return matches
+            if complete:
                 return matches
             want *= 4

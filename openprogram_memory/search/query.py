@@ -82,9 +82,9 @@ def search(memory_root: Path, query: str, top_k: int = 5, *, include_pending: bo
     terms = tokenize(query)
     if not terms:
         return []
-    index, _report = current_index(root)
-    with index.lock:
-        matches = index.top(terms, top_k, include_pending=include_pending)
+    index, report = current_index(root)
+    with index.lock:  # a watched (long-running) process scores with numpy: the same matches, bit for bit
+        matches = index.top(terms, top_k, include_pending=include_pending, dense=report.watched)
     return [
         SearchHit(
             memory_id=m.doc.memory_id,
