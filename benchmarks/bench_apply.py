@@ -8,7 +8,11 @@ case), then times, in process and interleaved, a one-record apply with its
 own new source, and prints the medians, their ratio and the same change
 committed by the git CLI (``git commit -qam``) as the peer.
 
-Target (issue 12): 10k/1k <= 1.3; in process <= 2x the git commit.
+Then the same one-record apply as a cold CLI process (``openprogram memory
+apply FILE --json``), interleaved with a bare ``python -c pass``.
+
+Target (issue 12): 10k/1k <= 1.3; in process <= 2x the git commit; the CLI
+process at 10k <= 8x the bare interpreter.
 
 Run: ``.venv/bin/python benchmarks/bench_apply.py [--sizes 1000,10000] [--runs 15]``
 """
@@ -16,6 +20,7 @@ Run: ``.venv/bin/python benchmarks/bench_apply.py [--sizes 1000,10000] [--runs 1
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import shutil
 import statistics
@@ -24,6 +29,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_transaction import ensure_bytecode  # noqa: E402
 
 from openprogram_memory.config import load_settings
 from openprogram_memory.memory import MemoryWorkspace
@@ -62,6 +70,12 @@ class Builder:
         started = time.perf_counter()
         self.ws.update(memory_changes=changes, sources=sources)
         return time.perf_counter() - started
+
+
+def wall(argv: list[str]) -> float:
+    started = time.perf_counter()
+    subprocess.run(argv, check=True, capture_output=True)
+    return time.perf_counter() - started
 
 
 def git_commit_ms(root: Path, runs: int) -> float:
@@ -113,6 +127,22 @@ def main() -> None:
         if len(sizes) > 1:
             small, large = sizes[0], sizes[-1]
             print(f"ratio {large:,} / {small:,} = {medians[large] / medians[small]:.2f} (target <= 1.3)")
+        ensure_bytecode()
+        openprogram = str(Path(sys.executable).with_name("openprogram"))
+        cold: dict[str, list[float]] = {"bare": [], **{str(size): [] for size in sizes}}
+        for run in range(args.runs):
+            cold["bare"].append(wall([sys.executable, "-c", "pass"]))
+            for size in sizes:
+                changes, sources = builders[size].changes(1)
+                request = tmp / f"request-{size}-{run}.json"
+                request.write_text(json.dumps({"memory_changes": changes, "sources": sources}), encoding="utf-8")
+                cold[str(size)].append(wall([openprogram, "memory", "apply", str(request), "--json",
+                                             "--state", str(tmp / f"s{size}")]))
+        bare = statistics.median(cold["bare"]) * 1000
+        for size in sizes:
+            ms = statistics.median(cold[str(size)]) * 1000
+            print(f"{size:>6} records: cold CLI `memory apply --json` {ms:6.1f} ms | bare python {bare:5.1f} ms "
+                  f"| x{ms / bare:4.1f} (target at 10k <= 8)")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -49,6 +49,9 @@ from openprogram_memory.sources.archive import SourceMessage, archive_messages, 
 from openprogram_memory.topics.ids import evidence_id, new_block_id, source_anchor
 from openprogram_memory.workspace import caches
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_transaction import ensure_bytecode  # noqa: E402
+
 PER_FILE = 20
 PER_THREAD = 200
 PYTHON = sys.executable
@@ -309,6 +312,7 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the generated workspaces")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench-search-"))
+    ensure_bytecode()
     try:
         for n in [int(s) for s in args.sizes.split(",")]:
             bench_size(n, args, work)

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_transaction import build  # noqa: E402  (the same workspaces as the edit benchmark)
+from bench_transaction import build, ensure_bytecode  # noqa: E402  (the same workspaces as the edit benchmark)
 
 
 def timed(cmd: list[str], runs: int, cwd: Path | None = None) -> tuple[float, float]:
@@ -46,6 +46,7 @@ def main() -> None:
     sizes = [int(s) for s in args.sizes.split(",")]
     openprogram = str(Path(sys.executable).with_name("openprogram"))
     tmp = Path(tempfile.mkdtemp(prefix="bench-status-"))
+    ensure_bytecode()
     try:
         for size in sizes:
             t0 = time.perf_counter()

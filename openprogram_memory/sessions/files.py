@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..failures import FailureCode, MemoryFailure
-from ..fsutil import FILE_MODE, atomic_write_json, fsync_dir
+from ..fsutil import FILE_MODE, FileLock, atomic_write_json, fsync_dir
 
 LOCK_TIMEOUT_SECONDS = 10.0
 FSYNC_WORKERS = 8  # fsync releases the GIL; parallel fsyncs share journal commits
@@ -89,17 +89,13 @@ class SessionLock:
     """The per-session writer lock; a busy lock is ``CONCURRENT_UPDATE`` (retryable)."""
 
     def __init__(self, lock_path: Path, session_id: str) -> None:
-        import filelock  # imported when a session is written: reading the store never pays for it
-
-        self._lock = filelock.FileLock(str(lock_path), timeout=LOCK_TIMEOUT_SECONDS, mode=FILE_MODE)
+        self._lock = FileLock(lock_path, mode=FILE_MODE)
         self._session_id = session_id
 
     def __enter__(self) -> None:
-        import filelock
-
         try:
-            self._lock.acquire()
-        except filelock.Timeout:
+            self._lock.acquire(LOCK_TIMEOUT_SECONDS)
+        except TimeoutError:
             raise MemoryFailure(
                 FailureCode.CONCURRENT_UPDATE,
                 f"session {self._session_id!r} is locked by another writer; try again",

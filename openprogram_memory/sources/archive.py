@@ -276,13 +276,36 @@ class ParsedArchive:
     append costs what it added, not the size of the thread.
     """
 
-    __slots__ = ("archive", "by_anchor", "size", "digest", "extends")
+    __slots__ = ("archive", "by_anchor", "size", "digest", "extends", "_packed")
 
     def __init__(self, archive: ArchiveFile, by_anchor: dict[str, SourceMessage], size: int, digest: bytes,
                  extends: bool = False) -> None:
         self.archive, self.by_anchor, self.size, self.digest = archive, by_anchor, size, digest
         # made by extend() from a parse whose frames it keeps unchanged (only frames were appended)
         self.extends = extends
+
+    # In the tree cache the frames stay packed until the archive is read: a cold process touches the
+    # archives its change appends to or cites, not every thread (workspace/caches.py, FileSummary alike).
+    def __getstate__(self) -> tuple:
+        packed = getattr(self, "_packed", None)
+        if packed is None:
+            import pickle
+
+            packed = pickle.dumps((self.archive, self.by_anchor), protocol=pickle.HIGHEST_PROTOCOL)
+        return (packed, self.size, self.digest, self.extends)
+
+    def __setstate__(self, state: tuple) -> None:
+        self._packed, self.size, self.digest, self.extends = state
+
+    def __getattr__(self, name: str):  # an unset slot: the packed frames, read on first use
+        if name in ("archive", "by_anchor"):
+            packed = object.__getattribute__(self, "_packed")  # AttributeError when there is none
+            import pickle
+
+            archive, by_anchor = pickle.loads(packed)
+            self.archive, self.by_anchor = archive, by_anchor
+            return archive if name == "archive" else by_anchor
+        raise AttributeError(name)
 
     @classmethod
     def of(cls, data: bytes) -> "ParsedArchive":

@@ -119,8 +119,8 @@ def delete_needs_base_violations(lost: list[str], has_base: bool) -> Iterator[Vi
 def dangling(tree: "TreeState") -> set[tuple[str, str, str]]:
     """``(from file, to file, block id)`` of every link that does not resolve."""
     id_files = tree.id_files()
-    return {(record.topic, topic, block_id) for summary in tree.files.values()
-            for record, topic, block_id in summary.outbound if topic not in id_files.get(block_id, ())}
+    return {(path, topic, block_id) for path, summary in tree.files.items()
+            for topic, block_id, _line, _id in summary.link_targets if topic not in id_files.get(block_id, ())}
 
 
 def dangling_link_violations(tree: "TreeState", baseline: "TreeState | None" = None,
@@ -133,11 +133,11 @@ def dangling_link_violations(tree: "TreeState", baseline: "TreeState | None" = N
     """
     id_files = tree.id_files()
     before = dangling(baseline) if baseline is not None and baseline.files else set()
-    for summary in tree.files.values():
-        for record, topic, block_id in summary.outbound:
+    for path, summary in tree.files.items():
+        for topic, block_id, line, _id in summary.link_targets:
             if topic in id_files.get(block_id, ()) or (
-                    record.topic not in (changed or set()) and (record.topic, topic, block_id) in before):
+                    path not in (changed or set()) and (path, topic, block_id) in before):
                 continue
-            yield _tree_violation("dangling-link", f"{record.topic}:{record.line}: link to {topic}#^{block_id} does not "
+            yield _tree_violation("dangling-link", f"{path}:{line}: link to {topic}#^{block_id} does not "
                                   "resolve (links must point at an existing block ID in that file)",
-                                  file=record.topic, line=record.line, block_id=block_id)
+                                  file=path, line=line, block_id=block_id)

@@ -254,11 +254,11 @@ def relations(tree: TreeState) -> str:
     outbound: dict[str, set[str]] = {}
     backlinks: dict[str, set[str]] = {}
     for summary in tree.files.values():
-        for record, topic, block_id in summary.outbound:
-            outbound.setdefault(record.memory_id, set()).add(f"{topic}#^{block_id}")
+        for topic, block_id, _line, memory_id in summary.link_targets:  # (not the records: a file unread stays so)
+            outbound.setdefault(memory_id, set()).add(f"{topic}#^{block_id}")
             target = tree.find(block_id)
             if target is not None:
-                backlinks.setdefault(target.memory_id, set()).add(record.memory_id)
+                backlinks.setdefault(target.memory_id, set()).add(memory_id)
     data = {
         "backlinks": {k: sorted(v) for k, v in sorted(backlinks.items())},
         "outbound": {k: sorted(v) for k, v in sorted(outbound.items())},

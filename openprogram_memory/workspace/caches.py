@@ -129,6 +129,48 @@ class FileSummary:
         """``(record, target topic, target block id)`` for every record link."""
         return [(r, topic, block_id) for r in self.records for topic, block_id in r.links]
 
+    @functools.cached_property
+    def link_targets(self) -> list[tuple[str, str, int, str]]:
+        """``(target topic, target block id, line and ID of the linking record)`` for every record link:
+        what the tree-wide link check and relations view read of every file, without the records."""
+        return [(topic, block_id, r.line, r.memory_id) for r in self.records for topic, block_id in r.links]
+
+    # -- in the tree cache: the parse and the records stay packed until asked for ---------------------
+    # A cold process unpickles the whole tree's summaries (at 10,000 records ~140 ms, most of it the
+    # parsed documents and records); a transaction reads those of the files it touches. Derived values
+    # holding records are recomputed on use; IDs, cited archives and eager index keys (``_token_sets``…)
+    # are kept.
+
+    def __getstate__(self) -> dict:
+        for name in _KEPT:
+            getattr(self, name)  # small values every snapshot reads: stored beside the packed records
+        state = {key: value for key, value in self.__dict__.items() if key not in _DERIVED and key != "_packed"}
+        packed = self.__dict__.get("_packed", {})
+        for name in _PACKED:
+            state[name] = pickle.dumps(state[name], protocol=pickle.HIGHEST_PROTOCOL) if name in state \
+                else packed[name]
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__["_packed"] = {name: state.pop(name) for name in _PACKED}
+        self.__dict__.update(state)
+
+    def __getattr__(self, name: str):  # only for attributes not (yet) in __dict__
+        packed = self.__dict__.get("_packed")
+        if name in _PACKED and packed is not None:
+            with _UNPACK_LOCK:
+                if name not in self.__dict__:
+                    self.__dict__[name] = pickle.loads(packed.pop(name))
+                return self.__dict__[name]
+        raise AttributeError(name)
+
+
+_PACKED = ("doc", "records")
+_KEPT = ("ids", "archives", "unresolved_archives", "link_targets")
+_DERIVED = frozenset(name for name, value in vars(FileSummary).items()
+                     if isinstance(value, functools.cached_property) and name not in _KEPT)  # they hold records
+_UNPACK_LOCK = threading.Lock()
+
 
 def resolve_relative(from_file: str, target: str) -> str:
     """Memory-root-relative path of ``target`` written inside ``from_file``."""
@@ -137,7 +179,7 @@ def resolve_relative(from_file: str, target: str) -> str:
     return posixpath.normpath(posixpath.join(posixpath.dirname(from_file), target))
 
 
-_DISK_HEADER = ("openprogram-memory tree cache", 6)  # 2: archives as (signature, ParsedArchive); 3: module renamed; 4: served versions; 5: trust frames; 6: eager index keys
+_DISK_HEADER = ("openprogram-memory tree cache", 8)  # 2: archives as (signature, ParsedArchive); 3: module renamed; 4: served versions; 5: trust frames; 6: eager index keys; 7: parse and records packed per file; 8: archives packed
 
 
 class SourceCache:

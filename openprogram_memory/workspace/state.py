@@ -13,13 +13,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator
-
-if TYPE_CHECKING:
-    from filelock import FileLock
+from typing import Iterator
 
 from ..failures import FailureCode, MemoryFailure
-from ..fsutil import atomic_write_text, ensure_dir, read_json
+from ..fsutil import FileLock, atomic_write_text, ensure_dir, read_json
 from .layout import RUNTIME, Layout
 from .scan import TreeScan
 
@@ -345,12 +342,12 @@ class RevisionCache:
 
 REVISIONS = RevisionCache()
 
-# One FileLock object per lock path in this process: filelock's locks are
-# reentrant per object, so a writer pass that holds the lock can run the
-# transaction inside it.
+# One FileLock object per lock path in this process: the lock is reentrant
+# per object, so a writer pass that holds the lock can run the transaction
+# inside it.
 # A thread lock beside it keeps threads of one process (the HTTP server)
 # apart too.
-_LOCKS: dict[str, tuple[threading.RLock, "FileLock"]] = {}
+_LOCKS: dict[str, tuple[threading.RLock, FileLock]] = {}
 # How long a change waits for the workspace write lock: a person's edit, and the background writer
 # (which gives up sooner: CONCURRENT_UPDATE, retried on its next run).
 EDIT_LOCK_TIMEOUT = 5.0
@@ -358,14 +355,12 @@ WRITER_LOCK_TIMEOUT = 1.0
 _LOCKS_GUARD = threading.Lock()
 
 
-def _lock_for(path: Path) -> tuple[threading.RLock, "FileLock"]:
-    from filelock import FileLock  # imported when a lock is first taken: read-only verbs never pay for it
-
+def _lock_for(path: Path) -> tuple[threading.RLock, FileLock]:
     key = str(path)
     with _LOCKS_GUARD:
         pair = _LOCKS.get(key)
         if pair is None:
-            pair = _LOCKS[key] = (threading.RLock(), FileLock(key, thread_local=False, mode=0o600))
+            pair = _LOCKS[key] = (threading.RLock(), FileLock(key))
         return pair
 
 
@@ -373,8 +368,6 @@ def _lock_for(path: Path) -> tuple[threading.RLock, "FileLock"]:
 def write_lock(layout: Layout, timeout: float) -> Iterator[None]:
     """The cross-process write lock; busy past ``timeout`` → CONCURRENT_UPDATE."""
     ensure_dir(layout.scriptorium)
-    from filelock import Timeout
-
     thread_lock, file_lock = _lock_for(layout.lock_file)
     busy = MemoryFailure(
         FailureCode.CONCURRENT_UPDATE,
@@ -386,7 +379,7 @@ def write_lock(layout: Layout, timeout: float) -> Iterator[None]:
     try:
         try:
             file_lock.acquire(timeout=timeout)
-        except Timeout:
+        except TimeoutError:
             raise busy from None
         try:
             yield

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ...failures import FailureCode, MemoryFailure
-from ...fsutil import atomic_write_json, ensure_dir, read_json
+from ...fsutil import FileLock, atomic_write_json, ensure_dir, read_json
 from ..store import SessionStore
 from . import claude_code, codex, pi
 from .common import BLANK, EMPTY_RESULT, MALFORMED_JSON, NOT_AN_OBJECT, ImportResult, TranscriptFile
@@ -138,8 +138,6 @@ def import_appended(store: SessionStore, fmt: str, path: str | Path, state_dir: 
     ``state_dir``. Unknown format or unreadable file → ``INVALID_ARGUMENT``;
     the lock busy for :data:`LOCK_TIMEOUT` → ``CONCURRENT_UPDATE``.
     """
-    from filelock import FileLock, Timeout
-
     spec = TAIL_FORMATS.get(fmt)
     if spec is None:
         raise MemoryFailure(FailureCode.INVALID_ARGUMENT,
@@ -147,12 +145,16 @@ def import_appended(store: SessionStore, fmt: str, path: str | Path, state_dir: 
     path = Path(path).expanduser().resolve()
     record = state_path(state_dir, path)
     ensure_dir(state_dir)
+    lock = FileLock(str(record) + ".lock")
     try:
-        with FileLock(str(record) + ".lock", timeout=LOCK_TIMEOUT, mode=0o600):
-            return _import_locked(store, fmt, spec, path, record)
-    except Timeout:
+        lock.acquire(LOCK_TIMEOUT)
+    except TimeoutError:
         raise MemoryFailure(FailureCode.CONCURRENT_UPDATE, f"another import of {path} is running; try again",
                             retryable=True) from None
+    try:
+        return _import_locked(store, fmt, spec, path, record)
+    finally:
+        lock.release()
 
 
 def _import_locked(store: SessionStore, fmt: str, spec: TailFormat, path: Path, record: Path) -> ImportResult:
