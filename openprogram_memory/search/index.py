@@ -456,14 +456,7 @@ class SearchIndex:
             scored, complete = self.best_scores(terms, want)
             items = scored.items()
             best = heapq.nlargest(want, items, key=itemgetter(1))
-            best.sort(key=self._order)
-            matches: list[Match] = []
-            for key, score in best:
-                match = self._match(key, score)
-                if include_pending or match.trust_state == "trusted":
-                    matches.append(match)
-                    if len(matches) == k:
-                        break
+            matches = self._first(best, k, include_pending)
             if complete and want >= len(items):
                 return matches
             # Exact only if nothing left out could tie with or beat the last pick.
@@ -483,14 +476,19 @@ class SearchIndex:
         while True:
             # every record tied with the last one picked is in: the pick is exact
             picked, complete = self._layout.best(scores, want)
-            picked.sort(key=self._order)
-            matches: list[Match] = []
-            for key, score in picked:
-                match = self._match(key, score)
-                if include_pending or match.trust_state == "trusted":
-                    matches.append(match)
-                    if len(matches) == k:
-                        return matches
-            if complete:
+            matches = self._first(picked, k, include_pending)
+            if complete or len(matches) == k:
                 return matches
             want *= 4
+
+    def _first(self, scored: list[tuple[int, float]], k: int, include_pending: bool) -> list[Match]:
+        """The first ``k`` of ``scored`` (sorted here: score, topic, position) that may be shown."""
+        scored.sort(key=self._order)
+        matches: list[Match] = []
+        for key, score in scored:
+            match = self._match(key, score)
+            if include_pending or match.trust_state == "trusted":
+                matches.append(match)
+                if len(matches) == k:
+                    break
+        return matches
