@@ -20,6 +20,7 @@ class WorkspaceAccess:
 
     def __init__(self, settings: Settings) -> None:
         self.state_dir: Path = settings.state_dir
+        self.watch_files = False  # set by the long-running server: searches then skip per-query file checks
         self._overrides = {key: settings.values[key] for key, origin in settings.origin.items() if origin == "flag"}
 
     def settings(self) -> Settings:
@@ -33,5 +34,9 @@ class WorkspaceAccess:
     def workspace(self):
         """The existing workspace; MEMORY_NOT_FOUND (with the fix) when there is none."""
         from ..memory import MemoryWorkspace
+        from ..workspace import watch
 
-        return MemoryWorkspace.open(self.settings())  # create=False: refuses with the init hint
+        ws = MemoryWorkspace.open(self.settings())  # create=False: refuses with the init hint
+        if self.watch_files:  # the serving process (stdio.serve): also a workspace made after it started
+            watch.start(ws.root)  # (idempotent)
+        return ws

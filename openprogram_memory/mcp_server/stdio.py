@@ -112,7 +112,8 @@ def serve(access: WorkspaceAccess) -> None:
     from ..workspace import watch
 
     server = build_server(access)
-    watch.start(access.state_dir / "memory")  # searches skip the per-query file check while nothing moves
+    access.watch_files = True  # searches skip the per-query file check while nothing moves
+    watch.start(access.state_dir / "memory")
 
     async def run() -> None:
         async with stdio_server() as (read_stream, write_stream):
