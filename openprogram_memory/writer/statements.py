@@ -106,6 +106,8 @@ _MOMENT_RE = re.compile(
     r"errors|changes)|next (?:week|month|time|monday|tuesday|wednesday|thursday|friday|saturday|sunday)(?! of\b)|"
     r"for this \w+|(?:from|in|on) your (?:list|answer|reply|suggestions?|options?|last message)|"
     r"your (?:first|second|third|last|other) (?:suggestion|option|answer|idea|version)|"
+    r"the (?:first|second|third|last|other|previous|new|old|latest|original) (?:one|version|option|approach|"
+    r"draft|suggestion|answer|idea|variant)|"
     r"just (?:(?!adopted|married|moved|joined|started|relocated|welcomed)\w+ed|came|went|broke|died|sent|said|told|ran|"
     r"made|did|found)|last (?:night|week)(?! of\b)|in a (?:minute|bit|sec|second)|"
     r"for (?:the )?(?:moment|time being)|next (?:sprint|release|quarter|year)|temporar(?:y|ily)|a minute ago|an hour ago|this year|"
@@ -257,8 +259,8 @@ def _identity(clause: str) -> list[Statement]:
             return [Statement(finish(_possessive(third_person(clause))), "identity", keyword(value), slot)]
     match = _LOCATION_RE.match(clause) or (_LOCATION_I_RE.match(clause) if re.search(
         r"\b(?:live|based|moved|relocated|from)\b", clause, re.I) else None)
-    if match and not lx.THING_RE.match(match.group("v")):
-        place, _, zone = match.group("v").partition(",")
+    if match and not lx.THING_RE.match(re.sub(r"^(?:the|this|that|my|our)\s+", "", match.group("v"), flags=re.I)):
+        place, _, zone = match.group("v").partition(",")  # ("based in the repo root" is no place)
         if _TIMEZONE_RE.search(place):
             return []
         said = clause[:match.start("v")] + place
@@ -533,6 +535,8 @@ def _preference(clause: str) -> list[Statement]:
         return []
     if re.match(rf"^{_I}'?d (?:like|love) to\b", clause, re.I):
         return []
+    if re.match(r"^(?:that\s+)?we\s+\w+", obj.strip(), re.I) and re.search(r"\b(?:first|next|now|then)\b", obj, re.I):
+        return []  # "I prefer we look at the logs first": a step of the task at hand
     return [Statement(finish(third_person(clause)), "preference", keyword(obj or clause))]
 
 

@@ -238,3 +238,22 @@ def test_a_concrete_fact_about_any_named_part_of_the_system_is_kept_but_the_work
     for moment in ("the culprit is in `billing/invoice.py`", "the root cause is maybe the Redis timeout",
                    "the staging data is probably from March", "the build is red again on CI-7"):
         assert extract_statements(moment) == [], moment
+
+
+@pytest.mark.parametrize("said", [
+    "I prefer we look at the logs first.",  # a step of the task at hand, not a taste
+    "I like the second version better.",  # a pick among this conversation's drafts
+    "I prefer the old approach.",
+    "I'm based in the repo root, run it from there.",  # a directory is not where the person lives
+])
+def test_talk_about_the_task_at_hand_is_not_a_preference_or_a_place(said):
+    assert extract_statements(said) == []
+
+
+@pytest.mark.parametrize("said, kind", [
+    ("I prefer we use Postgres for new services.", "preference"),
+    ("I live in the Bay Area.", "identity"),
+    ("I'm from the Netherlands.", "identity"),
+])
+def test_the_same_shapes_still_hold_standing_facts(said, kind):
+    assert [s.kind for s in extract_statements(said)] == [kind]
