@@ -84,8 +84,11 @@ def _code_like(line: str) -> bool:
 _OUTPUT_LINE_RE = re.compile(
     r"^\s*(?:On branch |Your branch |Changes (?:not staged|to be committed)|Untracked files|nothing to commit|"
     r"modified:|new file:|deleted:|renamed:|\(use \"|HEAD is now|Switched to|Already up to date|"
-    r"remote:|To |From |Fast-forward|Merge made|Successfully|Collecting |Requirement already|Installing |"
-    r"Downloading |Running |Step \d|=+\s|-+\s*$|\w+@[\w.-]+:)"
+    r"remote:|(?:To|From) (?:https?://|ssh://|git@|file://|/|\.\.?/|[\w.-]+\.[a-z]{2,}[:/])|Fast-forward|Merge made|"
+    r"Successfully (?:installed|built|tagged|uninstalled|created|compiled|applied|rebased)|Collecting |"
+    r"Requirement already|Installing (?:collected|build dependencies|dependencies\b|[\w.-]+==)|"
+    r"Downloading (?:https?://|[\w.-]+\.(?:whl|tar\.gz|zip|tgz)\b|[\w.-]+-\d[\w.]*)|"
+    r"Running (?:`|setup\.py|command|[\w./-]+\.\w+\b|\[|\w+ hooks?\b|migrations?:)|Step \d|=+\s|-+\s*$|\w+@[\w.-]+:)"
 )
 _COLUMNS_RE = re.compile(r"\S\s{2,}\S.*\S\s{2,}\S")
 _SHELL_PROMPT_RE = re.compile(r"^\s*(?:\$|%|>|❯|➜|#)\s+\S|^\s*[\w.-]+@[\w.-]+[:~]")

@@ -120,6 +120,7 @@ _STATE_RE = re.compile(
     r"(?:tired|exhausted|sick|ill|hungry|busy|stuck|confused|lost|back|here|done|off|out|away|heading|going|"
     r"trying|looking|wondering|thinking|working on|about to|sorry|afraid|sure|unsure|curious|happy|glad|excited|"
     r"worried|annoyed|frustrated|late|online|offline|in a meeting|on (?:my|a) (?:phone|break|way)|on mobile|"
+    r"on the (?:train|bus|plane|road|go|way|move|phone|subway|tube|ferry)|"
     r"seeing|getting|running|debugging|testing|fixing|reading|writing|using|doing|having|hoping|planning|"
     r"gonna|going to|trying to|about|ready|finished|confused|blocked|waiting|new to|fine|ok|okay|good|great|"
     r"stoked|impressed|surprised|amazed|done with|over it|losing|starting|checking|pasting|attaching|sharing|"
@@ -619,7 +620,11 @@ def _rule(clause: str, hint: str | None) -> list[Statement]:
                 r"need to|be sorry|apologi|remember|understand|see|like|want|feel|really|even|judge|panic)\b",
                 body, re.I):
         return []
+    if re.match(r"^keep (?:going|at it|it up|on|trying|digging|looking|pushing)\b", body, re.I):
+        return []  # encouragement, not a standing instruction
     standing = bool(prefix or _ALWAYS_RULE_RE.search(clause)) or marker.startswith(("you ", "i ")) or hint == "rule"
+    if not standing and re.match(r"^(?:don't|do not|dont) forget to\b", body, re.I):
+        return []  # a reminder for the task at hand ("don't forget to bump the version")
     one_off = _ONE_OFF_RE.search(clause)
     if marker in _STRONG or marker in ("avoid", "no more"):
         if one_off and not standing and not (

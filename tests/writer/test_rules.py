@@ -245,6 +245,9 @@ def test_a_concrete_fact_about_any_named_part_of_the_system_is_kept_but_the_work
     "I like the second version better.",  # a pick among this conversation's drafts
     "I prefer the old approach.",
     "I'm based in the repo root, run it from there.",  # a directory is not where the person lives
+    "Keep going.",  # encouragement
+    "Don't forget to bump the version.",  # a reminder for this task
+    "I'm on the train, will check later.",  # a passing state
 ])
 def test_talk_about_the_task_at_hand_is_not_a_preference_or_a_place(said):
     assert extract_statements(said) == []
@@ -254,6 +257,27 @@ def test_talk_about_the_task_at_hand_is_not_a_preference_or_a_place(said):
     ("I prefer we use Postgres for new services.", "preference"),
     ("I live in the Bay Area.", "identity"),
     ("I'm from the Netherlands.", "identity"),
+    ("Keep answers short.", "rule"),
+    ("Always remember to bump the version when you release.", "rule"),
+    ("I'm on the platform team.", "identity"),
 ])
 def test_the_same_shapes_still_hold_standing_facts(said, kind):
     assert [s.kind for s in extract_statements(said)] == [kind]
+
+
+@pytest.mark.parametrize("said, kind", [
+    ("From now on, always update the changelog.", "rule"),  # "From " once read as `git fetch` output
+    ("To be clear, I prefer tabs.", "preference"),  # "To " once read as `git push` output
+])
+def test_lead_ins_that_start_like_tool_output_are_the_persons_words(said, kind):
+    assert [s.kind for s in extract_statements(said)] == [kind]
+
+
+def test_pasted_git_and_pip_output_is_still_not_prose():
+    from openprogram_memory.writer.segment import prose
+
+    pasted = ("From github.com:acme/api\nTo https://github.com/acme/api.git\nSuccessfully installed foo-1.0\n"
+              "Running setup.py install for foo\nInstalling collected packages: foo\n"
+              "Downloading foo-1.0-py3-none-any.whl (12 kB)")
+    assert prose(pasted) == []
+    assert prose("Running late, I always review on Fridays.") == ["Running late, I always review on Fridays."]
