@@ -61,10 +61,13 @@ def agent_generated(text: str) -> bool:
 
 # -- prose lines ------------------------------------------------------------------
 _FENCE_RE = re.compile(r"^\s*(```|~~~)")
+# a nested list item of three words or more; YAML's "- key: value" has a colon after its first word
+_NESTED_BULLET_RE = re.compile(r"^\s+(?:[-*•]|\d{1,2}[.)])\s+[^\s:]+\s+\S+\s+\S")
 _LOG_LINE_RE = re.compile(
     r"^\s*(?:\$ |> |>>> |#!|% |PS [A-Z]:|\[tool (?:call|result|error)\]|Traceback \(|File \"|at [\w.$<>]+\(|"
     r"Exception in thread|Caused by:|-+>\s|--\s|//\s|Running in [0-9a-f]+|error TS\d+|.*\bis not assignable to\b|\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}|\[?\d{2}:\d{2}:\d{2}|\d+\s*\|\s|"
-    r"(?:ERROR|WARN(?:ING)?|INFO|DEBUG|TRACE|FATAL|CRITICAL|PASS|FAIL(?:ED)?|OK)\b[\s:\]]|"
+    r"(?:ERROR|WARN(?:ING)?|INFO|DEBUG|TRACE|FATAL|CRITICAL)(?::|\]|\s{2,})|\[(?:ERROR|WARN(?:ING)?|INFO|DEBUG|TRACE|"
+    r"FATAL|CRITICAL)\]|(?:PASS|FAIL(?:ED)?)\s+[\w./-]+\.\w+|OK(?:\s*\(|\s*$)|"
     r"[\w.]*(?:Error|Exception|Warning):|npm (?:ERR|WARN)|E\s{2,}|"
     r"[{\[]\s*[\"'{\[]|[}\]],?\s*$|\"[\w-]+\"\s*:|diff --git|index [0-9a-f]+\.\.|@@ |[+-]{3} |"
     r"(?:def|class|function|const|let|var|fn|pub|return)\s+[\w$.\[\]]+\s*[=(:{<;]|from [\w.]+ import |import [\w.]+$|"
@@ -119,7 +122,8 @@ def prose(text: str) -> list[str]:
         if _SHELL_PROMPT_RE.match(line):
             output = True
             continue
-        if fenced or output or line.startswith(("    ", "\t")) or _LOG_LINE_RE.match(line) or _output_like(line):
+        indented = line.startswith(("    ", "\t")) and not _NESTED_BULLET_RE.match(line)  # a nested list item is prose
+        if fenced or output or indented or _LOG_LINE_RE.match(line) or _output_like(line):
             continue
         stripped = line.strip()
         if stripped and _code_like(stripped):

@@ -281,3 +281,21 @@ def test_pasted_git_and_pip_output_is_still_not_prose():
               "Downloading foo-1.0-py3-none-any.whl (12 kB)")
     assert prose(pasted) == []
     assert prose("Running late, I always review on Fridays.") == ["Running late, I always review on Fridays."]
+
+
+@pytest.mark.parametrize("said, kind", [
+    ("OK I prefer tabs.", "preference"),  # "OK" once read as a test runner's verdict
+    ("ERROR handling: always wrap external calls in retries.", "rule"),  # "ERROR" once read as a log level
+    ("Some house rules:\n    - I prefer tabs over spaces\n", "preference"),  # a nested list item once read as code
+])
+def test_chat_lines_shaped_like_log_or_code_lines_are_read(said, kind):
+    assert [s.kind for s in extract_statements(said)] == [kind]
+
+
+def test_log_levels_test_verdicts_and_indented_yaml_stay_out():
+    from openprogram_memory.writer.segment import prose
+
+    pasted = ("ERROR: connection refused\n[INFO] Building project\nINFO     root:app.py:12 started\n"
+              "PASS src/app.test.js\nFAIL tests/test_x.py\nOK (skipped=2)\nOK\n"
+              "    - name: build\n    - run: pytest -q\n    return x + 1")
+    assert prose(pasted) == []
