@@ -93,14 +93,27 @@ _OUTPUT_LINE_RE = re.compile(
     r"Downloading (?:https?://|[\w.-]+\.(?:whl|tar\.gz|zip|tgz)\b|[\w.-]+-\d[\w.]*)|"
     r"Running (?:`|setup\.py|command|[\w./-]+\.\w+\b|\[|\w+ hooks?\b|migrations?:)|Step \d|=+\s|-+\s*$|\w+@[\w.-]+:)"
 )
-_COLUMNS_RE = re.compile(r"\S\s{2,}\S.*\S\s{2,}\S")
+_COLUMNS_RE = re.compile(r"[^\s.!?,;:]\s{2,}\S.*[^\s.!?,;:]\s{2,}\S")  # (two spaces after a full stop are typing)
 _SHELL_PROMPT_RE = re.compile(r"^\s*(?:\$|%|>|❯|➜|#)\s+\S|^\s*[\w.-]+@[\w.-]+[:~]")
 
 
 def _output_like(line: str) -> bool:
     caps = re.findall(r"\b[A-Z]{3,}\b", line)
-    return bool(_OUTPUT_LINE_RE.match(line) or _COLUMNS_RE.search(line) or len(caps) >= max(3, len(line.split()) // 2)
-                or (line.startswith("(") and line.rstrip().endswith(")")))
+    return bool(_OUTPUT_LINE_RE.match(line) or _COLUMNS_RE.search(line)
+                or len(caps) >= 3 and len(caps) * 2 > len(line.split()) and not _shouted(line)
+                or (line.startswith("(") and line.rstrip().endswith(")") and re.search(r"[\"=<>]|^\(use\b", line)))
+
+
+_EMPHASIS_RE = re.compile(r"(?<!^)\b(?:LOVE|LOVES|HATE|HATES|NEVER|ALWAYS|NOT|REALLY|MUST|DON'T|DO|NO|ANY|ALL|ONLY|"
+                          r"PLEASE|VERY|SO|BUT|AND|OR|THE|IS|ARE|PREFER|LIKE|ANYTHING|EVERYTHING|NOTHING)\b")
+_SHOUT_WORDS_RE = re.compile(r"\b(?:NEVER|ALWAYS|DON'T|DO NOT|PLEASE|I|I'M|MY|WE|WE'RE|OUR|YOU|STOP|USE)\b")
+
+
+def _shouted(line: str) -> bool:
+    """A sentence typed in capitals ("NEVER USE EMOJIS IN COMMIT MESSAGES."), not a tool's status line."""
+    letters = [ch for ch in line if ch.isalpha()]
+    return len(line.split()) >= 3 and sum(ch.isupper() for ch in letters) >= 0.8 * len(letters) \
+        and bool(_SHOUT_WORDS_RE.search(line))
 
 
 def prose(text: str) -> list[str]:
@@ -128,6 +141,10 @@ def prose(text: str) -> list[str]:
         stripped = line.strip()
         if stripped and _code_like(stripped):
             continue
+        if _shouted(stripped):  # read in sentence case: names keep no capitals to tell them by anyway
+            stripped = stripped[:1] + stripped[1:].lower()
+        else:  # "I LOVE TypeScript": emphasis, not an acronym
+            stripped = _EMPHASIS_RE.sub(lambda m: m.group(0).lower(), stripped)
         out.append(stripped)
     return out
 

@@ -299,3 +299,24 @@ def test_log_levels_test_verdicts_and_indented_yaml_stay_out():
               "PASS src/app.test.js\nFAIL tests/test_x.py\nOK (skipped=2)\nOK\n"
               "    - name: build\n    - run: pytest -q\n    return x + 1")
     assert prose(pasted) == []
+
+
+def test_two_spaces_after_a_full_stop_are_typing_not_columns():
+    said = extract_statements("I prefer tabs.  We deploy on Fridays.  Our CI is Jenkins.")
+    assert [s.kind for s in said] == ["preference", "schedule", "fact"]
+
+
+def test_capitals_for_emphasis_or_shouting_are_read_as_words():
+    assert [s.text for s in extract_statements("NEVER USE EMOJIS IN COMMIT MESSAGES.")] == \
+        ["Never use emojis in commit messages."]
+    assert [s.text for s in extract_statements("I LOVE TypeScript and HATE YAML.")] == \
+        ["The user loves TypeScript.", "The user hates YAML."]
+    assert [s.kind for s in extract_statements("(I prefer tabs, fwiw)")] == ["preference"]
+
+
+def test_columns_status_lines_in_capitals_and_git_hints_stay_out():
+    from openprogram_memory.writer.segment import prose
+
+    pasted = ('name    role    team\nmain.py   12   3\nERROR 404 NOT FOUND\nHTTP GET POST PUT DELETE\n'
+              '  (use "git add <file>..." to update what will be committed)')
+    assert prose(pasted) == []
