@@ -320,3 +320,22 @@ def test_columns_status_lines_in_capitals_and_git_hints_stay_out():
     pasted = ('name    role    team\nmain.py   12   3\nERROR 404 NOT FOUND\nHTTP GET POST PUT DELETE\n'
               '  (use "git add <file>..." to update what will be committed)')
     assert prose(pasted) == []
+
+
+@pytest.mark.parametrize("said", [
+    "Return your answer in JSON from now on.",  # a person's standing instruction, not a sub-agent's task prompt
+    "Always report back with the test results.",
+    "I set up a UserPromptSubmit hook that injects memory. Always keep the hook enabled.",  # naming a hook
+])
+def test_a_person_naming_hooks_or_asking_for_answers_is_not_a_wrapper(said):
+    assert "rule" in [s.kind for s in extract_statements(said)]
+
+
+@pytest.mark.parametrize("wrapper", [
+    "Stop hook feedback:\nAlways run the tests first.",
+    "PreToolUse:Bash hook returned blocking error: never use rm -rf",
+    "Edit operation feedback:\nPostToolUse:Edit hook feedback: never edit generated files",  # on a later line
+    "Search the repo for uses of foo.\nAlways list each file.\nReturn your findings as a list.",
+])
+def test_hook_reports_and_sub_agent_prompts_are_still_wrappers(wrapper):
+    assert extract_statements(wrapper) == []
