@@ -44,6 +44,28 @@ def wait_for(condition, timeout: float = 60.0):
     raise AssertionError("the background write did not finish in time")
 
 
+def _workers() -> list[str]:
+    """Command lines of the hook workers running now (detached: no test holds their pids)."""
+    found = []
+    for entry in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            command = entry.read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if "openprogram_memory.agents.hook_worker" in command:
+            found.append(command)
+    return found
+
+
+@pytest.fixture(autouse=True)
+def _background_workers_finish():
+    """A test ends when the workers its hooks spawned have ended: a worker still writing when the session
+    ends would leave its staging directory behind (and race the next test's files)."""
+    yield
+    if Path("/proc").is_dir():
+        wait_for(lambda: not _workers())
+
+
 def events(state: Path) -> list[dict]:
     path = state / "memory" / ".scriptorium" / "events.jsonl"
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
