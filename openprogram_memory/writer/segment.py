@@ -154,6 +154,7 @@ def prose(text: str) -> list[str]:
         stripped = line.strip()
         if stripped and _code_like(stripped):
             continue
+        stripped = _EMPHASIS_MARKS_RE.sub(r"\2", stripped)
         if _shouted(stripped):  # read in sentence case: names keep no capitals to tell them by anyway
             stripped = stripped[:1] + stripped[1:].lower()
         else:  # "I LOVE TypeScript": emphasis, not an acronym
@@ -166,6 +167,8 @@ def prose(text: str) -> list[str]:
 _ABBREVIATIONS = ("e.g", "i.e", "etc", "vs", "mr", "mrs", "ms", "dr", "prof", "st", "approx", "incl", "no", "cf",
                   "a.m", "p.m", "u.s", "inc", "ltd", "co", "jr", "sr")
 _BULLET_RE = re.compile(r"^\s*(?:[-*•·]|\d{1,2}[.)])\s+")
+_CHECKBOX_RE = re.compile(r"^\[[ xX]\]\s+")  # "- [ ] always write tests first"
+_EMPHASIS_MARKS_RE = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")  # "**Rule:** always …" reads "Rule: always …"
 _END_RE = re.compile(r"([.!?…]+)[\"')\]”’]*\s+")
 _DASH_RE = re.compile(r"\s+(?:—|–|--|-)\s+|\s*—\s*")
 _PRONOUN_START = r"(?:I|i|I'm|i'm|Im|im|I've|i've|I'd|i'd|I'll|i'll|my|My|we|We|we're|We're|we've|We've|our|Our)"
@@ -191,14 +194,20 @@ def _split_ends(paragraph: str) -> list[str]:
 
 def sentences(text: str) -> list[str]:
     """Sentences of the message's prose; capitals are not needed to see where one ends."""
-    out: list[str] = []
+    return [sentence for sentence, _item in marked_sentences(text)]
+
+
+def marked_sentences(text: str) -> list[tuple[str, bool]]:
+    """``(sentence, whether it comes from a list item)`` of the message's prose."""
+    out: list[tuple[str, bool]] = []
     for line in prose(text):
-        line = _BULLET_RE.sub("", line)
+        item = bool(_BULLET_RE.match(line))
+        line = _CHECKBOX_RE.sub("", _BULLET_RE.sub("", line))
         asides = re.findall(r"(?<=\s)\(([^()]{3,120})\)", line)  # "(I'm in Bangkok, ICT)" is a sentence of its own
         line = re.sub(r"\s+\([^()]{3,120}\)", "", line) if asides else line
         for sentence in _split_ends(line) + [a for a in asides if len(a.split()) >= 3]:
             for piece in re.split(r"\s*;\s*|\s+\|\s+", sentence):
-                out.extend(p.strip() for p in _DASH_RE.split(piece) if p.strip())
+                out.extend((p.strip(), item) for p in _DASH_RE.split(piece) if p.strip())
     return out
 
 
@@ -251,7 +260,7 @@ _HINTS = (
 )
 
 
-def _hint(label: str) -> str | None:
+def label_hint(label: str) -> str | None:
     for kind, pattern in _HINTS:
         if pattern.search(label):
             return kind
@@ -266,13 +275,13 @@ def strip_lead(clause: str) -> tuple[str, str | None]:
         before = text
         filler = _FILLER_RE.match(text)
         if filler:
-            hint = hint or _hint(filler.group(0))
+            hint = hint or label_hint(filler.group(0))
             text = text[filler.end():].strip()
         label = _LABEL_RE.match(text)
         if label and (len(label.group("label").split()) <= 3 and not re.search(
                 r"\b(?:is|are|was|were|am|I|we|you|use|uses)\b", label.group("label"), re.I) or (
                 len(label.group("label").split()) <= 6 and text[label.end("label"):].lstrip().startswith(":"))):
-            hint = hint or _hint(label.group("label"))
+            hint = hint or label_hint(label.group("label"))
             text = text[label.end():].strip()
         if text == before:
             break

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING
 from ..workspace.caches import register_index
 from . import lexicon as lx
 from .phrasing import ADVERBS, finish, first_person, keyword, third_person
-from .segment import agent_generated, clauses, sentences, strip_lead
+from .segment import agent_generated, clauses, label_hint, marked_sentences, strip_lead
 
 if TYPE_CHECKING:
     from ..workspace.caches import FileSummary, RecordInfo, TreeState
@@ -878,6 +878,9 @@ def classify_clause(clause: str, hint: str | None = None) -> list[Statement]:
         others = [s for s in _detect(rest, hint) if s.slot != "pronouns"] if len(rest.split()) >= 2 else []
         return others + [said]
     found = _detect(clause, hint)
+    if not found and hint == "preference" and len(clause.split()) <= 8 and not re.match(
+            r"^(?:I|i|I'm|i'm|we|we're|it|it's|that|this|there|he|she|they|you|you're|my|our)\b", clause):
+        return [Statement(finish(f"The user prefers {clause[:1].lower() + clause[1:]}"), "preference", keyword(clause))]
     if found or hint != "rule" or len(clause.split()) < 4 or re.match(
             r"^(?:I|i|I'm|i'm|we|we're|it|it's|that|this|there|he|she|they|you|you're|when|if|before|after)\b", clause):
         return found
@@ -1000,8 +1003,15 @@ def _extract(text: str) -> list[Statement]:
     seen: set[str] = set()
     person: str | None = None
     thing: str | None = None  # the subject of the last fact: what a following "it" is
-    for sentence in sentences(text):
+    listed: str | None = None  # the kind a "My preferences:" line gives the list items under it
+    for sentence, item in marked_sentences(text):
+        if not item:
+            listed = None
+        if sentence.endswith(":") and not item:
+            listed = label_hint(sentence[:-1]) if len(sentence.split()) <= 6 else None
+            continue
         body, hint = strip_lead(sentence)
+        hint = hint or listed
         label, colon, rest = body.rpartition(": ")
         if colon and len(label.split()) <= 14 and len(rest.split()) >= 2:  # "some background …: I'm Chiara"
             hint = hint or strip_lead(label + ":  x")[1]

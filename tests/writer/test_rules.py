@@ -339,3 +339,24 @@ def test_a_person_naming_hooks_or_asking_for_answers_is_not_a_wrapper(said):
 ])
 def test_hook_reports_and_sub_agent_prompts_are_still_wrappers(wrapper):
     assert extract_statements(wrapper) == []
+
+
+def test_markdown_the_person_types_is_read():
+    assert [s.text for s in extract_statements("**Rule:** always run ruff before committing.")] == \
+        ["Always run ruff before committing."]
+    assert [s.text for s in extract_statements("- [ ] always write tests first")] == ["Always write tests first."]
+    assert [s.text for s in extract_statements("I like **short** answers.")] == ["The user likes short answers."]
+
+
+def test_a_labelled_list_gives_its_items_the_labels_kind():
+    said = extract_statements("My preferences:\n- tabs over spaces\n- dark mode\n- short answers\n\nCan you fix CI?")
+    assert [s.text for s in said] == ["The user prefers tabs over spaces.", "The user prefers dark mode.",
+                                      "The user prefers short answers."]
+    assert [s.text for s in extract_statements("House rules:\n- no force pushes\n- squash merges only\nThanks!")] \
+        == ["No force pushes.", "Squash merges only."]
+    assert extract_statements("Stuff to do:\n- fix the login bug\n- update deps") == []  # a to-do list labels no kind
+
+
+def test_a_label_reaches_only_the_list_right_under_it():
+    said = extract_statements("Preferences:\n- dark mode\nThe build has been slow since Monday")
+    assert [s.kind for s in said] == ["preference"]
