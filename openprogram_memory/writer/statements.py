@@ -193,7 +193,7 @@ def leading_name(text: str, max_words: int = 3) -> str | None:
 
 # -- identity --------------------------------------------------------------------------
 _NAME_LEAD_RE = re.compile(
-    rf"^(?:my name(?:'s| is)|name's|(?:you can |please )?call me|i go by|people call me|this is|it's|its|"
+    rf"^(?:(?:my )?name(?:'s| is)|(?:you can |please )?call me|i go by|people call me|this is|it's|its|"
     rf"{_IM}|here's|hi,? {_IM}|hey,? {_IM}|hello,? {_IM})\s+",
     re.I,
 )
@@ -596,6 +596,8 @@ _ONE_OFF_RE = re.compile(r"(?<![\w/])(?:[\w.-]+/[\w./-]*)|\b(?:there|then|it)$|\
 
 
 def _rule(clause: str, hint: str | None) -> list[Statement]:
+    if re.match(r"^(?:(?:you can|please)\s+)?call me\s+(?-i:[A-Z])", clause, re.I):
+        return []  # "Call me Nnamdi": a name (identity), not an instruction
     if re.search(r"[\w)]\s*,?\s+(?:please|pls|plz)$", clause, re.I) and not _ONE_OFF_RE.search(clause) \
             and not re.match(r"^(?:yes|no|ok|okay|sure|thanks|one|more|help|stop|wait)\b", clause, re.I):
         text = re.sub(r",?\s+(?:please|pls|plz)$", "", clause, flags=re.I)
@@ -870,7 +872,7 @@ def classify_clause(clause: str, hint: str | None = None) -> list[Statement]:
     if len(clause.split()) < 2 or _negative(clause):
         return []
     pronouns = _PRONOUNS_ANYWHERE_RE.search(clause)
-    if pronouns and re.search(r"\b(?:pronouns?|I|i|my|me|please|go by)\b", clause):
+    if pronouns and re.search(r"\b(?:(?i:pronouns?)|I|i|my|me|please|go by)\b", clause):
         said = Statement(finish(f"The user's pronouns are {pronouns.group(0)}"), "identity", pronouns.group(0),
                          "pronouns")
         rest = _PRONOUNS_ANYWHERE_RE.sub("", clause).strip(" ,")
@@ -940,7 +942,10 @@ def _pieces(clause: str, hint: str | None) -> list[tuple[str, list[Statement]]]:
     for sep, nxt in zip(parts[1::2], parts[2::2]):
         if sep.strip() == "and" and re.match(rf"^(?:{_I}|{_IM})\b", current) and re.match(
                 r"^(?!(?:always|never|please)\b)[a-z]+\b", nxt):
-            nxt = "I " + nxt  # "I'm left-handed and use a split keyboard": the subject carries over
+            head = re.match(rf"^(?:{_I}|{_IM})(?:\s+(?:have|own|speak|love|like|hate|prefer|use))?\b", current)
+            carried = head.group(0) if head and re.match(r"^(?:a|an|the|two|three|four|five|\d+|my|some)\b", nxt) \
+                else "I"
+            nxt = f"{carried} {nxt}"  # "I'm left-handed and use …", "I have two kids and a dog": subject (and verb)
         it = _THING_PRONOUN_RE.match(nxt)
         if it or sep.strip(", ") in ("and", "") and re.match(rf"^(?:{_FACT_VERBS}|(?-i:[a-z]+[^s\W]s))\s", nxt):
             thing = next((_thing_phrase(st.text) for st in _statements(current, hint) if st.kind == "fact"), None)

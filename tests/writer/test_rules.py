@@ -360,3 +360,18 @@ def test_a_labelled_list_gives_its_items_the_labels_kind():
 def test_a_label_reaches_only_the_list_right_under_it():
     said = extract_statements("Preferences:\n- dark mode\nThe build has been slow since Monday")
     assert [s.kind for s in said] == ["preference"]
+
+
+@pytest.mark.parametrize("said, text", [
+    ("Name is Mehdi.", "The user's name is Mehdi."),
+    ("Call me Nnamdi.", "The user's name is Nnamdi."),  # once a "rule" to call the person
+    ("Pronouns are she/her.", "The user's pronouns are she/her."),  # a capital P once hid the word
+])
+def test_names_and_pronouns_however_introduced(said, text):
+    assert [s.text for s in extract_statements(said)] == [text]
+
+
+def test_a_subject_and_its_verb_carry_over_to_a_second_object():
+    said = extract_statements("I have two kids and a dog named Biscuit.")
+    assert [s.text for s in said] == ["The user has two kids.", "The user has a dog named Biscuit."]
+    assert extract_statements("Call me when the build is done.") == []
