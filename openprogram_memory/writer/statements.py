@@ -654,6 +654,7 @@ _DECISION_RE = re.compile(
     r"stick|adopt|keep)|sticking with|staying with|staying on|dropped|dropping|ditched|ditching|replaced|"
     r"replacing|deprecated|deprecating|retired|retiring|sunset|sunsetting|killed|killing|abandoned|abandoning|"
     r"adopted|adopting|standardi[sz]ing|consolidat(?:ed|ing)|rewr(?:ote|iting)|no longer use|are not using|"
+    r"stopped using|quit using|(?:(?:are |'re )?not|aren't) doing .+ (?:anymore|any more)|"
     r"aren't using|won't (?:use|be using)|will not use|don't use|do not use|use|stick with|stick to|go with|"
     r"switch to|move to|migrate to|drop|ditch|adopt|keep|are keeping|keeping|kept|won't|will stay|stay|staying|"
     r"renaming|rename|renamed|not adopting|not moving|not switching|not using|introducing|introduce|"

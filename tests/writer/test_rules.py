@@ -375,3 +375,13 @@ def test_a_subject_and_its_verb_carry_over_to_a_second_object():
     said = extract_statements("I have two kids and a dog named Biscuit.")
     assert [s.text for s in said] == ["The user has two kids.", "The user has a dog named Biscuit."]
     assert extract_statements("Call me when the build is done.") == []
+
+
+@pytest.mark.parametrize("said", [
+    "We're not doing microservices anymore.",
+    "We aren't doing standups anymore.",
+    "We stopped using Heroku last year.",
+    "We quit using Slack for alerts.",
+])
+def test_stopping_something_is_a_decision(said):
+    assert [s.kind for s in extract_statements(said)] == ["decision"]
