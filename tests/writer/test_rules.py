@@ -268,37 +268,27 @@ def test_the_same_shapes_still_hold_standing_facts(said, kind):
 @pytest.mark.parametrize("said, kind", [
     ("From now on, always update the changelog.", "rule"),  # "From " once read as `git fetch` output
     ("To be clear, I prefer tabs.", "preference"),  # "To " once read as `git push` output
-])
-def test_lead_ins_that_start_like_tool_output_are_the_persons_words(said, kind):
-    assert [s.kind for s in extract_statements(said)] == [kind]
-
-
-def test_pasted_git_and_pip_output_is_still_not_prose():
-    from openprogram_memory.writer.segment import prose
-
-    pasted = ("From github.com:acme/api\nTo https://github.com/acme/api.git\nSuccessfully installed foo-1.0\n"
-              "Running setup.py install for foo\nInstalling collected packages: foo\n"
-              "Downloading foo-1.0-py3-none-any.whl (12 kB)")
-    assert prose(pasted) == []
-    assert prose("Running late, I always review on Fridays.") == ["Running late, I always review on Fridays."]
-
-
-@pytest.mark.parametrize("said, kind", [
     ("OK I prefer tabs.", "preference"),  # "OK" once read as a test runner's verdict
     ("ERROR handling: always wrap external calls in retries.", "rule"),  # "ERROR" once read as a log level
     ("Some house rules:\n    - I prefer tabs over spaces\n", "preference"),  # a nested list item once read as code
 ])
-def test_chat_lines_shaped_like_log_or_code_lines_are_read(said, kind):
+def test_lines_shaped_like_tool_output_are_the_persons_words(said, kind):
     assert [s.kind for s in extract_statements(said)] == [kind]
 
 
-def test_log_levels_test_verdicts_and_indented_yaml_stay_out():
+@pytest.mark.parametrize("pasted", [
+    "From github.com:acme/api\nTo https://github.com/acme/api.git\nSuccessfully installed foo-1.0\n"
+    "Running setup.py install for foo\nInstalling collected packages: foo\n"
+    "Downloading foo-1.0-py3-none-any.whl (12 kB)",
+    "ERROR: connection refused\n[INFO] Building project\nINFO     root:app.py:12 started\n"
+    "PASS src/app.test.js\nFAIL tests/test_x.py\nOK (skipped=2)\nOK\n"
+    "    - name: build\n    - run: pytest -q\n    return x + 1",
+])
+def test_pasted_tool_output_is_still_not_prose(pasted):
     from openprogram_memory.writer.segment import prose
 
-    pasted = ("ERROR: connection refused\n[INFO] Building project\nINFO     root:app.py:12 started\n"
-              "PASS src/app.test.js\nFAIL tests/test_x.py\nOK (skipped=2)\nOK\n"
-              "    - name: build\n    - run: pytest -q\n    return x + 1")
     assert prose(pasted) == []
+    assert prose("Running late, I always review on Fridays.") == ["Running late, I always review on Fridays."]
 
 
 def test_two_spaces_after_a_full_stop_are_typing_not_columns():
