@@ -306,8 +306,8 @@ def _identity(clause: str) -> list[Statement]:
 def _appositive(part: str) -> list[Statement]:
     """What a phrase after a name says ("staff engineer at Brightwell", "based in Lagos", "from the infra team")."""
     part = part.strip(" .")
-    if not part or len(part.split()) > 12:
-        return []
+    if not part or len(part.split()) > 12 or re.match(r"(?:not|no longer|never|rather than)\b", part, re.I):
+        return []  # "a designer, not a developer": what the person is not
     team = re.match(r"(?:from|on|in|with)\s+(?:the\s+)?(?P<v>.+?\b(?:team|squad|group))\b", part, re.I)
     if team:
         return [Statement(finish(f"The user is on the {team.group('v')}"), "identity", keyword(team.group("v")),
@@ -1002,6 +1002,31 @@ def extract_statements(text: str) -> list[Statement]:
     return _join_changes(_extract(text))
 
 
+# "Role: staff engineer at Initech", "My timezone: CET": a profile field, read as the sentence it stands for
+_FIELD_RE = re.compile(r"^(?P<my>my\s+)?(?P<f>name|role|title|job title|job|position|employer|company|location|city|"
+                       r"based in|timezone|time zone|tz|pronouns)\s*:\s*(?P<v>[^:]{2,80}?)[.!]?$", re.I)
+_FIELD_SENTENCE = {"name": "My name is {}", "employer": "I work at {}", "company": "I work at {}",
+                   "location": "I live in {}", "city": "I live in {}", "based in": "I'm based in {}",
+                   "timezone": "My timezone is {}", "time zone": "My timezone is {}", "tz": "My timezone is {}",
+                   "pronouns": "My pronouns are {}"}
+
+
+def _field(sentence: str) -> str:
+    found = _FIELD_RE.match(sentence)
+    if found is None:
+        return sentence
+    field, value = found.group("f").casefold(), found.group("v").strip()
+    # a profile line ("Role: Staff engineer", "my role: staff engineer"), not a config key ("role: admin")
+    if not found.group("my") and not (found.group("f")[:1].isupper() and (value[:1].isupper() or field == "pronouns")):
+        return sentence
+    if field in ("location", "city", "based in") and not (value[:1].isupper() and len(value.split()) <= 5):
+        return sentence
+    if field in _FIELD_SENTENCE:
+        return _FIELD_SENTENCE[field].format(value)
+    article = "" if re.match(r"(?:an?|the)\s", value, re.I) else ("an " if value[:1].lower() in "aeiou" else "a ")
+    return f"I'm {article}{value}"  # role, title, job, position
+
+
 def _extract(text: str) -> list[Statement]:
     if agent_generated(text):
         return []
@@ -1016,7 +1041,7 @@ def _extract(text: str) -> list[Statement]:
         if sentence.endswith(":") and not item:
             listed = label_hint(sentence[:-1]) if len(sentence.split()) <= 6 else None
             continue
-        body, hint = strip_lead(sentence)
+        body, hint = strip_lead(_field(sentence))
         hint = hint or listed
         label, colon, rest = body.rpartition(": ")
         if colon and len(label.split()) <= 14 and len(rest.split()) >= 2:  # "some background …: I'm Chiara"

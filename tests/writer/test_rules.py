@@ -375,3 +375,24 @@ def test_a_subject_and_its_verb_carry_over_to_a_second_object():
 ])
 def test_stopping_something_is_a_decision(said):
     assert [s.kind for s in extract_statements(said)] == ["decision"]
+
+
+@pytest.mark.parametrize("said, text", [
+    ("My role: staff engineer.", "The user is a staff engineer."),
+    ("Location: Lisbon.", "The user lives in Lisbon."),
+    ("Timezone: CET.", "The user's timezone is CET."),
+    ("Pronouns: they/them", "The user's pronouns are they/them."),
+    ("Employer: Initech", "The user works at Initech."),
+])
+def test_a_profile_field_reads_as_the_sentence_it_stands_for(said, text):
+    assert [s.text for s in extract_statements(said)] == [text]
+
+
+@pytest.mark.parametrize("said", ["role: admin", "Role: admin", "name: build", "Location: see the README",
+                                  "Location: Somewhere in the ops repo, ask Bob about it"])
+def test_config_keys_and_non_places_are_no_profile(said):
+    assert extract_statements(said) == []
+
+
+def test_what_the_person_is_not_is_no_role():
+    assert [s.text for s in extract_statements("I'm a designer, not a developer.")] == ["The user is a designer."]
