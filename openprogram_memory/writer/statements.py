@@ -1027,6 +1027,37 @@ def _field(sentence: str) -> str:
     return f"I'm {article}{value}"  # role, title, job, position
 
 
+# a greeting set off by punctuation ("Hey, Mehdi … here", "Hiya — Ana, …"; "Hi Priya," greets Priya), or a label
+_GREETING_RE = re.compile(r"^(?:(?P<hi>(?:hi|hey|hello|hiya|yo|morning)\s*[,!.—–-]+)\s*|"
+                          r"(?:quick\s+|short\s+)?(?:intro(?:duction)?|about me)\s*[:—–-]\s*)", re.I)
+_BARE_GREETING_RE = re.compile(r"^(?:hi|hey|hello|hiya|yo|morning)\W*$", re.I)
+
+
+def _introduction(sentence: str, greeted: bool) -> list[Statement] | None:
+    """A self-introduction without "I'm": "Siobhán here, SRE at Contoso", "Quick intro: Lars, CTO at …"; None
+    when ``sentence`` is not one. Call it with a message's first sentence only (``greeted``: a bare "Hiya" came
+    before it)."""
+    greeting = _GREETING_RE.match(sentence)
+    greeted = greeted or greeting is not None
+    rest = sentence[greeting.end():] if greeting else sentence
+    name = leading_name(rest)
+    if name is None:
+        return None
+    after = rest[len(name):].lstrip(",").strip().rstrip(".!")
+    here = re.match(r"^(?:(?P<from>from .+?)\s+)?here\b[\s,]*", after, re.I)
+    if here:
+        parts = [here.group("from") or "", after[here.end():]]
+    elif greeted and after and rest[len(name):].startswith(","):  # "Quick intro: Lars, CTO at …", "Hiya — Ana, …"
+        parts = [after]
+    else:
+        return None
+    out = [Statement(finish(f"The user's name is {name}"), "identity", name, "name")]
+    for part in parts:
+        for piece in re.split(r"\s*,\s*", part):
+            out.extend(_appositive(piece))
+    return out
+
+
 def _extract(text: str) -> list[Statement]:
     if agent_generated(text):
         return []
@@ -1035,7 +1066,17 @@ def _extract(text: str) -> list[Statement]:
     person: str | None = None
     thing: str | None = None  # the subject of the last fact: what a following "it" is
     listed: str | None = None  # the kind a "My preferences:" line gives the list items under it
+    opening, greeted = True, False  # no sentence but a bare greeting yet: a self-introduction may come
     for sentence, item in marked_sentences(text):
+        if opening and _BARE_GREETING_RE.match(sentence):  # "Hiya — Ana, …": the dash split the greeting off
+            greeted = True
+            continue
+        intro = _introduction(sentence, greeted) if opening else None
+        opening = False
+        if intro:
+            out.extend(statement for statement in intro if statement.text.casefold() not in seen)
+            seen.update(statement.text.casefold() for statement in intro)
+            continue
         if not item:
             listed = None
         if sentence.endswith(":") and not item:

@@ -396,3 +396,23 @@ def test_config_keys_and_non_places_are_no_profile(said):
 
 def test_what_the_person_is_not_is_no_role():
     assert [s.text for s in extract_statements("I'm a designer, not a developer.")] == ["The user is a designer."]
+
+
+@pytest.mark.parametrize("said, texts", [
+    ("Siobhán here, SRE at Contoso.", ["The user's name is Siobhán.", "The user is a SRE at Contoso."]),
+    ("Hey, Mehdi from the platform team here.", ["The user's name is Mehdi.", "The user is on the platform team."]),
+    ("Hiya — Ana, data engineer at Globex.", ["The user's name is Ana.", "The user is a data engineer at Globex."]),
+    ("Quick intro: Lars, CTO at Initech.", ["The user's name is Lars.", "The user is a CTO at Initech."]),
+])
+def test_a_self_introduction_without_i_am(said, texts):
+    assert [s.text for s in extract_statements(said)] == texts
+
+
+@pytest.mark.parametrize("said, texts", [
+    ("Hi Priya, quick question about the build.", []),  # greets Priya
+    ("Hey Claude, I prefer tabs.", ["The user prefers tabs."]),  # addresses the agent
+    ("Bob, the deploy is broken.", []),
+    ("The build is red. Dana here, by the way.", []),  # only a message's opening introduces its writer
+])
+def test_greeting_or_addressing_someone_is_no_introduction(said, texts):
+    assert [s.text for s in extract_statements(said)] == texts
