@@ -254,25 +254,21 @@ def test_talk_about_the_task_at_hand_is_not_a_preference_or_a_place(said):
 
 
 @pytest.mark.parametrize("said, kind", [
+    # the shapes kept out above still hold standing facts
     ("I prefer we use Postgres for new services.", "preference"),
     ("I live in the Bay Area.", "identity"),
     ("I'm from the Netherlands.", "identity"),
     ("Keep answers short.", "rule"),
     ("Always remember to bump the version when you release.", "rule"),
     ("I'm on the platform team.", "identity"),
-])
-def test_the_same_shapes_still_hold_standing_facts(said, kind):
-    assert [s.kind for s in extract_statements(said)] == [kind]
-
-
-@pytest.mark.parametrize("said, kind", [
+    # lines shaped like tool output are the person's words
     ("From now on, always update the changelog.", "rule"),  # "From " once read as `git fetch` output
     ("To be clear, I prefer tabs.", "preference"),  # "To " once read as `git push` output
     ("OK I prefer tabs.", "preference"),  # "OK" once read as a test runner's verdict
     ("ERROR handling: always wrap external calls in retries.", "rule"),  # "ERROR" once read as a log level
     ("Some house rules:\n    - I prefer tabs over spaces\n", "preference"),  # a nested list item once read as code
 ])
-def test_lines_shaped_like_tool_output_are_the_persons_words(said, kind):
+def test_standing_facts_in_shapes_once_misread(said, kind):
     assert [s.kind for s in extract_statements(said)] == [kind]
 
 
@@ -356,8 +352,14 @@ def test_a_label_reaches_only_the_list_right_under_it():
     ("Name is Mehdi.", "The user's name is Mehdi."),
     ("Call me Nnamdi.", "The user's name is Nnamdi."),  # once a "rule" to call the person
     ("Pronouns are she/her.", "The user's pronouns are she/her."),  # a capital P once hid the word
+    # a profile field reads as the sentence it stands for
+    ("My role: staff engineer.", "The user is a staff engineer."),
+    ("Location: Lisbon.", "The user lives in Lisbon."),
+    ("Timezone: CET.", "The user's timezone is CET."),
+    ("Pronouns: they/them", "The user's pronouns are they/them."),
+    ("Employer: Initech", "The user works at Initech."),
 ])
-def test_names_and_pronouns_however_introduced(said, text):
+def test_names_pronouns_and_profile_fields_however_introduced(said, text):
     assert [s.text for s in extract_statements(said)] == [text]
 
 
@@ -377,17 +379,6 @@ def test_stopping_something_is_a_decision(said):
     assert [s.kind for s in extract_statements(said)] == ["decision"]
 
 
-@pytest.mark.parametrize("said, text", [
-    ("My role: staff engineer.", "The user is a staff engineer."),
-    ("Location: Lisbon.", "The user lives in Lisbon."),
-    ("Timezone: CET.", "The user's timezone is CET."),
-    ("Pronouns: they/them", "The user's pronouns are they/them."),
-    ("Employer: Initech", "The user works at Initech."),
-])
-def test_a_profile_field_reads_as_the_sentence_it_stands_for(said, text):
-    assert [s.text for s in extract_statements(said)] == [text]
-
-
 @pytest.mark.parametrize("said", ["role: admin", "Role: admin", "name: build", "Location: see the README",
                                   "Location: Somewhere in the ops repo, ask Bob about it"])
 def test_config_keys_and_non_places_are_no_profile(said):
@@ -403,16 +394,11 @@ def test_what_the_person_is_not_is_no_role():
     ("Hey, Mehdi from the platform team here.", ["The user's name is Mehdi.", "The user is on the platform team."]),
     ("Hiya — Ana, data engineer at Globex.", ["The user's name is Ana.", "The user is a data engineer at Globex."]),
     ("Quick intro: Lars, CTO at Initech.", ["The user's name is Lars.", "The user is a CTO at Initech."]),
-])
-def test_a_self_introduction_without_i_am(said, texts):
-    assert [s.text for s in extract_statements(said)] == texts
-
-
-@pytest.mark.parametrize("said, texts", [
+    # greeting or addressing someone is no introduction
     ("Hi Priya, quick question about the build.", []),  # greets Priya
     ("Hey Claude, I prefer tabs.", ["The user prefers tabs."]),  # addresses the agent
     ("Bob, the deploy is broken.", []),
     ("The build is red. Dana here, by the way.", []),  # only a message's opening introduces its writer
 ])
-def test_greeting_or_addressing_someone_is_no_introduction(said, texts):
+def test_a_self_introduction_without_i_am_and_what_is_none(said, texts):
     assert [s.text for s in extract_statements(said)] == texts
