@@ -804,6 +804,10 @@ _FACT_ANY_RE = re.compile(
     rf"^(?:(?:the|our|all our|all|each|every)\s+)(?P<s>(?:(?!(?:the|a|an|this|that|it|is|are)\b)[\w.+/#'’-]+\s+){{0,3}}?"
     rf"(?!(?:the|a|an|this|that|it|is|are)\b)[\w.+/#'’-]+)\s+(?:\w+ly\s+)?(?:{_FACT_VERBS}|(?-i:[a-z]+[^s\W]s))\s+"
     r"(?P<p>.+)$", re.I)
+# "Docker images go to GHCR", "Secrets live in Vault": a plural subject without "the"/"our", a plain verb
+_FACT_PLURAL_RE = re.compile(
+    r"^(?P<s>(?:[\w.+#-]+\s+){0,2}(?-i:[A-Za-z][a-z]+s))\s+(?:go|live|run|sit|stay|land|get|belong|expire|"
+    r"rotate|sync|deploy|build|publish|point|come)\s+(?P<p>.+)$", re.I)
 _CONCRETE_RE = re.compile(r"`[^`]+`|\w/|/\w|://|\b\d+(?:\.\d+)+\b|\b[a-z]+(?:-[a-z0-9]+)+\b|"
                           r"(?<=\s)(?-i:[A-Z][\w.+#-]*[A-Za-z0-9])|(?-i:\b[A-Z]{2,}\d*\b)|\b\d+\s*(?:gb|tb|mb|pods?|nodes?|"
                           r"replicas?|days?|hours?|minutes?|%)\b", re.I)
@@ -825,7 +829,8 @@ def _fact(clause: str, hint: str | None) -> list[Statement]:
         return []
     match = _FACT_SUBJECT_RE.match(clause) or _WE_FACT_RE.match(clause) or _FACT_BARE_RE.match(clause)
     if not match:
-        loose = _FACT_ANY_RE.match(clause)
+        loose = _FACT_ANY_RE.match(clause) or (_FACT_PLURAL_RE.match(clause) if not _RULE_LEAD_RE.match(clause)
+                                               else None)
         if loose and _CONCRETE_RE.search(loose.group("p")) and \
                 loose.group("s").split()[-1].casefold() not in _WORK_AT_HAND:
             match = loose

@@ -241,6 +241,9 @@ def test_a_concrete_fact_about_any_named_part_of_the_system_is_kept_but_the_work
 
 
 @pytest.mark.parametrize("said", [
+    "Run tests on CI.",  # a command, not a fact about tests
+    "Make builds run on Buildkite.",
+    "Things go wrong on Fridays.",
     "I prefer we look at the logs first.",  # a step of the task at hand, not a taste
     "I like the second version better.",  # a pick among this conversation's drafts
     "I prefer the old approach.",
@@ -261,6 +264,9 @@ def test_talk_about_the_task_at_hand_is_not_a_preference_or_a_place(said):
     ("Keep answers short.", "rule"),
     ("Always remember to bump the version when you release.", "rule"),
     ("I'm on the platform team.", "identity"),
+    # a plural subject without "the"/"our" and a plain verb
+    ("Docker images go to GHCR.", "fact"),
+    ("Secrets live in Vault.", "fact"),
     # lines shaped like tool output are the person's words
     ("From now on, always update the changelog.", "rule"),  # "From " once read as `git fetch` output
     ("To be clear, I prefer tabs.", "preference"),  # "To " once read as `git push` output
