@@ -746,8 +746,10 @@ def _schedule(clause: str) -> list[Statement]:
         rf"\b(?:starts?|begins?|ends?|happens?|closes?|opens?|is due|are due|goes live|go live|kicks? off|"
         rf"must be (?:done|ready|sent|filed|submitted)|has to be (?:done|ready|sent|filed|submitted))\s+"
         rf"(?:in|on|at|by|every)\s+(?:the\s+)?(?:{lx.MONTHS}|(?:{lx.DAYS})|\d{{1,2}}(?:st|nd|rd|th)\b)", clause, re.I)
-    if not (recurring or timed) or _PASSING_RE.search(clause):
-        return []
+    hours = _RANGE_RE.search(clause) and re.search(r"\b(?:online|offline|available|around|reachable|at my desk|"
+                                                   r"working|work|in the office)\b", clause, re.I)
+    if not (recurring or timed or hours) or _PASSING_RE.search(clause):
+        return []  # ("I'm usually online 9-5 CET": the hours a person keeps)
     text = third_person(clause) if re.match(rf"^(?:{_I}|{_IM}|my)\b", clause) else clause
     anchor = lx.EVENT_RE.search(clause)
     return [Statement(finish(text), "schedule", keyword(anchor.group(0) if anchor else clause),

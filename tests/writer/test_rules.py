@@ -241,6 +241,7 @@ def test_a_concrete_fact_about_any_named_part_of_the_system_is_kept_but_the_work
 
 
 @pytest.mark.parametrize("said", [
+    "I'm around until 6 today.",  # today's hours
     "Run tests on CI.",  # a command, not a fact about tests
     "Make builds run on Buildkite.",
     "Things go wrong on Fridays.",
@@ -264,6 +265,7 @@ def test_talk_about_the_task_at_hand_is_not_a_preference_or_a_place(said):
     ("Keep answers short.", "rule"),
     ("Always remember to bump the version when you release.", "rule"),
     ("I'm on the platform team.", "identity"),
+    ("I'm usually online 9-5 CET.", "schedule"),  # the hours a person keeps
     # a plural subject without "the"/"our" and a plain verb
     ("Docker images go to GHCR.", "fact"),
     ("Secrets live in Vault.", "fact"),
