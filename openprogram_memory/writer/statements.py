@@ -565,6 +565,7 @@ _RULE_LEAD_RE = re.compile(
     r"include|run|ask|check|call|address|refer|stick|default|wrap|name(?!'s| is)|sign|prefix|end|start|commit|push|"
     r"pin|lint|test|document|comment|explain|cite|give|show|tell|mention|limit|cap|follow|treat|leave|favou?r|"
     r"go|link|mark|tag|label|assume|skip|ping|cc|loop|squash|rebase|merge|open|file|log|print|return|raise|send|"
+    r"talk to|speak (?:to|with)|check with|consult|involve|"
     r"type|spell|capitali[sz]e|lowercase|uppercase|indent|sort|split|batch|be|make|do)\b",
     re.I,
 )
@@ -907,7 +908,7 @@ def _detect(clause: str, hint: str | None) -> list[Statement]:
 
 
 _JOINT_RE = re.compile(r"(,\s+(?:and\s+|but\s+|then\s+)?|\s+and\s+|\s+but\s+|\s+—\s+)")
-_SUBJECTLESS_RE = re.compile(r"^(?:speak|live in|based in|originally from|work (?:at|for|as)|working (?:at|for)|love|hate|"
+_SUBJECTLESS_RE = re.compile(r"^(?:speak(?!\s+(?:with|to)\b)|live in|based in|originally from|work (?:at|for|as)|working (?:at|for)|love|hate|"
                              r"adore|not a (?:big |huge )?fan of|"
                              r"big fan of|mostly|usually|mainly|primarily|can't stand)\b", re.I)
 _PRONOUN_RE = re.compile(r"^(?:he|she)(?:'s|’s)?\b", re.I)

@@ -410,3 +410,17 @@ def test_what_the_person_is_not_is_no_role():
 ])
 def test_a_self_introduction_without_i_am_and_what_is_none(said, texts):
     assert [s.text for s in extract_statements(said)] == texts
+
+
+@pytest.mark.parametrize("said, text", [
+    ("Talk to Hiroshi about anything touching the data warehouse.",
+     "Talk to Hiroshi about anything touching the data warehouse."),
+    ("Speak with legal for every new vendor.", "Speak with legal for every new vendor."),  # once "the user speaks"
+    ("Speak Portuguese and English.", None),
+])
+def test_who_to_talk_to_is_a_standing_instruction(said, text):
+    said_back = extract_statements(said)
+    if text is None:  # the languages the person speaks stay identity
+        assert {s.kind for s in said_back} == {"identity"}
+    else:
+        assert [(s.kind, s.text) for s in said_back] == [("rule", text)]
