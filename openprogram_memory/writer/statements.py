@@ -1075,6 +1075,12 @@ def _extract(text: str) -> list[Statement]:
     thing: str | None = None  # the subject of the last fact: what a following "it" is
     listed: str | None = None  # the kind a "My preferences:" line gives the list items under it
     opening, greeted = True, False  # no sentence but a bare greeting yet: a self-introduction may come
+
+    def keep(statement: Statement) -> None:  # each statement once, in order
+        if statement.text.casefold() not in seen:
+            seen.add(statement.text.casefold())
+            out.append(statement)
+
     for sentence, item in marked_sentences(text):
         if opening and _BARE_GREETING_RE.match(sentence):  # "Hiya — Ana, …": the dash split the greeting off
             greeted = True
@@ -1082,8 +1088,8 @@ def _extract(text: str) -> list[Statement]:
         intro = _introduction(sentence, greeted) if opening else None
         opening = False
         if intro:
-            out.extend(statement for statement in intro if statement.text.casefold() not in seen)
-            seen.update(statement.text.casefold() for statement in intro)
+            for statement in intro:
+                keep(statement)
             continue
         if not item:
             listed = None
@@ -1121,9 +1127,7 @@ def _extract(text: str) -> list[Statement]:
                         person = statement.subject
                     if statement.kind == "fact":
                         thing = _thing_phrase(statement.text) or thing
-                    if statement.text.casefold() not in seen:
-                        seen.add(statement.text.casefold())
-                        out.append(statement)
+                    keep(statement)
             name = _subject_person(clause)
             if name and re.match(r"^[A-Z]", clause) and len(name.split()) <= 3 and clause[len(name):].startswith(" "):
                 person = person if person and name.startswith(person) else name
