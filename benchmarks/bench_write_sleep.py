@@ -5,8 +5,10 @@ Each size gets the same 2 sessions of 20 user statements (new facts, so the
 rules writer creates records and compares each with the records already
 there), written in process with ``force=True`` (what ``write --all-idle``
 does per session); then ``sleep`` (the rules organizer) on the workspace as
-it is, and once more (nothing changed since). Prints medians and the ratios; targets 10k/1k <= 1.5 for the
-write and for the sleep with nothing changed.
+it is, and once more (nothing changed since). The sleep with nothing changed
+is also timed in a process that watches the root (``memory serve``/``mcp``)
+and as a cold ``memory sleep --json`` process. Prints medians and the ratios;
+targets 10k/1k <= 1.5 for the write and for the sleep with nothing changed.
 
     .venv/bin/python benchmarks/bench_write_sleep.py [--runs 5]
 """
@@ -23,10 +25,12 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_transaction import build  # noqa: E402
+from bench_apply import wall  # noqa: E402
+from bench_transaction import build, ensure_bytecode  # noqa: E402
 
 from openprogram_memory.organizer.sleep import reorganize  # noqa: E402
 from openprogram_memory.sessions.store import SessionStore  # noqa: E402
+from openprogram_memory.workspace import watch  # noqa: E402
 from openprogram_memory.writer.pipeline import write_report  # noqa: E402
 
 STATEMENTS = [
@@ -77,11 +81,37 @@ def main() -> None:
                 t0 = time.perf_counter()
                 reorganize(ws)  # again: nothing changed since
                 idle[size].append(time.perf_counter() - t0)
+        # A process that watches the root (`memory serve`, `memory mcp`): the first check is a stat pass,
+        # later ones cost nothing until the watch reports a change.
+        served: dict[int, list[float]] = {size: [] for size in workspaces}
+        for size, ws in workspaces.items():
+            watch.start(ws.root)
+            deadline = time.monotonic() + 10
+            while watch.token(ws.root.resolve()) is None and time.monotonic() < deadline:
+                time.sleep(0.02)
+            time.sleep(0.5)  # the writes above reported
+            reorganize(ws)
+            for _ in range(args.runs):
+                t0 = time.perf_counter()
+                reorganize(ws)
+                served[size].append(time.perf_counter() - t0)
+            watch.stop(ws.root)
+        # What a person (or cron) runs: a cold `memory sleep --json` process, beside a bare interpreter.
+        ensure_bytecode()
+        openprogram = str(Path(sys.executable).with_name("openprogram"))
+        cli: dict[int, list[float]] = {size: [] for size in workspaces}
+        bare = []
+        for _ in range(args.runs):
+            bare.append(wall([sys.executable, "-c", "pass"]))
+            for size in workspaces:
+                cli[size].append(wall([openprogram, "memory", "sleep", "--json", "--state", str(tmp / f"s{size}")]))
         for name, figures in (("write (2 sessions x 20 statements)", writes), ("sleep after the write", sleeps),
-                              ("sleep with nothing changed", idle)):
+                              ("sleep with nothing changed", idle), ("… in a watching process", served),
+                              ("… cold CLI `memory sleep --json`", cli)):
             small, large = statistics.median(figures[1_000]), statistics.median(figures[10_000])
             print(f"{name:<36} 1k {small * 1000:7.1f} ms | 10k {large * 1000:7.1f} ms | ratio {large / small:.2f}"
                   " (target <= 1.5)")
+        print(f"{'bare python -c pass':<36} {statistics.median(bare) * 1000:7.1f} ms")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -1,11 +1,11 @@
-"""What ``memory search|recall|status|apply --json`` need, without Typer or Rich, and a direct route for them.
+"""What ``memory search|recall|status|apply|sleep --json`` need, without Typer or Rich, and a direct route for them.
 
 Scripts and agents call the JSON verbs once per question; importing Typer
 and Rich (with Markdown and Pygments behind them) cost more than the
 search itself. :func:`main` answers ``openprogram memory search QUERY
 [--top-k N] [--all] [--state DIR] --json``, ``recall`` the same way and
-``status [--verbose] [--state DIR] --json`` and ``apply [FILE|-] [--base-revision R] [--state DIR] --json``
-with no third-party import; anything else it does not recognise — help,
+``status [--verbose] [--state DIR] --json``, ``apply [FILE|-] [--base-revision R] [--state DIR] --json``
+and ``sleep [--model M] [--full] [--state DIR] --json`` with no third-party import; anything else it does not recognise — help,
 another option, a mistake — goes to the Typer app, which prints the usage
 error. The Typer verbs build their output with the same functions, so
 both routes answer byte for byte the same (tests/cli/test_fast_json.py).
@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any, Callable
+from contextlib import contextmanager, nullcontext
+from typing import Any, Callable, ContextManager, Iterator
 
 from ..config import MAX_TOP_K, Settings, load_settings
 from ..failures import EXIT_BUG, FailureCode, MemoryFailure
 
-VERBS = ("search", "recall", "status", "apply")
+VERBS = ("search", "recall", "status", "apply", "sleep")
 
 
 def print_json(data: Any) -> None:
@@ -37,6 +38,36 @@ def bug_json(exc: BaseException) -> dict[str, Any]:
 
 def _warn_plain(message: str) -> None:
     print(f"warning: {message}", file=sys.stderr)
+
+
+def _say_plain(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+@contextmanager
+def deferred_interrupt(boundary: str = "the current session",
+                       say: Callable[[str], None] = _say_plain) -> Iterator[Callable[[], bool]]:
+    """Inside the block the first Ctrl-C only asks long work to stop at its next boundary (the function
+    yielded says whether it was pressed); a second one interrupts at once (every change is crash-safe)."""
+    import signal
+    import threading
+
+    pressed: list[bool] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield lambda: False
+        return
+
+    def ask(_signum, _frame) -> None:
+        if pressed:
+            raise KeyboardInterrupt
+        pressed.append(True)
+        say(f"stopping after {boundary} (Ctrl-C again to stop at once)")
+
+    previous = signal.signal(signal.SIGINT, ask)
+    try:
+        yield lambda: bool(pressed)
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def checked_settings(state: str | None, overrides: dict[str, Any] | None = None,
@@ -112,10 +143,35 @@ def status_json(settings: Settings, verbose: bool) -> tuple[dict[str, Any], dict
     return data, waiting
 
 
+SLEEP_BOUNDARY = "this organize run (one transaction)"
+SLEEP_STOPPED = "stopped by Ctrl-C after the organize run, which is one transaction: it is installed and committed"
+
+
+def sleep_json(settings: Settings, model: str | None, full: bool,
+               busy: Callable[[], ContextManager[Any]] = nullcontext) -> dict[str, Any]:
+    """``memory sleep``'s report: one organize run, its outcome kept for ``status`` (a cron job failing every
+    night must show there); ``busy`` wraps the run (the spinner people see)."""
+    from ..memory import MemoryWorkspace
+    from ..organizer import reorganize
+    from ..workspace.state import record_outcome
+
+    ws = MemoryWorkspace.open(settings)
+    try:
+        with busy():
+            report = reorganize(ws, model=model, full=full)
+    except MemoryFailure as failure:
+        record_outcome(ws.layout, "sleep", failure)
+        raise
+    record_outcome(ws.layout, "sleep", None)
+    return report
+
+
 # per verb: its flags (no value), its options (one value) and whether its one word is required
-_FLAGS = {"search": {"--all"}, "recall": set(), "status": {"--verbose", "-v"}, "apply": set()}
-_OPTIONS = {"search": {"--top-k"}, "recall": {"--top-k"}, "status": set(), "apply": {"--base-revision"}}
-_WORD = {"search": True, "recall": True, "status": None, "apply": False}  # True required, False optional, None none
+_FLAGS = {"search": {"--all"}, "recall": set(), "status": {"--verbose", "-v"}, "apply": set(), "sleep": {"--full"}}
+_OPTIONS = {"search": {"--top-k"}, "recall": {"--top-k"}, "status": set(), "apply": {"--base-revision"},
+            "sleep": {"--model"}}
+# True required, False optional, None none
+_WORD = {"search": True, "recall": True, "status": None, "apply": False, "sleep": None}
 
 
 def parse(argv: list[str]) -> tuple[str, dict[str, Any]] | None:
@@ -183,6 +239,13 @@ def main(argv: list[str]) -> int | None:
             data = status_json(settings, bool(args.get("verbose") or args.get("v")))[0]
         elif verb == "apply":
             data = apply_json(settings, args["word"], args.get("base-revision"))
+        elif verb == "sleep":
+            with deferred_interrupt(SLEEP_BOUNDARY) as stop_asked:
+                data = sleep_json(settings, args.get("model"), bool(args.get("full")))
+            if stop_asked():
+                print_json(data)
+                _say_plain(SLEEP_STOPPED)
+                return 130
         else:
             data = recall_json(settings, args["word"], args.get("top-k"))
     except MemoryFailure as failure:

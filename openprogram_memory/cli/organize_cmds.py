@@ -5,13 +5,14 @@ JSON shapes are the stable contract of architecture §12.1.
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from typing import Optional
 
 import typer
 from rich.markup import escape
 
-from ..failures import MemoryFailure
-from .common import JsonOption, StateOption, memory_settings, open_workspace
+from .common import JsonOption, StateOption, memory_settings
+from .fast import SLEEP_BOUNDARY, SLEEP_STOPPED, sleep_json
 from .output import console, deferred_interrupt, emit, err_console, reporting
 
 
@@ -26,22 +27,10 @@ def sleep(
     json: bool = JsonOption,
 ) -> None:
     """Organize memory now: merge duplicates, tidy the core, split big topics."""
-    with reporting(json), deferred_interrupt("this organize run (one transaction)") as stop_asked:
-        from ..organizer import reorganize
-
-        from ..workspace.state import record_outcome
-
-        ws = open_workspace(memory_settings(state))
-        try:
-            if json or not err_console.is_terminal:
-                report = reorganize(ws, model=model, full=full)
-            else:
-                with err_console.status("organizing: merging duplicates, tidying the core, splitting big topics"):
-                    report = reorganize(ws, model=model, full=full)
-        except MemoryFailure as failure:  # a cron job failing every night must show in `status`
-            record_outcome(ws.layout, "sleep", failure)
-            raise
-        record_outcome(ws.layout, "sleep", None)
+    with reporting(json), deferred_interrupt(SLEEP_BOUNDARY) as stop_asked:
+        spinner = (lambda: err_console.status("organizing: merging duplicates, tidying the core, splitting big "
+                                              "topics")) if not json and err_console.is_terminal else nullcontext
+        report = sleep_json(memory_settings(state), model, full, spinner)
 
         def human() -> None:
             if not report["changed_files"]:
@@ -56,8 +45,7 @@ def sleep(
 
         emit(report, json, human)
     if stop_asked():
-        err_console.print("stopped by Ctrl-C after the organize run, which is one transaction: it is installed "
-                          "and committed")
+        err_console.print(SLEEP_STOPPED)
         raise typer.Exit(130)
 
 

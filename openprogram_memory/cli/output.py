@@ -16,6 +16,7 @@ from rich.markup import escape
 from rich.console import Console
 
 from ..failures import EXIT_BUG, MemoryFailure
+from . import fast
 from .fast import bug_json, print_json
 
 console = Console(highlight=False, soft_wrap=True)
@@ -66,24 +67,6 @@ def reporting(as_json: bool) -> Iterator[None]:
 
 @contextmanager
 def deferred_interrupt(boundary: str = "the current session") -> Iterator[Callable[[], bool]]:
-    """Inside the block the first Ctrl-C only asks long work to stop at its next boundary (the function
-    yielded says whether it was pressed); a second one interrupts at once (every change is crash-safe)."""
-    import signal
-    import threading
-
-    pressed: list[bool] = []
-    if threading.current_thread() is not threading.main_thread():
-        yield lambda: False
-        return
-
-    def ask(_signum, _frame) -> None:
-        if pressed:
-            raise KeyboardInterrupt
-        pressed.append(True)
-        err_console.print(f"[yellow]stopping after {boundary} (Ctrl-C again to stop at once)[/]")
-
-    previous = signal.signal(signal.SIGINT, ask)
-    try:
-        yield lambda: bool(pressed)
-    finally:
-        signal.signal(signal.SIGINT, previous)
+    """:func:`.fast.deferred_interrupt`, its notice in Rich."""
+    with fast.deferred_interrupt(boundary, lambda text: err_console.print(f"[yellow]{escape(text)}[/]")) as asked:
+        yield asked

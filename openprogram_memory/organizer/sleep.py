@@ -17,21 +17,30 @@ with :func:`register_planner` under a name or a ``provider:`` prefix. A model
 
 from __future__ import annotations
 
+import time
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..failures import FailureCode, MemoryFailure
 from ..transaction.engine import TxResult
+from ..transaction.ledger import needs_recovery
 from ..transaction.structured import MERGE, MOVE, Request, parse_request, run_request
-from ..workspace.layout import check_topic_path
-from ..workspace.state import RuntimeState
 from ..workspace.caches import TreeState
+from ..workspace.layout import RUNTIME, check_topic_path
+from ..workspace.manifest import Manifest, file_sha256, is_racy
+from ..workspace import watch
+from ..workspace.scan import Signature, signature
+from ..workspace.state import RuntimeState, revision_files, signatures_key
 from .model import TOOL_LOOP_PREFIXES, is_model_organizer, organize_with_model
-from ..workspace.manifest import Manifest
 from .planner import plan_rules, topic_fingerprint
 
 # the manifest's record of the topic files as the last rules organize left them (architecture §2.5)
 ORGANIZED = "organized"
+# … and of every memory file's signature then: a sleep that finds them all unchanged plans nothing
+ORGANIZED_AT = "organized_at"
+# root → ((watch token, runtime.json's signature), revision) of a tree found organized
+_VOUCHED: dict[Path, tuple[tuple[watch.Token | None, Signature | None], str]] = {}
 
 if TYPE_CHECKING:
     from ..memory import MemoryWorkspace
@@ -90,9 +99,6 @@ def reorganize(ws: "MemoryWorkspace", model: str | None = None, *, now: datetime
     name, planner = resolve_planner(model or default_model(ws))
     moment = now or datetime.now(timezone.utc)
     stamp = moment.isoformat(timespec="seconds")
-    runtime = RuntimeState.load(ws.layout)
-    needs_stamp = bool(runtime.batches_since_organize or runtime.tokens_since_organize
-                       or runtime.writes_since_global or runtime.last_global_at is None)
     planned: dict[str, Any] = {}
 
     def stamp_runtime(state: RuntimeState, _result: TxResult) -> None:
@@ -102,11 +108,18 @@ def reorganize(ws: "MemoryWorkspace", model: str | None = None, *, now: datetime
         state.last_global_at = stamp
         state.last_local_at = stamp
 
+    incremental = planner is plan_rules and not full
+    if incremental:
+        revision = _still_organized(ws)
+        if revision is not None:  # the memory files (runtime.json too) are as the last organize left them
+            return _report(TxResult(revision=revision), name, {})
+    runtime = RuntimeState.load(ws.layout)
+    needs_stamp = bool(runtime.batches_since_organize or runtime.tokens_since_organize
+                       or runtime.writes_since_global or runtime.last_global_at is None)
     if planner is None:
         return organize_with_model(ws, name, now=moment, lock_timeout=lock_timeout,
                                    runtime_update=stamp_runtime, stamp=needs_stamp)
-
-    organized = None if full or planner is not plan_rules else Manifest(ws.root).meta(ORGANIZED)
+    organized = Manifest(ws.root).meta(ORGANIZED) if incremental else None
 
     def plan(tree: TreeState) -> Request:
         created_order = RuntimeState.load(ws.layout).created_order
@@ -126,14 +139,63 @@ def reorganize(ws: "MemoryWorkspace", model: str | None = None, *, now: datetime
         fingerprints = {rel: topic_fingerprint(summary) for rel, summary in organized_tree.files.items()}
         if fingerprints != organized:
             Manifest(ws.root).put_meta(ORGANIZED, fingerprints)
+        if result.scan is not None:
+            _remember_organized(ws, result)
+    return _report(result, name, planned, ws)
+
+
+def _report(result: TxResult, name: str, planned: dict[str, Any], ws: "MemoryWorkspace | None" = None
+            ) -> dict[str, Any]:
     report: dict[str, Any] = {key: value for key, value in result.to_json().items()
                               if key not in ("block_ids", "evidence_ids")}
     report.update({"model": name, "derived_files": result.derived_files})
     report.update(summarize_changes(planned.get("changes", []), planned.get("tree")))
     report["new_topics"] = sorted(f for f in result.changed_files
-                                  if planned.get("tree") is not None and f not in planned["tree"].files
-                                  and (ws.root / f).exists())
+                                  if ws is not None and planned.get("tree") is not None
+                                  and f not in planned["tree"].files and (ws.root / f).exists())
     return report
+
+
+def _remember_organized(ws: "MemoryWorkspace", result: TxResult) -> None:
+    """Keep the signatures of every memory file as this organize left them (architecture §7): a later sleep
+    that finds the same signatures, and nothing written since, has nothing to organize. Files written within
+    the timestamp tick are kept by content too (an edit in the same tick keeps a file's signature)."""
+    files = revision_files(ws.root, result.scan)
+    now = time.time_ns()
+    racy = {rel: file_sha256(path) for rel, (path, sig, _link) in files.items() if is_racy(sig, now)}
+    Manifest(ws.root).put_meta(ORGANIZED_AT, {"key": signatures_key(files), "revision": result.revision,
+                                              "racy": racy})
+
+
+def _still_organized(ws: "MemoryWorkspace") -> str | None:
+    """The revision when every memory file is as the last organize left it (one stat pass; hashes only the
+    files that were racy then), else None. Never when an interrupted transaction waits for recovery.
+
+    In a process that watches the root (``memory serve``, ``memory mcp``) a check that found the tree
+    organized holds until the watch's token moves (architecture §9): no stat pass."""
+    root = ws.root.resolve()
+    # read before the check: an event during it makes the next sleep check again (runtime.json is not watched)
+    seen = (watch.token(root), signature(ws.root / RUNTIME))
+    vouched = _VOUCHED.get(root)
+    if seen[0] is not None and vouched is not None and vouched[0] == seen:
+        return vouched[1]
+    known = Manifest(ws.root).meta(ORGANIZED_AT)
+    if not isinstance(known, dict) or not isinstance(known.get("racy"), dict) or needs_recovery(ws):
+        return None
+    files = revision_files(ws.root)
+    if signatures_key(files) != known.get("key"):
+        return None
+    now = time.time_ns()
+    for rel, sha in known["racy"].items():
+        if rel not in files or file_sha256(files[rel][0]) != sha:
+            return None
+    settled = {rel for rel in known["racy"] if not is_racy(files[rel][1], now)}
+    if settled:  # checked by content once more after their tick: by signature from now on
+        known["racy"] = {rel: sha for rel, sha in known["racy"].items() if rel not in settled}
+        Manifest(ws.root).put_meta(ORGANIZED_AT, known)  # (moves the token: the next sleep checks once more)
+    elif seen[0] is not None:
+        _VOUCHED[root] = (seen, str(known.get("revision")))
+    return str(known.get("revision"))
 
 
 def _topic(path: str) -> str:

@@ -128,7 +128,7 @@ def _validate_and_install(
     changes = staging.effective_changes()
     archives = check_archive_union(ws, staging.archive_files)
     if not changes and not archives and not force_views:
-        return TxResult(revision=before or REVISIONS.revision(ws.root, tree_scan))
+        return TxResult(revision=before or REVISIONS.revision(ws.root, tree_scan), scan=tree_scan)
     topic_bytes, new_tree = _stage_topics(ws, staging, baseline, changes, archives)
     if source_fingerprint(ws) != fingerprint:
         raise _reject("the source archive changed during the edit; sources/ is append-only",
@@ -148,6 +148,7 @@ def _validate_and_install(
     files = _files_to_install(ws, staging, baseline, new_tree, topic_bytes, archives, runtime, result, force_views)
     if not files:
         result.revision = before or REVISIONS.revision(ws.root, tree_scan)
+        result.scan = tree_scan
         return result  # a rebuild that found every view current
     plan = InstallPlan(files=files, changed_topics=result.changed_files, baseline_revision=before)
     if ws.pre_install is not None:
@@ -163,7 +164,8 @@ def _validate_and_install(
     result.memory_committed = True
     _git_commit(ws, message, result)
     # the revision of what is installed now: this transaction's stat pass, with what it wrote looked at again
-    result.revision = REVISIONS.revision(ws.root, tree_scan.updated(files) if tree_scan is not None else None)
+    result.scan = tree_scan.updated(files) if tree_scan is not None else None
+    result.revision = REVISIONS.revision(ws.root, result.scan)
     return result
 
 

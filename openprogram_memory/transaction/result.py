@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ..views.derived import CoreRender
     from ..workspace.caches import TreeState
+    from ..workspace.scan import TreeScan
 
 
 class Policy(enum.Enum):
@@ -46,6 +47,8 @@ class TxResult:
     extra: dict[str, Any] = field(default_factory=dict)
     # the tree as this transaction installed it (for callers that report on it; never serialized)
     tree: "TreeState | None" = field(default=None, repr=False, compare=False)
+    # this transaction's stat pass with what it wrote looked at again: the memory files as it left them
+    scan: "TreeScan | None" = field(default=None, repr=False, compare=False)
 
     def to_json(self) -> dict[str, Any]:
         out = {

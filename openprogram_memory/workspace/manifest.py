@@ -63,7 +63,7 @@ def is_racy(sig: Sig, now_ns: int | None = None) -> bool:
     return (now_ns if now_ns is not None else time.time_ns()) - sig[0] <= RACY_NS
 
 
-def file_sha256(path: Path) -> str | None:
+def file_sha256(path: str | Path) -> str | None:
     try:
         with open(path, "rb") as handle:
             return hashlib.file_digest(handle, "sha256").hexdigest()

@@ -218,7 +218,19 @@ _RACY_NS = 2_000_000_000
 REVISION_KEY = "revision"  # the manifest's: the last revision computed, with the signatures it was computed from
 
 
-def _signatures_key(files: dict[str, tuple[str, tuple[int, int, int], bool]]) -> str:
+def revision_files(root: Path, tree_scan: "TreeScan | None" = None) -> dict[str, tuple[str, tuple[int, int, int], bool]]:
+    """What a revision covers: ``tree_scan``'s files (a new stat pass when None) and ``runtime.json``."""
+    files = dict((tree_scan if tree_scan is not None else TreeScan(root)).files)
+    runtime = os.path.join(os.fspath(root), RUNTIME)
+    try:
+        st = os.stat(runtime)
+        files[RUNTIME] = (runtime, (st.st_mtime_ns, st.st_size, st.st_ino), False)
+    except OSError:
+        pass
+    return files
+
+
+def signatures_key(files: dict[str, tuple[str, tuple[int, int, int], bool]]) -> str:
     listing = "".join(f"{rel}\0{sig[0]} {sig[1]} {sig[2]}\n" for rel, (_path, sig, _link) in sorted(files.items()))
     return hashlib.sha256(listing.encode("utf-8", "surrogateescape")).hexdigest()
 
@@ -251,15 +263,7 @@ class RevisionCache:
         pass, instead of a new one.
         """
         base = os.fspath(root)
-        if tree_scan is None:
-            tree_scan = TreeScan(root)
-        files = dict(tree_scan.files)
-        runtime = os.path.join(base, RUNTIME)
-        try:
-            st = os.stat(runtime)
-            files[RUNTIME] = (runtime, (st.st_mtime_ns, st.st_size, st.st_ino), False)
-        except OSError:
-            pass
+        files = revision_files(root, tree_scan)
         # Every file as the last revision a process computed found it (no file changing within the timestamp
         # tick): that revision, without reading a digest (architecture §2.5). A process that has its digests
         # already, or files just written, does not need the key.
@@ -268,7 +272,7 @@ class RevisionCache:
         fresh_process = base not in self._seeded
         now = time.time_ns()
         settled = not any(now - sig[0] <= _RACY_NS for _path, sig, _link in files.values())
-        key = _signatures_key(files) if fresh_process or settled else None
+        key = signatures_key(files) if fresh_process or settled else None
         if fresh_process:
             known_revision = Manifest(root).meta(REVISION_KEY)
             if isinstance(known_revision, dict) and known_revision.get("key") == key:

@@ -1,4 +1,4 @@
-"""`memory search|recall|status|apply --json` answer without Typer or Rich, byte for byte as the Typer verbs do."""
+"""`memory search|recall|status|apply|sleep --json` answer without Typer or Rich, byte for byte as the Typer verbs do."""
 
 from __future__ import annotations
 
@@ -79,20 +79,31 @@ def test_apply_answers_as_the_typer_verb(request_text, state, tmp_path, monkeypa
     ["apply", "a.json", "b.json", "--json"], ["apply", "--base-revision", "--json"], ["status", "extra", "--json"],
     ["search", "--help", "--json"], ["search", "x", "--top-k", "--json"], ["search", "x", "y", "--json"],
     ["search", "x", "--bogus", "--json"], ["recall", "x", "--all", "--json"], ["get", "abcd1234", "--json"],
-    ["search", "--json"],
+    ["search", "--json"], ["sleep", "now", "--json"], ["sleep", "--model", "--json"], ["sleep", "--bogus", "--json"],
 ])
 def test_anything_else_is_left_to_typer(argv):
     assert fast.parse(argv) is None
 
 
-def test_a_json_search_process_imports_neither_typer_nor_rich(state):
+@pytest.mark.parametrize("argv", [["memory", "sleep", "--json"], ["memory", "sleep", "--full", "--json"],
+                                  ["memory", "sleep", "--model", "nope", "--json"]])
+def test_sleep_answers_as_the_typer_verb(argv, state, monkeypatch, capsys):
+    argv = [*argv, "--state", state]
+    _typer(monkeypatch, capsys, ["memory", "sleep", "--json", "--state", state])  # the first organize of this tree
+    expected = _typer(monkeypatch, capsys, argv)
+    assert _fast(capsys, argv) == expected and expected[1].startswith("{")
+
+
+@pytest.mark.parametrize("argv,needle", [(["memory", "search", "bike", "--json"], '"results"'),
+                                         (["memory", "sleep", "--json"], '"merged"')])
+def test_a_json_process_imports_neither_typer_nor_rich(argv, needle, state):
     probe = ("import atexit, sys\n"
              "atexit.register(lambda: sys.stderr.write(' '.join(m for m in ('typer', 'rich', 'click') "
              "if m in sys.modules) or 'none'))\n"
-             f"sys.argv = ['openprogram', 'memory', 'search', 'bike', '--json', '--state', {state!r}]\n"
+             f"sys.argv = ['openprogram', *{argv!r}, '--state', {state!r}]\n"
              "from openprogram_memory.cli.entry import main\nmain()\n")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0 and '"results"' in done.stdout
+    assert done.returncode == 0 and needle in done.stdout
     assert done.stderr.strip().endswith("none")
 
 
@@ -120,3 +131,22 @@ def test_the_console_script_still_runs_exit_handlers(state, tmp_path):
              "from openprogram_memory.cli.entry import run\nrun()\n")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and marker.read_text() == "ran"
+
+
+def test_ctrl_c_during_a_fast_sleep_lets_its_one_transaction_finish(state, monkeypatch, capsys):
+    import os
+    import signal
+
+    from openprogram_memory import organizer
+
+    real = organizer.reorganize
+
+    def organize_then_press_ctrl_c(ws, model=None, **options):
+        os.kill(os.getpid(), signal.SIGINT)
+        return real(ws, model=model, **options)
+
+    monkeypatch.setattr(organizer, "reorganize", organize_then_press_ctrl_c)
+    assert fast.main(["sleep", "--json", "--state", state]) == 130
+    printed = capsys.readouterr()
+    assert json.loads(printed.out)["ok"] is True
+    assert "stopping after this organize run" in printed.err and "installed and committed" in printed.err
