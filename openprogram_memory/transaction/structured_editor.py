@@ -6,11 +6,13 @@ operations, in order, to the parsed topic documents of one staging copy.
 
 from __future__ import annotations
 
+import os
 import re
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ..failures import FailureCode
-from ..sources.archive import SourceMessage, archive_relpath_for
+from ..sources.archive import SourceMessage, archive_relpath_for, make_source_id, split_source_id
 from ..topics.ids import evidence_id, keyword_evidence_id, source_anchor
 from ..topics.model import CITATION_RE, RECORD_LINK_RE, Definition, Paragraph, TopicDoc, parse_topic
 from ..workspace.caches import TreeState
@@ -30,6 +32,10 @@ from .structured_request import NEW_SOURCE_PREFIX, Destination, Op, Request, Sou
 
 if TYPE_CHECKING:
     from .host import Workspace
+
+# An archive file of API sources (``api-<day>-<shard>``) takes new sources until it holds this many bytes, then
+# the thread goes on in ``…-p2``, ``…-p3``: an append rewrites, hashes and commits at most this much.
+ARCHIVE_PART_BYTES = 64 * 1024
 
 
 class _Locations:
@@ -245,7 +251,7 @@ class TopicEditor:
 
     def _resolve_source(self, ref: SourceRef, index: int) -> str:
         if ref.source.startswith(NEW_SOURCE_PREFIX):
-            message = self.new_sources[ref.source]
+            message = self.new_sources[ref.source] = self._placed(self.new_sources[ref.source])
             self.staging.add_source(message)
             self.new_source_ids[ref.source] = message.source_id
             return message.source_id
@@ -253,6 +259,25 @@ class TopicEditor:
             raise invalid_request(f"source {ref.source!r} is not in the source archive", index,
                                   FailureCode.MISSING_SOURCE, source=ref.source)
         return ref.source
+
+    def _placed(self, message: SourceMessage) -> SourceMessage:
+        """``message`` in the first part of its thread that already holds it or still has room
+        (:data:`ARCHIVE_PART_BYTES`): however many sources a day brings, no archive file grows without bound,
+        so appending costs the appended frames. The same words said the same day keep their source."""
+        provider, thread, name = split_source_id(message.source_id)
+        part, placed = 1, message
+        while True:
+            rel = archive_relpath_for(placed.source_id)
+            if self.ws.cache.sources.lookup(rel, source_anchor(placed.source_id)) is not None:
+                return placed  # archived before: the same source
+            try:
+                size = os.stat(self.ws.root / rel).st_size
+            except OSError:
+                size = 0
+            if size < ARCHIVE_PART_BYTES:
+                return placed
+            part += 1
+            placed = replace(message, source_id=make_source_id(provider, f"{thread}-p{part}", name))
 
     def _adopt_evidence(self, doc: TopicDoc, evidence: Evidence, index: int) -> str:
         """Make ``evidence`` defined in ``doc``; return the label to cite it by.

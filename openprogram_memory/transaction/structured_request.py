@@ -136,7 +136,8 @@ def parse_new_sources(sources: Any) -> dict[str, SourceMessage]:
     """``sources[{label: "new-source-x", role, content, observed_at}]`` → messages.
 
     Provenance is the runtime's: provider ``openprogram``, thread
-    ``api-<day of observed_at>-<first hex of the content hash>``, a message id from the content hash,
+    ``api-<day of observed_at>-<first hex of the content hash>`` (a full archive file goes on in ``…-p2``, …:
+    the editor places each source), a message id from the content hash,
     speaker from ``role``, trust state ``trusted``. Any other key
     (provenance, trust, owner) is refused.
     """

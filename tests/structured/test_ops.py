@@ -309,3 +309,25 @@ def test_a_busy_day_of_api_sources_is_spread_over_shards_and_a_source_keeps_its_
     threads = {source_id.split("/")[1] for source_id in ids}
     assert 8 <= len(threads) <= 16 and all(t.startswith("api-2026-08-12-") for t in threads)
     assert create(7) == ids[7]  # the same words said the same day: the same source
+
+
+def test_a_full_archive_part_sends_new_sources_to_the_next_part_and_old_ones_keep_their_ids(ws, monkeypatch):
+    from openprogram_memory.transaction import structured_editor
+
+    monkeypatch.setattr(structured_editor, "ARCHIVE_PART_BYTES", 1_000)
+
+    def create(i: int) -> dict:
+        return ws.update(memory_changes=[create_op(f"Fact number {i}.", sources=(("new-source-1", "said"),))],
+                         sources=[{"label": "new-source-1", "content": f"Said thing number {i}.",
+                                   "observed_at": "2026-08-12T10:00:00+00:00"}]).extra["source_ids"][0]
+
+    ids = [create(i) for i in range(60)]
+    archives = sorted((ws.root / "sources/openprogram/_v2").glob("api*.md"))
+    frame = max(len(p.read_text().split("<a id=")[1]) for p in archives) + 10
+    assert max(p.stat().st_size for p in archives) < 1_000 + frame  # full parts stop taking sources
+    assert any("-p2" in p.name for p in archives) and len(set(ids)) == 60
+    assert create(3) == ids[3] and create(57) == ids[57]  # said before: the same source, wherever it landed
+    for i in (3, 57):
+        thread = ids[i].split("/")[1]
+        assert f"Said thing number {i}." in (ws.root / f"sources/openprogram/_v2/{thread}.md").read_text()
+    assert sum(p.read_text().count("<!-- source-id:") for p in archives) == 60
