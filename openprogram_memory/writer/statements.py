@@ -397,7 +397,8 @@ _COLLEAGUE_RE = re.compile(rf"^(?:my|our)\s+(?:new\s+|old\s+|former\s+|current\s
                            rf"[A-Z][\w'’-]+(?:\s+[A-Z][\w'’-]+)?)),?)?", re.I)
 _PERSON_VERB_RE = re.compile(
     r"^(?:,?\s*(?:(?:who|and)\s+)?)?(?:also\s+|now\s+|still\s+|usually\s+|basically\s+|actually\s+|mostly\s+|"
-    r"officially\s+)?(?P<verb>owns|co-?owns|own|leads|lead|manages|manage|runs|run|handles|handle|maintains|"
+    r"officially\s+)?(?P<verb>has (?:a )?veto|has (?:the )?final (?:say|word|call)|has (?:the )?last word|"
+    r"left (?:the company|the team|us|the org|the firm)|quit|retired|owns|co-?owns|own|leads|lead|manages|manage|runs|run|handles|handle|maintains|"
     r"maintain|decides|decide|approves|approve|signs off|sign off|reviews|review|is in charge of|are in charge of|"
     r"is responsible for|are responsible for|takes care of|take care of|looks after|look after|knows|built|wrote|"
     r"designed|set up|sets up|reports to|works on|work on|works with|joined|covers|cover|prefers|prefer|likes|"
@@ -405,14 +406,15 @@ _PERSON_VERB_RE = re.compile(
     r"speaks|is from|drives|champions|will own|will lead|took over|has taken over|is taking over|assigns|"
     r"triages|mentors|coordinates|merges|deploys|cuts|is|are|has|does|do|must|needs|should|writes|pays|hired|"
     r"onboards|onboarded|answers|fields|is on|are on|is off|signs|gets|gives|sends|makes|pair|pairs|"
-    r"collaborates|work together|has veto|has final say|has the final say|needs|wants|teaches|translates)\b",
+    r"collaborates|work together|needs|wants|teaches|translates)\b",
     re.I,
 )
 _PERSON_IS_RE = re.compile(rf"^(?:is|are)\s+(?:also\s+|now\s+)?(?:(?:our|my|the|a|an|their|his|her)\s+)?"
                            rf"(?:(?:new|main|only|lead|senior|junior|staff|principal|head|de facto|acting|"
                            rf"interim|go-to|[\w-]+)\s+){{0,3}}(?:{lx.ROLE_NOUNS})s?\b|^(?:is|are)\s+(?:on|in)\s+"
                            rf"(?:the\s+)?(?:[\w-]+\s+){{0,3}}(?:team|squad|group)\b|^(?:is|are)\s+(?:based|from)\b|"
-                           rf"^is\s+the\s+(?:one|person)\b|^(?:is|are)\s+(?:responsible|in charge)\b", re.I)
+                           rf"^is\s+the\s+(?:only\s+)?(?:one|person)\b|^(?:is|are)\s+(?:responsible|in charge)\b",
+                           re.I)
 
 
 def _people(clause: str) -> list[Statement]:
@@ -449,7 +451,9 @@ def _people(clause: str) -> list[Statement]:
             r"release|releases|on-?call|show|process|interviews?|hiring|sprint|planning|demo|sync|"
             r"1:1s?|one-on-ones)\b|^(?:must|needs to|should|has to|gets to|does)\s+(?:approve|sign|review|"
             r"decide|own|okay|ok|greenlight|the releases?|the reviews?|all)\b|^(?:is|are) (?:off|out) (?:on )?"
-            r"(?:fridays|mondays|weekends)\b", tail, re.I))
+            r"(?:fridays|mondays|weekends)\b|^does\s+(?:(?:our|the|all)\s+)?(?:(?-i:[A-Z]{2,5})\b|(?:design|"
+            r"testing|reviews|hiring|payroll|accounting|the books|support|ops|infra|security|releases|on-?call|"
+            r"translations?|copy|marketing)\b)", tail, re.I))
         if not strong and verb.group("verb").casefold() in ("is", "are"):
             predicate = tail[len(verb.group("verb")):]
             strong = bool(re.match(rf"\s+(?:also\s+)?(?:our|the|my|their)\s+(?:only\s+)?(?:one|person)\s+(?:who|to)\b|"

@@ -424,3 +424,17 @@ def test_who_to_talk_to_is_a_standing_instruction(said, text):
         assert {s.kind for s in said_back} == {"identity"}
     else:
         assert [(s.kind, s.text) for s in said_back] == [("rule", text)]
+
+
+@pytest.mark.parametrize("said, kind", [
+    ("Priya has the final word on pricing.", "people"),  # once "has" alone: a fact about Priya
+    ("Esther has a veto on schema changes.", "people"),
+    ("Tomasz does all our design work.", "people"),
+    ("Rafael does QA for the mobile apps.", "people"),
+    ("Mira left the company in spring.", "people"),
+    ("Bongani is the only one with root on the bastion.", "people"),
+    ("Zoe does the dishes tonight.", None),  # the moment, not what a person does for the team
+    ("Does QA run nightly?", None),
+])
+def test_what_other_people_decide_do_or_left_is_about_them(said, kind):
+    assert [s.kind for s in extract_statements(said)] == ([kind] if kind else [])
