@@ -119,10 +119,10 @@ def _validate_and_install(
     message: str,
     runtime_update: Callable[[RuntimeState, TxResult], None] | None,
     step: StepHook | None,
-    force_views: bool = False,
-    deletes_need_base: bool = False,
-    merge_parent: str | None = None,
-    tree_scan: TreeScan | None = None,
+    force_views: bool,
+    deletes_need_base: bool,
+    merge_parent: str | None,
+    tree_scan: TreeScan,
 ) -> TxResult:
     """Normalize and validate the staged edit against ``baseline``, then install it whole and commit."""
     changes = staging.effective_changes()
@@ -158,13 +158,13 @@ def _validate_and_install(
         _note_merge_parent(ws, merge_parent, files)
     install(ws.layout, files, step or (lambda _s: None))
     runtime.remember(ws.layout)
-    ws.cache.adopt(new_tree, list(topic_bytes))
+    # the revision and the next snapshot: this transaction's stat pass, with what it wrote looked at again
+    result.scan = tree_scan.updated(files)
+    ws.cache.adopt(new_tree, list(topic_bytes), result.scan)
     result.tree = new_tree
     record_install(ws.root, new_tree, topic_bytes, result.core)  # the manifest: what status counts from
     result.memory_committed = True
     _git_commit(ws, message, result)
-    # the revision of what is installed now: this transaction's stat pass, with what it wrote looked at again
-    result.scan = tree_scan.updated(files) if tree_scan is not None else None
     result.revision = REVISIONS.revision(ws.root, result.scan)
     return result
 

@@ -351,6 +351,8 @@ class TopicCache:
         self.sources = SourceCache(root)
         self._files: dict[str, tuple[Signature, FileSummary]] = {}
         self._last: TreeState | None = None
+        # (topic signatures, source signatures) ``_last`` was made from: a snapshot that scans the same is it
+        self._last_scan: tuple[dict[str, Signature], dict[str, Signature]] | None = None
         self._lock = threading.Lock()
         self._disk_loaded = False
         self._pinned = threading.local()
@@ -467,11 +469,13 @@ class TopicCache:
                 return f"line {violation.line}: [{violation.rule}] {violation.message.split(': ', 1)[-1]}"
         return None
 
-    def adopt(self, tree: "TreeState", changed: list[str]) -> None:
+    def adopt(self, tree: "TreeState", changed: list[str], scan: TreeScan) -> None:
         """After an install: take the installed tree as the cached state.
 
         The changed files' summaries are stored under their new signatures,
-        so the next snapshot parses nothing and reuses every index.
+        so the next snapshot parses nothing and reuses every index. ``scan``:
+        the transaction's stat pass with what it wrote looked at again — the
+        next snapshot that finds the same signatures is this tree as it is.
         """
         with self._lock:
             for rel in changed:
@@ -482,6 +486,7 @@ class TopicCache:
                 else:
                     self._files[rel] = (sig, summary)
             self._last = tree
+            self._last_scan = (scan.topics(), scan.under("sources"))
 
     def _resolves_the_same(self, summary: FileSummary, stale: set[str]) -> bool:
         """Whether every citation of ``summary`` into a changed archive still finds the very same frame.
@@ -522,6 +527,12 @@ class TopicCache:
             self._load_disk()
         parsed_before = self.parsed
         source_sigs = self.sources.scan() if tree_scan is None else tree_scan.under("sources")
+        scanned = self._scan_topics() if tree_scan is None else tree_scan.topics()
+        with self._lock:
+            last, last_scan = self._last, self._last_scan
+        if last is not None and last_scan == (scanned, source_sigs):
+            last.source_sigs = source_sigs  # (equal to what it was made from)
+            return last  # nothing moved since: the same tree, no file looked up again
         stale, appended = self.sources.stale_archives(source_sigs)
         if stale:  # a source was appended or promoted: re-resolve the topics whose cited frames changed
             rewritten = stale - appended
@@ -535,7 +546,6 @@ class TopicCache:
                 for rel in moved:
                     self._files.pop(rel, None)
         files = {}
-        scanned = self._scan_topics() if tree_scan is None else tree_scan.topics()
         for gone in [rel for rel in [*self.unreadable, *self.invalid] if rel not in scanned]:
             self.unreadable.pop(gone, None)
             self.invalid.pop(gone, None)
@@ -555,7 +565,7 @@ class TopicCache:
             tree = TreeState(files)
         tree.source_sigs = source_sigs
         with self._lock:
-            self._last = tree
+            self._last, self._last_scan = tree, (scanned, source_sigs)
         # A cold process that had to parse much saves the cache for the next one.
         if self.parsed - parsed_before >= max(50, len(files) // 10) and self.disk_path.parent.is_dir():
             self._save_disk()
