@@ -20,7 +20,7 @@ from ..fsutil import FileLock, atomic_write_text, ensure_dir, read_json
 from .layout import RUNTIME, Layout
 from .scan import TreeScan
 
-RUNTIME_VERSION = 1
+RUNTIME_VERSION = 2  # 2: the creation order as one string (1: a list)
 
 
 @dataclass
@@ -56,11 +56,7 @@ class RuntimeState:
         data = read_json(path, None)
         state = cls._with_counters(data)
         if isinstance(data, dict):
-            created = data.get("created", [])
-            if isinstance(created, list):
-                numbers = _created_numbers(data.get("created_numbers"), len(created))
-                state.created_order = {block_id: number for block_id, number in zip(created, numbers)
-                                       if isinstance(block_id, str)}
+            state.created_order = _created_order(data)
         _RUNTIME_CACHE[str(path)] = (sig, state.copy())
         return state
 
@@ -104,13 +100,16 @@ class RuntimeState:
         _RUNTIME_CACHE[str(path)] = ((st.st_mtime_ns, st.st_size, st.st_ino), self.copy())
 
     def to_text(self) -> str:
+        """The file's text: the creation order as one string of block IDs (oldest first), not a list of
+        strings — writing and reading it cost a join and a split, not an encoder call per record."""
         data = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "created_order"}
-        data["created"] = list(self.created_order)
+        data["version"] = RUNTIME_VERSION
+        data["order"] = " ".join(self.created_order)
         numbers = list(self.created_order.values())
         if numbers != list(range(len(numbers))):
             # Deletes leave gaps; keeping the numbers keeps every derived view
             # (recent_events.jsonl carries them) rebuildable byte for byte.
-            data["created_numbers"] = numbers
+            data["order_numbers"] = " ".join(map(str, numbers))
         return json.dumps(data, sort_keys=True, separators=(",", ":")) + "\n"
 
     def assign_order(self, block_ids: list[str]) -> None:
@@ -121,6 +120,21 @@ class RuntimeState:
         start = self.next_order
         for offset, block_id in enumerate(fresh):
             self.created_order[block_id] = start + offset
+
+
+def _created_order(data: dict) -> dict[str, int]:
+    """``{block id: creation number}`` of a runtime.json: ``order`` (a string of IDs, version 2) or ``created``
+    (a list of IDs, version 1), each with its numbers when deletes left gaps; a damaged value reads as none."""
+    order, listed = data.get("order"), data.get("created")
+    numbers: object = data.get("order_numbers") if isinstance(order, str) else data.get("created_numbers")
+    created: list = order.split() if isinstance(order, str) else listed if isinstance(listed, list) else []
+    if isinstance(numbers, str):
+        try:
+            numbers = [int(n) for n in numbers.split()]
+        except ValueError:
+            numbers = None
+    return {block_id: number for block_id, number in zip(created, _created_numbers(numbers, len(created)))
+            if isinstance(block_id, str)}
 
 
 def _created_numbers(value: object, count: int) -> list[int]:

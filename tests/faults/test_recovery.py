@@ -17,7 +17,7 @@ from openprogram_memory.sessions.markers import MARKER_KEY, mark_written
 from openprogram_memory.sessions.store import SessionStore
 from openprogram_memory.transaction.ledger import GIT_PENDING
 from openprogram_memory.memory import MemoryWorkspace
-from openprogram_memory.workspace.state import RuntimeState
+from openprogram_memory.workspace.state import RUNTIME_VERSION, RuntimeState
 
 from faults.harness import fsck, tree_matches_head
 
@@ -210,7 +210,7 @@ def test_runtime_json_with_wrong_types_loads_defaults_field_by_field(tmp_path):
                                 "tokens_since_organize": -3, "writes_since_global": True, "last_global_at": 5,
                                 "last_write_at": "2026-08-01T00:00:00+00:00"}))
     state = RuntimeState.load(ws.layout)
-    assert state.version == 1 and state.batches_since_organize == 0 and state.tokens_since_organize == 0
+    assert state.version == RUNTIME_VERSION and state.batches_since_organize == 0 and state.tokens_since_organize == 0
     assert state.writes_since_global == 0 and state.last_global_at is None
     assert state.last_write_at == "2026-08-01T00:00:00+00:00" and list(state.created_order) == ["abcd1234"]
     assert _apply(ws).memory_committed
