@@ -89,12 +89,37 @@ def _damaged(root: Path, what: str) -> MemoryFailure:
                          + repair_hint(root), retryable=False)
 
 
+# Tree entries by (object store, tree id): git objects never change, so a commit reads each directory it
+# rewrites from memory instead of opening, inflating and parsing the loose object the last commit wrote.
+_TREES: dict[tuple[str, bytes], list] = {}
+_TREES_MAX = 256  # (a few MB at most: emptied when it grows past this many trees)
+
+
+def _remember_trees(store, objects: list) -> None:
+    """Keep the entries of the trees just written to ``store``."""
+    from dulwich.objects import Tree
+
+    if len(_TREES) > _TREES_MAX:
+        _TREES.clear()
+    where = str(getattr(store, "path", id(store)))
+    for obj in objects:
+        if isinstance(obj, Tree):
+            _TREES[(where, obj.id)] = list(obj.items())
+
+
 def _tree_items(store, tree_sha: bytes | None) -> list:
     """The entries of an existing tree (none for ``None``); GIT_UNAVAILABLE if it cannot be read."""
     if tree_sha is None:
         return []
+    key = (str(getattr(store, "path", id(store))), tree_sha)
+    known = _TREES.get(key)
+    if known is not None:
+        return known
     try:
-        return list(store[tree_sha].items())
+        items = _TREES[key] = list(store[tree_sha].items())
+        if len(_TREES) > _TREES_MAX:
+            _TREES.clear()
+        return items
     except Exception as exc:  # noqa: BLE001 - a truncated or missing tree object is damage, not a retry
         raise MemoryFailure(FailureCode.GIT_UNAVAILABLE, f"tree {tree_sha.decode('ascii', 'replace')} in HEAD "
                             f"is missing or damaged ({type(exc).__name__}); run `git fsck`",
@@ -222,6 +247,7 @@ def commit_paths(root: Path, paths: list[str], message: str, merge_parent: str |
         new_objects.append(commit)
         for obj in new_objects:  # loose objects: a pack per commit would pile up thousands of packs
             store.add_object(obj)
+        _remember_trees(store, new_objects)
         _move_head(repo, head, commit.id)
         _sync_index(root, stats)
         return commit.id.decode("ascii")
