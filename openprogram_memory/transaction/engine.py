@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import os
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from ..failures import FailureCode, MemoryFailure
 from ..fsutil import atomic_write_json, read_json
@@ -308,7 +308,7 @@ def check_archive_union(ws: Workspace, archive_files: dict[str, bytes]) -> dict[
 class _KnownIds:
     """The baseline's IDs plus IDs an edit brings from another tree (sync), kept as written."""
 
-    def __init__(self, baseline: dict, known: set[str]) -> None:
+    def __init__(self, baseline: Mapping[str, list[str]], known: set[str]) -> None:
         self.baseline, self.known = baseline, known
 
     def __contains__(self, block_id: object) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Mapping
 
 from ..failures import FailureCode
 from ..sources.archive import SourceMessage, archive_relpath_for, make_source_id, split_source_id
@@ -42,7 +42,7 @@ class _Locations:
     """Where each block ID is as an edit goes: the tree's ID index, overlaid with this edit's moves and
     deletes (a one-record change costs that record, not a copy of every ID of the workspace)."""
 
-    def __init__(self, index: dict[str, list[str]]) -> None:
+    def __init__(self, index: Mapping[str, list[str]]) -> None:
         self.index = index
         self.moved: dict[str, str] = {}
         self.gone: set[str] = set()

@@ -16,6 +16,7 @@ import posixpath
 import threading
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from collections.abc import Iterator, Mapping
 from typing import Callable, Collection, Iterable, Protocol
 
 from ..sources.archive import ArchiveFile, ParsedArchive, SourceMessage
@@ -577,7 +578,7 @@ class TreeState:
     """Topic files of one tree (installed, or installed + staged)."""
 
     files: dict[str, FileSummary]
-    _indexes: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+    _indexes: dict[str, Mapping[str, list[str]]] = field(default_factory=dict)
     source_sigs: dict[str, Signature] | None = None  # sources/ as scanned with this snapshot
     _by_id: dict[str, RecordInfo] | None = None
 
@@ -604,7 +605,7 @@ class TreeState:
                 return summary.by_id[block_id]
         return None
 
-    def index(self, name: str) -> dict[str, list[str]]:
+    def index(self, name: str) -> Mapping[str, list[str]]:
         """``key → [files]`` for a registered per-file key function. Do not mutate.
 
         Built once, then carried from tree to tree and updated only for the
@@ -620,11 +621,12 @@ class TreeState:
             self._indexes[name] = found
         return found
 
-    def id_files(self) -> dict[str, list[str]]:
+    def id_files(self) -> Mapping[str, list[str]]:
         """Every block ID with the files it appears in (duplicates show)."""
         return self.index("ids")
 
-    def updated_indexes(self, removed: list["FileSummary"], added: list["FileSummary"]) -> dict[str, dict[str, list[str]]]:
+    def updated_indexes(self, removed: list["FileSummary"], added: list["FileSummary"]
+                        ) -> dict[str, Mapping[str, list[str]]]:
         return {name: update_index(index, INDEX_KEYS[name], removed, added) for name, index in self._indexes.items()}
 
     def with_files(self, replaced: dict[str, "FileSummary | None"]) -> "TreeState":
@@ -657,21 +659,63 @@ def register_index(name: str, keys_of: KeyFunction, eager: bool = False) -> None
         EAGER_KEYS[name] = keys_of
 
 
-def update_index(index: dict[str, list[str]], keys_of: KeyFunction, removed: list[FileSummary],
-                 added: list[FileSummary]) -> dict[str, list[str]]:
-    """A copy of ``index`` without ``removed`` files' keys and with ``added``'s."""
-    out = dict(index)
+_ABSENT: list[str] = []  # (a sentinel: no key maps to this very list)
+
+
+class LayeredIndex(Mapping[str, list[str]]):
+    """A tree's index as the shared index of an earlier tree (never changed) and this tree's own changes over
+    it (``None``: the key is gone): a one-file transaction costs its keys, not a copy of every block ID."""
+
+    __slots__ = ("_base", "_over")
+
+    def __init__(self, base: Mapping[str, list[str]], over: dict[str, list[str] | None]) -> None:
+        self._base, self._over = base, over
+
+    def __getitem__(self, key: str) -> list[str]:
+        hit = self._over.get(key, _ABSENT)
+        if hit is _ABSENT:
+            return self._base[key]
+        if hit is None:
+            raise KeyError(key)
+        return hit
+
+    def get(self, key: str, default=None):  # type: ignore[override]
+        hit = self._over.get(key, _ABSENT)
+        if hit is _ABSENT:
+            return self._base.get(key, default)
+        return default if hit is None else hit
+
+    def __contains__(self, key: object) -> bool:
+        hit = self._over.get(key, _ABSENT)  # type: ignore[call-overload]
+        return key in self._base if hit is _ABSENT else hit is not None
+
+    def __iter__(self) -> Iterator[str]:
+        over = self._over
+        yield from (key for key in self._base if key not in over)
+        yield from (key for key, paths in over.items() if paths is not None)
+
+    def __len__(self) -> int:
+        base = self._base
+        return len(base) + sum((paths is not None) - (key in base) for key, paths in self._over.items())
+
+
+def update_index(index: Mapping[str, list[str]], keys_of: KeyFunction, removed: list[FileSummary],
+                 added: list[FileSummary]) -> Mapping[str, list[str]]:
+    """``index`` without ``removed`` files' keys and with ``added``'s; ``index`` itself is left as it is.
+
+    The changes go over ``index``'s base (a :class:`LayeredIndex`); once they outgrow an eighth of it they are
+    folded into a new plain dict (so a long run of transactions costs each one its own keys, on average)."""
+    base, over = (index._base, dict(index._over)) if isinstance(index, LayeredIndex) else (index, {})
+    view = LayeredIndex(base, over)
     for summary in removed:
         for key in keys_of(summary):
-            paths = [p for p in out.get(key, ()) if p != summary.path]
-            if paths:
-                out[key] = paths
-            else:
-                out.pop(key, None)
+            over[key] = [p for p in view.get(key, ()) if p != summary.path] or None
     for summary in added:
         for key in keys_of(summary):
-            out[key] = sorted({*out.get(key, ()), summary.path})
-    return out
+            over[key] = sorted({*view.get(key, ()), summary.path})
+    if len(over) > max(256, len(base) // 8):
+        return dict(view.items())
+    return view
 
 
 _CACHES: dict[Path, TopicCache] = {}
