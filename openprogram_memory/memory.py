@@ -46,7 +46,9 @@ class MemoryWorkspace:
         self.pre_install: Callable[[InstallPlan], None] | None = None
         # What opening repaired after a crash (reported by status as warnings).
         self.recovery_notes: list[str] = []
-        self.opened_scan: "tuple[dict[str, tuple[int, int, int]], TreeScan | None] | None" = None
+        # what a status right after the open may count from (once): the topics' signatures, the stat pass, the
+        # status memo's key and what the memo says (views/facts.py)
+        self.opened_scan: "tuple[dict[str, tuple[int, int, int]], TreeScan | None, str | None, Any] | None" = None
 
     @property
     def cache(self) -> "TopicCache":
@@ -91,10 +93,18 @@ class MemoryWorkspace:
                 ws.recovery_notes += recover_workspace(ws, check_index=True)
         tree_scan = TreeScan(ws.root) if scan_all else None
         scanned = tree_scan.topics() if tree_scan is not None else topic_files(ws.root)
-        if changed_topics(ws, scanned):  # edited in vim, Obsidian, a sync tool: valid edits land in history
+        key = memo = None
+        if tree_scan is not None:
+            from .views.facts import memo_facts, status_key
+
+            key = status_key(ws.root, tree_scan)
+            memo = memo_facts(ws.root, key, ws.settings["memory.core.budget_tokens"])
+        # every file and the git index as a status found them, with no topic differing from the index then: no
+        # edit made outside since (else edited in vim, Obsidian, a sync tool: valid edits land in history)
+        if memo is None and changed_topics(ws, scanned):
             ws.recovery_notes += adopt_out_of_band(ws)
         else:
-            ws.opened_scan = (scanned, tree_scan)  # what a status right after the open may count from (once)
+            ws.opened_scan = (scanned, tree_scan, key, memo)
         return ws
 
     def init(self) -> bool:
@@ -329,9 +339,17 @@ class MemoryWorkspace:
         every topic file is as the last transaction or read left it (architecture §2.5)."""
         from .views.facts import tree_facts
 
+        from .views.facts import remember_facts
+
         opened, self.opened_scan = self.opened_scan, None
-        scanned, tree_scan = opened if opened is not None else (None, None)
-        facts = tree_facts(self.root, lambda: self.cache, self.settings["memory.core.budget_tokens"], scanned)
+        scanned, tree_scan, key, memo = opened if opened is not None else (None, None, None, None)
+        budget = self.settings["memory.core.budget_tokens"]
+        if memo is not None:
+            facts, revision = memo
+        else:
+            facts = tree_facts(self.root, lambda: self.cache, budget, scanned)
+            revision = REVISIONS.revision(self.root, tree_scan)
+            remember_facts(self.root, key, budget, facts, revision)
         runtime = RuntimeState.load_counters(self.layout)
         writer = read_json(self.layout.state("writer-status.json"), {})
         if not isinstance(writer, dict):  # a damaged status file reads as "no status yet" (architecture §2.4)
@@ -354,7 +372,7 @@ class MemoryWorkspace:
                                 f"{outcome['message']}")
         warnings += self.git_warnings()
         return {
-            "revision": REVISIONS.revision(self.root, tree_scan),
+            "revision": revision,
             "workspace_id": self.workspace_id,
             "root": str(self.root),
             "topics": facts.topics,

@@ -10,7 +10,8 @@ no tree cache loaded. Transactions record what they installed
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import time
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -20,6 +21,7 @@ from ..workspace.scan import Signature, signature, topic_files
 
 if TYPE_CHECKING:
     from ..workspace.caches import TopicCache, TreeState
+    from ..workspace.scan import TreeScan
     from .derived import CoreRender
 
 
@@ -33,6 +35,44 @@ class TreeFacts:
     unreadable: dict[str, str] = field(default_factory=dict)  # path → why it cannot be read
     invalid: dict[str, str] = field(default_factory=dict)  # path → the rule an out-of-band edit breaks
     from_manifest: bool = False
+
+
+# The manifest's memo of the last status that read the tree: its facts and revision, with the signature of every
+# memory file (runtime.json too) and of the git index then. A status that finds the very same signatures answers
+# from it: no topic row read, no git index read (architecture §2.5).
+STATUS_MEMO = "status"
+
+
+def status_key(root: Path, tree_scan: "TreeScan") -> str | None:
+    """What a status memo holds for: every memory file's signature and the git index's; None while any file is
+    within the timestamp tick of its last change (an edit then may keep its signature)."""
+    from ..workspace.manifest import is_racy
+    from ..workspace.state import revision_files, signatures_key
+
+    files = revision_files(root, tree_scan)
+    now = time.time_ns()
+    if any(is_racy(sig, now) for _path, sig, _link in files.values()):
+        return None
+    index = signature(root / ".git" / "index")
+    return f"{signatures_key(files)} {index}"
+
+
+def memo_facts(root: Path, key: str | None, budget: int) -> tuple[TreeFacts, str] | None:
+    """The facts and revision of the status memo when it holds for ``key`` and ``budget``, else None."""
+    memo = Manifest(root).meta(STATUS_MEMO) if key is not None else None
+    if not isinstance(memo, dict) or memo.get("key") != key or memo.get("budget") != budget:
+        return None
+    try:
+        return TreeFacts(**memo["facts"]), str(memo["revision"])
+    except (KeyError, TypeError):
+        return None
+
+
+def remember_facts(root: Path, key: str | None, budget: int, facts: TreeFacts, revision: str) -> None:
+    """Keep what a status found for the next one that finds the same signatures."""
+    if key is not None:
+        Manifest(root).put_meta(STATUS_MEMO, {"key": key, "budget": budget, "facts": asdict(facts),
+                                              "revision": revision})
 
 
 def _core_meta(root: Path, tree: "TreeState", core: "CoreRender", core_sha: str | None) -> dict[str, Any]:

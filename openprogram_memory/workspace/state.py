@@ -245,8 +245,12 @@ def revision_files(root: Path, tree_scan: "TreeScan | None" = None) -> dict[str,
 
 
 def signatures_key(files: dict[str, tuple[str, tuple[int, int, int], bool]]) -> str:
-    listing = "".join(f"{rel}\0{sig[0]} {sig[1]} {sig[2]}\n" for rel, (_path, sig, _link) in sorted(files.items()))
-    return hashlib.sha256(listing.encode("utf-8", "surrogateescape")).hexdigest()
+    """sha256 of every file's path and signature, in path order (the paths alone are sorted: faster)."""
+    lines = []
+    for rel in sorted(files):
+        mtime, size, inode = files[rel][1]
+        lines.append(f"{rel}\0{mtime} {size} {inode}\n")
+    return hashlib.sha256("".join(lines).encode("utf-8", "surrogateescape")).hexdigest()
 
 
 class RevisionCache:
