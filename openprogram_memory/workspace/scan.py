@@ -85,10 +85,11 @@ class TreeScan:
     A transaction scans once (architecture §2.5): the topic files and the
     archives it reads, and the revision it reports, all come from this
     pass; after its install only the files it wrote are looked at again
-    (:meth:`updated`).
+    (:meth:`updated`). What :meth:`topics` and :meth:`under` return is
+    worked out once per scan (do not change it).
     """
 
-    __slots__ = ("root", "files")
+    __slots__ = ("root", "files", "_topics", "_under")
 
     def __init__(self, root: str | Path, files: dict[str, tuple[str, Signature, bool]] | None = None) -> None:
         self.root = os.fspath(root)
@@ -96,33 +97,42 @@ class TreeScan:
             files = {rel: (entry.path, sig, entry.is_symlink())
                      for rel, entry, sig in scan(root, skip=frozenset({".git", ".scriptorium"}))}
         self.files = files  # rel → (path, signature, is a symlink)
+        self._topics: dict[str, Signature] | None = None
+        self._under: dict[str, dict[str, Signature]] = {}
+
+    def _is_topic(self, rel: str, link: bool) -> bool:
+        if not rel.startswith("topics/") or not rel.endswith(".md") or "/." in rel:
+            return False  # (a hidden name at any depth below topics/)
+        if link:
+            from .layout import resolves_inside
+
+            return resolves_inside(Path(self.root), rel)
+        return True
 
     def topics(self) -> dict[str, Signature]:
         """What :func:`topic_files` finds: ``topics/**/*.md``, hidden names left out, a symlink only when it
         resolves inside the workspace."""
-        out: dict[str, Signature] = {}
-        for rel, (_path, sig, link) in self.files.items():
-            if not rel.startswith("topics/") or not rel.endswith(".md") or "/." in rel:
-                continue  # (a hidden name at any depth below topics/)
-            if link:
-                from .layout import resolves_inside
-
-                if not resolves_inside(Path(self.root), rel):
-                    continue
-            out[rel] = sig
-        return out
+        if self._topics is None:
+            self._topics = {rel: sig for rel, (_path, sig, link) in self.files.items() if self._is_topic(rel, link)}
+        return self._topics
 
     def under(self, top: str) -> dict[str, Signature]:
         """Every file under ``top/`` with its signature (what ``scan(root, top)`` gives)."""
         prefix = top.rstrip("/") + "/"
-        return {rel: sig for rel, (_path, sig, _link) in self.files.items() if rel.startswith(prefix)}
+        found = self._under.get(prefix)
+        if found is None:
+            found = self._under[prefix] = {rel: sig for rel, (_path, sig, _link) in self.files.items()
+                                           if rel.startswith(prefix)}
+        return found
 
     def updated(self, rels: Iterable[str]) -> "TreeScan":
         """This scan with ``rels`` looked at again (written, created or removed since)."""
         files = dict(self.files)
+        looked: list[str] = []
         for rel in rels:
             if rel.split("/", 1)[0] in (".git", ".scriptorium"):
                 continue  # not memory files (runtime.json is looked at by the revision itself)
+            looked.append(rel)
             path = os.path.join(self.root, rel)
             try:
                 st = os.stat(path, follow_symlinks=False)
@@ -130,4 +140,22 @@ class TreeScan:
                 files.pop(rel, None)
                 continue
             files[rel] = (path, (st.st_mtime_ns, st.st_size, st.st_ino), os.path.islink(path))
-        return TreeScan(self.root, files)
+        out = TreeScan(self.root, files)
+        if self._topics is not None:  # what was worked out already, with the files looked at again
+            out._topics = dict(self._topics)
+            for rel in looked:
+                entry = files.get(rel)
+                if entry is not None and out._is_topic(rel, entry[2]):
+                    out._topics[rel] = entry[1]
+                else:
+                    out._topics.pop(rel, None)
+        for prefix, found in self._under.items():
+            moved = dict(found)
+            for rel in looked:
+                if rel.startswith(prefix):
+                    if rel in files:
+                        moved[rel] = files[rel][1]
+                    else:
+                        moved.pop(rel, None)
+            out._under[prefix] = moved
+        return out

@@ -40,3 +40,26 @@ def test_the_revision_a_transaction_reports_is_the_revision_of_what_it_installed
     assert result.revision == RevisionCache().revision(ws.root)
     os.utime(ws.root / "topics/t1.md", ns=(1, 1))  # touched outside: a new signature, the same bytes
     assert RevisionCache().revision(ws.root) == result.revision
+
+
+def test_a_scan_looked_at_again_answers_as_a_new_scan(tmp_path):
+    """``updated`` carries what the scan worked out (topics, sources) forward with the files looked at again."""
+    ws = make_workspace(tmp_path / "state")
+    ws.update(changes=[{"path": f"topics/t{n}.md", "content": record(f"Dana keeps kite {n}.")} for n in range(4)])
+    root = ws.root
+    (root / "sources/gone.md").write_text("x")
+    before = TreeScan(root)
+    before.topics(), before.under("sources")  # (worked out, as a transaction's snapshot does)
+    (root / "sources/gone.md").unlink()
+    (root / "topics/t0.md").write_text("# changed\n")
+    (root / "topics/t1.md").unlink()
+    (root / "topics/new.md").write_text("# new\n")
+    (root / "topics/.hidden.md").write_text("x")
+    (root / "topics/link.md").symlink_to(tmp_path / "nowhere.md")  # leads outside: not a topic
+    (root / "sources/extra.md").write_text("x")
+    looked = ["topics/t0.md", "topics/t1.md", "topics/new.md", "topics/.hidden.md", "topics/link.md",
+              "sources/extra.md", "sources/gone.md"]
+    after = before.updated(looked)
+    fresh = TreeScan(root)
+    assert after.topics() == fresh.topics() and after.under("sources") == fresh.under("sources")
+    assert after.files == fresh.files and before.topics() != after.topics()
