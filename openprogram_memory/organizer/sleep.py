@@ -112,7 +112,9 @@ def reorganize(ws: "MemoryWorkspace", model: str | None = None, *, now: datetime
     if incremental:
         revision = _still_organized(ws)
         if revision is not None:  # the memory files (runtime.json too) are as the last organize left them
-            return _report(TxResult(revision=revision), name, {})
+            # (the keys a transaction that changed nothing reports, the same way: JSON shapes are a contract)
+            return _report(TxResult(revision=revision, extra={"created": [], "source_ids": [], "new_sources": {}}),
+                           name, {})
     runtime = RuntimeState.load(ws.layout)
     needs_stamp = bool(runtime.batches_since_organize or runtime.tokens_since_organize
                        or runtime.writes_since_global or runtime.last_global_at is None)

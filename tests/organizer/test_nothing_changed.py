@@ -54,6 +54,9 @@ def test_a_second_sleep_runs_no_transaction_and_reports_the_revision(tmp_path, m
     again = reorganize(ws)
     assert again["revision"] == first["revision"] == ws.revision()
     assert again["changed_files"] == [] and again["merged"] == 0 and again["actions"] == []
+    monkeypatch.undo()
+    through_a_transaction = reorganize(ws, full=True)  # (compares every pair: a transaction that changes nothing)
+    assert through_a_transaction["changed_files"] == [] and again.keys() == through_a_transaction.keys()
 
 
 def test_a_hand_made_duplicate_is_merged_by_the_next_sleep(tmp_path):
