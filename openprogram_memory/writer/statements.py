@@ -146,7 +146,8 @@ _RANGE_RE = re.compile(r"\b\d{1,2}(?::\d{2})?\s*(?:am|pm)?\s*(?:[–-]|to)\s*\d{
 _WHEN_DONE_RE = re.compile(r"^(?:yesterday|today|last (?:night|week)|this (?:morning|week|month|quarter|year)|"
                            r"next (?:sprint|release|quarter|year|month))$", re.I)
 _EVENT_VERB_RE = re.compile(r"\b(?:decided|agreed|chose|settled|voted|moved|relocated|joined|started|switched|migrated|"
-                            r"migrating|moving|switching|dropping|adopting|deprecating|retiring|sunsetting|"
+                            r"migrating|moving|switching|dropping|adopting|deprecating|retiring|sunsetting|renaming|"
+                            r"consolidating|replacing|rolling out|standardi[sz]ing|"
                             r"adopted|married|promoted|hired)\b", re.I)
 
 

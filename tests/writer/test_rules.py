@@ -438,3 +438,14 @@ def test_who_to_talk_to_is_a_standing_instruction(said, text):
 ])
 def test_what_other_people_decide_do_or_left_is_about_them(said, kind):
     assert [s.kind for s in extract_statements(said)] == ([kind] if kind else [])
+
+
+@pytest.mark.parametrize("said, kind", [
+    ("We're renaming the master branch to main across all repos this month.", "decision"),
+    ("We're replacing Jenkins with GitHub Actions this quarter.", "decision"),
+    ("we're consolidating the three billing services into one this year.", "decision"),
+    ("I'm replacing the broken test this week.", None),  # the work at hand
+    ("I'm renaming this variable now.", None),
+])
+def test_a_change_the_team_makes_this_month_is_still_a_decision(said, kind):
+    assert [s.kind for s in extract_statements(said)] == ([kind] if kind else [])
