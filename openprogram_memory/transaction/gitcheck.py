@@ -65,17 +65,30 @@ def remove_locks(locks: list[Path]) -> list[str]:
     return removed
 
 
+_SOUND: dict[str, tuple[int, int, int]] = {}  # index path → the signature it had when its checksum held
+
+
 def index_damaged(git_dir: Path) -> bool:
-    """Whether ``.git/index`` exists but fails its header or trailing checksum."""
+    """Whether ``.git/index`` exists but fails its header or trailing checksum. An index this process found
+    sound is not read again while its signature holds (every writer replaces the file: a new inode)."""
+    from ..workspace.scan import signature
+
+    path = git_dir / "index"
+    sig = signature(path)
+    if sig is not None and _SOUND.get(str(path)) == sig:
+        return False
     try:
-        data = (git_dir / "index").read_bytes()
+        data = path.read_bytes()
     except FileNotFoundError:
         return False
     except OSError:
         return True
     if len(data) < 32 or data[:4] != b"DIRC" or int.from_bytes(data[4:8], "big") not in (2, 3, 4):
         return True
-    return hashlib.sha1(data[:-20]).digest() != data[-20:]
+    damaged = hashlib.sha1(data[:-20]).digest() != data[-20:]
+    if not damaged and sig is not None and sig[1] == len(data):
+        _SOUND[str(path)] = sig
+    return damaged
 
 
 def rebuild_index(root: Path) -> None:

@@ -113,7 +113,8 @@ class TreeScan:
         """What :func:`topic_files` finds: ``topics/**/*.md``, hidden names left out, a symlink only when it
         resolves inside the workspace."""
         if self._topics is None:
-            self._topics = {rel: sig for rel, (_path, sig, link) in self.files.items() if self._is_topic(rel, link)}
+            self._topics = {rel: sig for rel, (_path, sig, link) in self.files.items()
+                            if rel.startswith("topics/") and self._is_topic(rel, link)}
         return self._topics
 
     def under(self, top: str) -> dict[str, Signature]:
