@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from ..failures import FailureCode, MemoryFailure
 from ..transaction.engine import TxResult
 from ..transaction.ledger import needs_recovery
-from ..transaction.structured import MERGE, MOVE, Request, parse_request, run_request
+from ..transaction.structured import MERGE, MOVE, Request, parse_request, run_request, unchanged_result
 from ..workspace.caches import TreeState
 from ..workspace.layout import RUNTIME, check_topic_path
 from ..workspace.manifest import Manifest, file_sha256, is_racy
@@ -112,9 +112,7 @@ def reorganize(ws: "MemoryWorkspace", model: str | None = None, *, now: datetime
     if incremental:
         revision = _still_organized(ws)
         if revision is not None:  # the memory files (runtime.json too) are as the last organize left them
-            # (the keys a transaction that changed nothing reports, the same way: JSON shapes are a contract)
-            return _report(TxResult(revision=revision, extra={"created": [], "source_ids": [], "new_sources": {}}),
-                           name, {})
+            return _report(unchanged_result(revision), name, {})  # (the keys of a request that changed nothing)
     runtime = RuntimeState.load(ws.layout)
     needs_stamp = bool(runtime.batches_since_organize or runtime.tokens_since_organize
                        or runtime.writes_since_global or runtime.last_global_at is None)

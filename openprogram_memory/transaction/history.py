@@ -95,31 +95,36 @@ _TREES: dict[tuple[str, bytes], list] = {}
 _TREES_MAX = 256  # (a few MB at most: emptied when it grows past this many trees)
 
 
+def _tree_key(store, tree_sha: bytes) -> tuple[str, bytes]:
+    return str(getattr(store, "path", id(store))), tree_sha
+
+
+def _keep_tree(key: tuple[str, bytes], items: list) -> list:
+    if len(_TREES) >= _TREES_MAX:
+        _TREES.clear()
+    _TREES[key] = items
+    return items
+
+
 def _remember_trees(store, objects: list) -> None:
     """Keep the entries of the trees just written to ``store``."""
     from dulwich.objects import Tree
 
-    if len(_TREES) > _TREES_MAX:
-        _TREES.clear()
-    where = str(getattr(store, "path", id(store)))
     for obj in objects:
         if isinstance(obj, Tree):
-            _TREES[(where, obj.id)] = list(obj.items())
+            _keep_tree(_tree_key(store, obj.id), list(obj.items()))
 
 
 def _tree_items(store, tree_sha: bytes | None) -> list:
     """The entries of an existing tree (none for ``None``); GIT_UNAVAILABLE if it cannot be read."""
     if tree_sha is None:
         return []
-    key = (str(getattr(store, "path", id(store))), tree_sha)
+    key = _tree_key(store, tree_sha)
     known = _TREES.get(key)
     if known is not None:
         return known
     try:
-        items = _TREES[key] = list(store[tree_sha].items())
-        if len(_TREES) > _TREES_MAX:
-            _TREES.clear()
-        return items
+        return _keep_tree(key, list(store[tree_sha].items()))
     except Exception as exc:  # noqa: BLE001 - a truncated or missing tree object is damage, not a retry
         raise MemoryFailure(FailureCode.GIT_UNAVAILABLE, f"tree {tree_sha.decode('ascii', 'replace')} in HEAD "
                             f"is missing or damaged ({type(exc).__name__}); run `git fsck`",

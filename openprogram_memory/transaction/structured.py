@@ -73,7 +73,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CREATE", "UPDATE", "DELETE", "MOVE", "MERGE",
     "Destination", "SourceRef", "Op", "Request",
-    "parse_request", "parse_new_sources", "apply_memory_changes", "run_request",
+    "parse_request", "parse_new_sources", "apply_memory_changes", "run_request", "unchanged_result",
     "TopicEditor", "definition_meaning", "rebase_body",
 ]
 
@@ -124,8 +124,7 @@ def run_request(
         editor = TopicEditor(staging, tree, ws)
         editor.apply(req)
         deletes.update(editor.deleted)
-        return {"deleted_ids": sorted(editor.deleted), "source_ids": sorted(editor.new_source_ids.values()),
-                "new_sources": dict(sorted(editor.new_source_ids.items()))}
+        return _edit_report(editor.deleted, editor.new_source_ids)
 
     result = staged_edit(ws, edit, policy=Policy.STRUCTURED, allowed_deletes=deletes,  # type: ignore[arg-type]
                          base_revision=base_revision, message=message, lock_timeout=lock_timeout,
@@ -133,6 +132,16 @@ def run_request(
     if "request" in applied:
         result.extra["created"] = _created_ids(ws, applied["request"], result) if result.memory_committed else []
     return result
+
+
+def _edit_report(deleted: set[str], new_source_ids: dict[str, str]) -> dict[str, Any]:
+    return {"deleted_ids": sorted(deleted), "source_ids": sorted(new_source_ids.values()),
+            "new_sources": dict(sorted(new_source_ids.items()))}
+
+
+def unchanged_result(revision: str) -> TxResult:
+    """What :func:`run_request` reports for a request that changes nothing, without running one: the same keys."""
+    return TxResult(revision=revision, extra={**_edit_report(set(), {}), "created": []})
 
 
 def _created_ids(ws: "Workspace", request: Request, result: TxResult) -> list[dict[str, Any]]:
