@@ -19,7 +19,7 @@ from ..topics.rules import RECORD_RULES, Violation, check_strict, raise_first, r
 from .result import Policy
 
 __all__ = ["RULES", "Violation", "check_strict", "raise_first", "record_violations", "duplicate_id_violations",
-           "unique_in_file", "lost_id_violations", "delete_needs_base_violations", "dangling",
+           "unique_in_file", "lost_id_violations", "delete_needs_base_violations",
            "dangling_link_violations"]
 if TYPE_CHECKING:
     from ..workspace.caches import FileSummary, RecordInfo, TreeState
@@ -116,27 +116,30 @@ def delete_needs_base_violations(lost: list[str], has_base: bool) -> Iterator[Vi
                         FailureCode.INVALID_ARGUMENT, {"deleted_ids": lost})
 
 
-def dangling(tree: "TreeState") -> set[tuple[str, str, str]]:
-    """``(from file, to file, block id)`` of every link that does not resolve."""
-    id_files = tree.id_files()
-    return {(path, topic, block_id) for path, summary in tree.files.items()
-            for topic, block_id, _line, _id in summary.link_targets if topic not in id_files.get(block_id, ())}
-
-
 def dangling_link_violations(tree: "TreeState", baseline: "TreeState | None" = None,
                              changed: set[str] | None = None) -> Iterator[Violation]:
     """Links that do not resolve: all of them, or (against ``baseline``) those an edit of ``changed`` is answerable for.
 
     A link some other file already left dangling (a hand edit outside the
     product) blocks only the edits that write that file: `memory check`
-    names it, and every unrelated change still goes through.
+    names it, and every unrelated change still goes through. Against a
+    baseline this costs the edit, not the tree: an unchanged file's link can
+    only break when its target left a changed file, so only the links of
+    changed files are read — and, when a changed file lost a block ID, the
+    links that pointed at it.
     """
     id_files = tree.id_files()
-    before = dangling(baseline) if baseline is not None and baseline.files else set()
+    before = baseline.files if baseline is not None else {}
+    whole = not before
+    changed = changed or set()
+    vanished = {(rel, i) for rel in changed if rel in before for i in before[rel].ids
+                if rel not in id_files.get(i, ())}
     for path, summary in tree.files.items():
+        own = whole or path in changed
+        if not own and not vanished:
+            continue
         for topic, block_id, line, _id in summary.link_targets:
-            if topic in id_files.get(block_id, ()) or (
-                    path not in (changed or set()) and (path, topic, block_id) in before):
+            if topic in id_files.get(block_id, ()) or (not own and (topic, block_id) not in vanished):
                 continue
             yield _tree_violation("dangling-link", f"{path}:{line}: link to {topic}#^{block_id} does not "
                                   "resolve (links must point at an existing block ID in that file)",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -41,6 +42,9 @@ class RuntimeState:
     last_global_at: str | None = None
     last_local_at: str | None = None
     last_write_at: str | None = None
+    # (the order dict, how many IDs, the last of them and its number, the JSON of ``order`` and of
+    # ``order_numbers`` — "" while 0, 1, 2 …): what to_text encoded last (not compared, not saved)
+    _order_memo: tuple | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def load(cls, layout: Layout) -> "RuntimeState":
@@ -82,6 +86,8 @@ class RuntimeState:
     def copy(self) -> "RuntimeState":
         clone = RuntimeState(**{f.name: getattr(self, f.name) for f in fields(self)})
         clone.created_order = dict(self.created_order)
+        if self._order_memo is not None and self._order_memo[0] is self.created_order:
+            clone._order_memo = (clone.created_order, *self._order_memo[1:])
         return clone
 
     @property
@@ -101,16 +107,50 @@ class RuntimeState:
 
     def to_text(self) -> str:
         """The file's text: the creation order as one string of block IDs (oldest first), not a list of
-        strings — writing and reading it cost a join and a split, not an encoder call per record."""
-        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "created_order"}
-        data["version"] = RUNTIME_VERSION
-        data["order"] = " ".join(self.created_order)
-        numbers = list(self.created_order.values())
-        if numbers != list(range(len(numbers))):
+        strings — writing and reading it cost a join and a split, not an encoder call per record.
+
+        Byte for byte ``json.dumps(fields, sort_keys=True, separators=(",", ":"))``. The order's JSON is
+        kept from the last call, so a transaction that adds records encodes the IDs it added, not all."""
+        data: dict[str, str] = {f.name: json.dumps(getattr(self, f.name)) for f in fields(self)
+                                if f.compare and f.name != "created_order"}
+        data["version"] = str(RUNTIME_VERSION)
+        order, numbers = self._order_json()
+        data["order"] = order
+        if numbers is not None:
             # Deletes leave gaps; keeping the numbers keeps every derived view
             # (recent_events.jsonl carries them) rebuildable byte for byte.
-            data["order_numbers"] = " ".join(map(str, numbers))
-        return json.dumps(data, sort_keys=True, separators=(",", ":")) + "\n"
+            data["order_numbers"] = numbers
+        return "{" + ",".join(f"{json.dumps(key)}:{data[key]}" for key in sorted(data)) + "}\n"
+
+    def _order_json(self) -> tuple[str, str | None]:
+        """The JSON strings of ``order`` and of ``order_numbers`` (None while the numbers run 0, 1, 2 …).
+
+        What the last call encoded is reused while it is still the start of the order: the same dict, at
+        least as long, with the same ID and number where the encoded part ended (a removal or a re-added ID
+        moves that position or renumbers it; a new dict is never trusted). Only the IDs after it are encoded.
+        """
+        order = self.created_order
+        memo = self._order_memo
+        done, head, head_numbers, expected = 0, None, "", 0
+        if memo is not None and memo[0] is order and 0 < memo[1] <= len(order):
+            _order, count, last, last_number, text, numbers_text = memo
+            at = next(itertools.islice(order, count - 1, None))
+            if at == last and order[at] == last_number:
+                done, head, head_numbers, expected = count, text, numbers_text, last_number + 1
+        tail = list(itertools.islice(order.items(), done, None))
+        text = json.dumps(" ".join(i for i, _n in tail)) if head is None else (
+            head[:-1] + json.dumps(" " + " ".join(i for i, _n in tail))[1:] if tail else head)
+        if head_numbers == "" and all(n == expected + k for k, (_i, n) in enumerate(tail)):
+            numbers = ""  # 0, 1, 2 … (not written)
+        elif head is not None and head_numbers != "":
+            numbers = head_numbers[:-1] + json.dumps(" " + " ".join(str(n) for _i, n in tail))[1:] if tail \
+                else head_numbers
+        else:
+            numbers = json.dumps(" ".join(map(str, order.values())))
+        if order:
+            last_id, last_no = tail[-1] if tail else (memo[2], memo[3])  # type: ignore[index]
+            self._order_memo = (order, len(order), last_id, last_no, text, numbers)
+        return text, numbers or None
 
     def assign_order(self, block_ids: list[str]) -> None:
         """Give IDs not seen before the next creation positions."""

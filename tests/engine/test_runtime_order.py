@@ -59,3 +59,48 @@ def test_damaged_numbers_read_as_a_plain_count(tmp_path):
         assert list(_load(ws).created_order.values()) == [0, 1, 2], numbers
     path.write_text(json.dumps({"version": 2, "order": ["not", "a", "string"]}))
     assert _load(ws).created_order == {}
+
+
+def _encoded_whole(state: RuntimeState) -> str:
+    """runtime.json as encoded from nothing: what the kept encoding must equal byte for byte."""
+    data = {name: getattr(state, name) for name in ("batches_since_organize", "tokens_since_organize",
+                                                    "writes_since_global", "last_global_at", "last_local_at",
+                                                    "last_write_at")}
+    data["version"] = 2
+    data["order"] = " ".join(state.created_order)
+    numbers = list(state.created_order.values())
+    if numbers != list(range(len(numbers))):
+        data["order_numbers"] = " ".join(map(str, numbers))
+    return json.dumps(data, sort_keys=True, separators=(",", ":")) + "\n"
+
+
+def test_the_kept_encoding_of_the_order_matches_encoding_it_whole_after_any_changes():
+    """Transactions add IDs, delete them, re-add a deleted one, copy the state (load and remember do), or
+    replace the order (sync): the text written is always what encoding the whole order gives."""
+    import random
+
+    rng = random.Random(7)
+    state = RuntimeState(last_write_at="2026-12-01T10:00:00+00:00 \u00e9\"")
+    pool = [f"id{n:04x}" for n in range(400)]
+    for step in range(600):
+        move = rng.random()
+        order = state.created_order
+        if move < 0.45:
+            state.assign_order(rng.sample(pool, rng.randint(1, 4)))
+        elif move < 0.65 and order:
+            order.pop(rng.choice(list(order)))
+        elif move < 0.75 and order:
+            gone = rng.choice(list(order))  # deleted and written again: moves to the end with a new number
+            order.pop(gone)
+            state.assign_order([gone])
+        elif move < 0.85:
+            state = state.copy()
+        elif move < 0.9 and order:
+            ids = list(order)
+            rng.shuffle(ids)
+            state.created_order = {block_id: n for n, block_id in enumerate(ids)}  # a new order, same length
+        elif move < 0.93:
+            state.created_order = {}
+        state.batches_since_organize = step
+        assert state.to_text() == _encoded_whole(state), step
+        assert state.to_text() == _encoded_whole(state), step  # and again from what it kept
