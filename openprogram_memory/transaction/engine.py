@@ -260,10 +260,9 @@ def _files_to_install(ws: Workspace, staging: Staging, baseline: TreeState, new_
     files.update({rel: new for rel, (_old, new) in appended.items()})
     files.update({rel: staging.archive_files[rel] for rel in archives})
     result.derived_files = sorted(rel for rel in files if is_derived(rel))
-    if runtime != RuntimeState.load(ws.layout):  # (compared as values: no serializing of an unchanged order)
-        runtime_bytes = runtime.to_text().encode("utf-8")
-        if _read_bytes(ws.layout.path(RUNTIME)) != runtime_bytes:
-            files[RUNTIME] = runtime_bytes
+    runtime_bytes = runtime.to_text().encode("utf-8")  # (the order's encoding is kept: this costs what it added)
+    if _read_bytes(ws.layout.path(RUNTIME)) != runtime_bytes:
+        files[RUNTIME] = runtime_bytes
     return files
 
 

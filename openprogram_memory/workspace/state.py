@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import itertools
 import json
@@ -97,13 +98,14 @@ class RuntimeState:
         return self.created_order[next(reversed(self.created_order))] + 1
 
     def remember(self, layout: Layout) -> None:
-        """Prime the per-process cache after this state was written to disk."""
+        """Prime the per-process cache after this state was written to disk. The cache keeps this object
+        (no copy of the order): do not change it afterwards (:meth:`load` hands out copies)."""
         path = layout.path(RUNTIME)
         try:
             st = os.stat(path)
         except OSError:
             return
-        _RUNTIME_CACHE[str(path)] = ((st.st_mtime_ns, st.st_size, st.st_ino), self.copy())
+        _RUNTIME_CACHE[str(path)] = ((st.st_mtime_ns, st.st_size, st.st_ino), self)
 
     def to_text(self) -> str:
         """The file's text: the creation order as one string of block IDs (oldest first), not a list of
@@ -134,10 +136,10 @@ class RuntimeState:
         done, head, head_numbers, expected = 0, None, "", 0
         if memo is not None and memo[0] is order and 0 < memo[1] <= len(order):
             _order, count, last, last_number, text, numbers_text = memo
-            at = next(itertools.islice(order, count - 1, None))
+            at = next(itertools.islice(reversed(order), len(order) - count, None))  # (from the end: O(added))
             if at == last and order[at] == last_number:
                 done, head, head_numbers, expected = count, text, numbers_text, last_number + 1
-        tail = list(itertools.islice(order.items(), done, None))
+        tail = list(itertools.islice(reversed(order.items()), len(order) - done))[::-1]
         text = json.dumps(" ".join(i for i, _n in tail)) if head is None else (
             head[:-1] + json.dumps(" " + " ".join(i for i, _n in tail))[1:] if tail else head)
         if head_numbers == "" and all(n == expected + k for k, (_i, n) in enumerate(tail)):
@@ -309,6 +311,8 @@ class RevisionCache:
         self._seeded: dict[str, set[str]] = {}  # root → paths the manifest knew when this process first looked
         self._lines: dict[str, dict[str, tuple[tuple[int, int, int], bytes]]] = {}
         self._keys: dict[str, str] = {}  # root → the signatures key this process last recorded
+        # root → (the files of the last digest, their paths in order, each one's line, those not yet trusted)
+        self._last: dict[str, tuple[dict, list[str], dict[str, bytes], set[str]]] = {}
         self._lock = threading.Lock()
 
     def revision(self, root: Path, tree_scan: "TreeScan | None" = None) -> str:
@@ -343,34 +347,72 @@ class RevisionCache:
         return revision
 
     def _compute(self, root: Path, base: str, files: dict[str, tuple[str, tuple[int, int, int], bool]]) -> str:
-        """The Merkle digest over ``files`` (``rel → (path, signature, symlink)``), hashing only what changed."""
+        """The Merkle digest over ``files`` (``rel → (path, signature, symlink)``), hashing only what changed.
+
+        Against the files of this process's last digest of ``root``, only the entries that differ (found by
+        a set difference, not a loop over every file) and those still too recent to trust are looked at;
+        the lines of the rest, kept in path order, are joined again as they were.
+        """
         lines_of = self._lines.setdefault(base, {})  # rel → (signature, its line): unchanged files cost a lookup
-        lines = []
         fresh: dict[str, tuple[tuple[int, int, int], bytes]] = {}
-        for rel in sorted(files):
-            path, sig, _link = files[rel]
-            hit = lines_of.get(rel)
-            if hit is not None and hit[0] == sig:
-                lines.append(hit[1])
-                continue
-            known = self._digests.get(path)
-            digest = self._digest(path, sig)
-            if digest is None:
-                continue
-            line = b"%s\0%s\n" % (rel.encode("utf-8", "surrogateescape"), digest)
-            lines.append(line)
-            stored = self._digests.get(path)
-            if stored is not None and stored[0] == sig:  # trusted by signature from now on
-                lines_of[rel] = (sig, line)
-                if known is None or known[0] != sig:
-                    fresh[rel] = stored
+        last = self._last.get(base)
+        diff = files.items() ^ last[0].items() if last is not None else None
+        if last is not None and diff is not None and len(diff) <= max(16, len(files) // 8):
+            _files, rels, lines, racy = last
+            rels, lines, racy = list(rels), dict(lines), set(racy)
+            for rel in {rel for rel, _entry in diff} | last[3]:
+                entry = files.get(rel)
+                line = None if entry is None else self._line(rel, entry, lines_of, fresh, racy)
+                if line is None:
+                    if lines.pop(rel, None) is not None:
+                        del rels[bisect.bisect_left(rels, rel)]
+                    if entry is None:
+                        racy.discard(rel)
+                    continue
+                if rel not in lines:
+                    bisect.insort(rels, rel)
+                lines[rel] = line
+        else:
+            rels, lines, racy = [], {}, set()
+            for rel in sorted(files):
+                line = self._line(rel, files[rel], lines_of, fresh, racy)
+                if line is not None:
+                    rels.append(rel)
+                    lines[rel] = line
+        self._last[base] = (files, rels, lines, racy)
         gone = self._seeded[base].difference(files) if self._seeded[base] else set()
         if fresh or gone:
             from .manifest import Manifest
 
             Manifest(root).put_digests(fresh, gone)
             self._seeded[base] -= gone
-        return hashlib.sha256(b"".join(lines)).hexdigest()[:32]
+        return hashlib.sha256(b"".join(map(lines.__getitem__, rels))).hexdigest()[:32]
+
+    def _line(self, rel: str, entry: tuple[str, tuple[int, int, int], bool],
+              lines_of: dict[str, tuple[tuple[int, int, int], bytes]],
+              fresh: dict[str, tuple[tuple[int, int, int], bytes]], racy: set[str]) -> bytes | None:
+        """One file's line of the digest (None when it cannot be read); ``racy`` gains it while its signature
+        cannot be trusted yet, ``fresh`` when its digest just became trusted."""
+        path, sig, _link = entry
+        hit = lines_of.get(rel)
+        if hit is not None and hit[0] == sig:
+            racy.discard(rel)
+            return hit[1]
+        known = self._digests.get(path)
+        digest = self._digest(path, sig)
+        if digest is None:
+            racy.add(rel)  # (unreadable: tried again next time, as a racy file is)
+            return None
+        line = b"%s\0%s\n" % (rel.encode("utf-8", "surrogateescape"), digest)
+        stored = self._digests.get(path)
+        if stored is not None and stored[0] == sig:  # trusted by signature from now on
+            lines_of[rel] = (sig, line)
+            racy.discard(rel)
+            if known is None or known[0] != sig:
+                fresh[rel] = stored
+        else:
+            racy.add(rel)
+        return line
 
     def _seed(self, root: Path) -> None:
         from .manifest import Manifest
