@@ -87,6 +87,7 @@ class FilesMemory(BaseMemory):
         self.settings = settings or load_settings()
         self.sessions: list[str] = []
         self._ws = None
+        self._watched = None  # the root this provider holds a file watch on, from initialize to shutdown
 
     # -- helpers -------------------------------------------------------
     def _workspace(self):
@@ -108,10 +109,20 @@ class FilesMemory(BaseMemory):
         return self.settings.enabled
 
     def initialize(self, session_id: str, **context: Any) -> None:
-        """Remember the session (flushed at shutdown) and open the workspace."""
+        """Remember the session (flushed at shutdown), open the workspace, and watch its files until shutdown:
+        the runtime asks :meth:`search` before every turn, and while the watch sees nothing move a search
+        checks no file (a hand edit is seen once the watch reports it, ~50-100 ms; architecture §9)."""
         if session_id and session_id not in self.sessions:
             self.sessions.append(session_id)
-        self._guard("initialize", None, self._workspace)
+        self._guard("initialize", None, self._open)
+
+    def _open(self) -> None:
+        root = self._workspace().root
+        if self._watched is None:
+            from .workspace import watch
+
+            if watch.hold(root) is not None:
+                self._watched = root
 
     def system_prompt(self) -> str:
         """The effective core block, fenced once; empty when injection is off."""
@@ -197,6 +208,11 @@ class FilesMemory(BaseMemory):
         for session_id in list(self.sessions):
             self.write(session_id, force=True)
         self.sessions.clear()
+        if self._watched is not None:
+            from .workspace import watch
+
+            self._guard("shutdown", None, watch.release, self._watched)
+            self._watched = None
 
 
 def get_provider(settings: Settings | None = None) -> MemoryBackend:

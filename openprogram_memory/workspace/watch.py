@@ -82,19 +82,54 @@ class RootWatch:
 
 _WATCHES: dict[Path, RootWatch] = {}
 _LOCAL: dict[Path, int] = {}  # transactions of this process, by root
+_HOLDERS: dict[Path, int] = {}  # roots watched for as long as someone holds them (not for the whole process)
 _LOCK = threading.Lock()
 
 
 def start(root: Path) -> RootWatch | None:
     """Watch ``root`` for the rest of this process (idempotent); ``None`` when there is no workspace yet."""
     root = Path(root).resolve()
+    with _LOCK:
+        _HOLDERS.pop(root, None)  # (for good now: a release no longer stops it)
+        return _running(root)
+
+
+def _running(root: Path) -> RootWatch | None:
     if not root.is_dir():
         return None
+    watch = _WATCHES.get(root)
+    if watch is None or not watch._thread.is_alive():
+        watch = _WATCHES[root] = RootWatch(root)
+    return watch
+
+
+def hold(root: Path) -> RootWatch | None:
+    """Watch ``root`` until every holder has called :func:`release` (a memory provider, from its session's start
+    to its shutdown); a root :func:`start` watches stays watched."""
+    root = Path(root).resolve()
     with _LOCK:
-        watch = _WATCHES.get(root)
-        if watch is None or not watch._thread.is_alive():
-            watch = _WATCHES[root] = RootWatch(root)
-        return watch
+        if root in _WATCHES and root not in _HOLDERS and _WATCHES[root]._thread.is_alive():
+            return _WATCHES[root]  # watched for good already
+        running = _running(root)
+        if running is not None:
+            _HOLDERS[root] = _HOLDERS.get(root, 0) + 1
+        return running
+
+
+def release(root: Path) -> None:
+    """One holder of ``root`` is done; the last one stops the watch (reads check the files again)."""
+    root = Path(root).resolve()
+    with _LOCK:
+        left = _HOLDERS.get(root, 0) - 1
+        if left < 0:
+            return  # not held (watched for good, or never)
+        if left:
+            _HOLDERS[root] = left
+            return
+        del _HOLDERS[root]
+        watch = _WATCHES.pop(root, None)
+    if watch is not None:
+        watch.stop()
 
 
 def stop(root: Path | None = None) -> None:
@@ -102,6 +137,8 @@ def stop(root: Path | None = None) -> None:
     with _LOCK:
         roots = list(_WATCHES) if root is None else [Path(root).resolve()]
         watches = [_WATCHES.pop(r) for r in roots if r in _WATCHES]
+        for r in roots:
+            _HOLDERS.pop(r, None)
     for watch in watches:
         watch.stop()
 
