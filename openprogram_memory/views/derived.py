@@ -249,8 +249,37 @@ def recent_events(tree: TreeState, created_order: dict[str, int], limit: int) ->
     return "".join(line + "\n" for line in lines)
 
 
+register_index("link-targets", lambda summary: [block_id for _topic, block_id, _line, _id in summary.link_targets])
+
+
 def relations(tree: TreeState) -> str:
-    """``{"backlinks": {id: [ids]}, "outbound": {id: ["topic#^id"]}}``."""
+    """``{"backlinks": {id: [ids]}, "outbound": {id: ["topic#^id"]}}``.
+
+    Worked out once per tree. A tree made from another by an edit that
+    neither holds a link (before or after) nor touches a record any link
+    points at has the other tree's text: nothing it lists moved.
+    """
+    text = tree.views.get("relations")
+    if text is None:
+        text = tree.views["relations"] = _relations_kept(tree) or _relations(tree)
+    return text
+
+
+def _relations_kept(tree: TreeState) -> str | None:
+    if tree.derived_from is None:
+        return None
+    views, old, new = tree.derived_from
+    kept = views.get("relations")
+    changed = [*old, *new]
+    if kept is None or any(summary.link_targets for summary in changed):
+        return None
+    targets = tree.index("link-targets")
+    if any(block_id in targets for summary in changed for block_id in summary.ids):
+        return None
+    return kept
+
+
+def _relations(tree: TreeState) -> str:
     outbound: dict[str, set[str]] = {}
     backlinks: dict[str, set[str]] = {}
     for summary in tree.files.values():

@@ -17,7 +17,7 @@ import threading
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from collections.abc import Iterator, Mapping
-from typing import Callable, Collection, Iterable, Protocol
+from typing import Any, Callable, Collection, Iterable, Protocol
 
 from ..sources.archive import ArchiveFile, ParsedArchive, SourceMessage
 from ..topics.model import TopicDoc, parse_topic, record_links
@@ -581,6 +581,10 @@ class TreeState:
     _indexes: dict[str, Mapping[str, list[str]]] = field(default_factory=dict)
     source_sigs: dict[str, Signature] | None = None  # sources/ as scanned with this snapshot
     _by_id: dict[str, RecordInfo] | None = None
+    # views worked out for this tree (by name), and — for a tree made by with_files — the views of the tree it
+    # was made from with the file summaries it replaced and those that replaced them (not that tree itself)
+    views: dict[str, Any] = field(default_factory=dict)
+    derived_from: tuple[dict[str, Any], list[FileSummary], list[FileSummary]] | None = None
 
     def records(self) -> list[RecordInfo]:
         return [r for path in sorted(self.files) for r in self.files[path].records]
@@ -640,7 +644,7 @@ class TreeState:
                 files[path] = summary
         new = [s for s in replaced.values() if s is not None]
         self.id_files()
-        return TreeState(files, _indexes=self.updated_indexes(old, new))
+        return TreeState(files, _indexes=self.updated_indexes(old, new), derived_from=(self.views, old, new))
 
 
 KeyFunction = Callable[["FileSummary"], Iterable[str]]

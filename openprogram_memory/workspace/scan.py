@@ -93,12 +93,57 @@ class TreeScan:
 
     def __init__(self, root: str | Path, files: dict[str, tuple[str, Signature, bool]] | None = None) -> None:
         self.root = os.fspath(root)
-        if files is None:
-            files = {rel: (entry.path, sig, entry.is_symlink())
-                     for rel, entry, sig in scan(root, skip=frozenset({".git", ".scriptorium"}))}
-        self.files = files  # rel → (path, signature, is a symlink)
         self._topics: dict[str, Signature] | None = None
         self._under: dict[str, dict[str, Signature]] = {}
+        if files is None:
+            files = self._walk()
+        self.files = files  # rel → (path, signature, is a symlink)
+
+    def _walk(self) -> dict[str, tuple[str, Signature, bool]]:
+        """The stat pass: every file, and in the same walk what :meth:`topics` and ``under("sources")``
+        return (no second pass over the paths)."""
+        files: dict[str, tuple[str, Signature, bool]] = {}
+        topics: dict[str, Signature] = {}
+        sources: dict[str, Signature] = {}
+        links: list[str] = []
+        # (relative prefix, directory, where its files go: topics / sources / neither, a hidden name on the way)
+        stack: list[tuple[str, str, str, bool]] = [("", self.root, "", False)]
+        while stack:
+            prefix, path, area, hidden = stack.pop()
+            try:
+                entries = os.scandir(path)
+            except OSError:
+                continue
+            with entries:
+                for entry in entries:
+                    name = entry.name
+                    rel = prefix + name
+                    try:
+                        if entry.is_dir(follow_symlinks=False):
+                            if prefix or name not in (".git", ".scriptorium"):
+                                stack.append((rel + "/", entry.path, area or name,
+                                              hidden or (bool(area) and name.startswith("."))))
+                            continue
+                        st = entry.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    sig = (st.st_mtime_ns, st.st_size, st.st_ino)
+                    link = entry.is_symlink()
+                    files[rel] = (entry.path, sig, link)
+                    if area == "sources":
+                        sources[rel] = sig
+                    elif area == "topics" and not hidden and name.endswith(".md") and not name.startswith("."):
+                        if link:
+                            links.append(rel)
+                        topics[rel] = sig
+        if links:
+            from .layout import resolves_inside
+
+            for rel in links:
+                if not resolves_inside(Path(self.root), rel):
+                    del topics[rel]
+        self._topics, self._under["sources/"] = topics, sources
+        return files
 
     def _is_topic(self, rel: str, link: bool) -> bool:
         if not rel.startswith("topics/") or not rel.endswith(".md") or "/." in rel:

@@ -186,3 +186,49 @@ def test_lock_held_elsewhere_is_concurrent_update():
         assert info.value.code is FailureCode.CONCURRENT_UPDATE and info.value.exit_code == 75
     finally:
         other.release()
+
+
+def test_relations_json_stays_what_the_whole_tree_gives_through_edits_that_do_and_do_not_touch_links(tmp_path):
+    """relations.json is carried from one tree to the next when an edit neither holds a link nor touches a
+    record a link points at; every other edit works it out again. Either way it is what the whole tree gives."""
+    import json
+    import re
+
+    from openprogram_memory.views.derived import _relations
+    from openprogram_memory.workspace.caches import TreeState
+
+    from .helpers import linked_pair, make_workspace, record
+
+    ws = make_workspace(tmp_path / "state")
+
+    def on_disk_is_whole():
+        text = (ws.root / "relations.json").read_text()
+        assert text == _relations(TreeState(dict(ws.cache.snapshot().files)))
+        return json.loads(text)
+
+    target = linked_pair(ws)
+    assert on_disk_is_whole()["outbound"]  # the link is listed
+    ws.update(changes=[{"path": "topics/tea.md", "content": record("Tea at four.", "openprogram/s1/u3")}])
+    on_disk_is_whole()  # unrelated: carried
+    tea = next(r.memory_id for r in ws.records() if "Tea" in r.content)
+    ws.update(changes=[{"path": "topics/menu.md",
+                        "content": record(f"The [tea](tea.md#^{tea}) is oolong.", "openprogram/s1/u3")}])
+    assert tea in on_disk_is_whole()["backlinks"]  # a new link
+    tea_file = ws.read_topic("topics/tea.md")
+    ws.update(changes=[{"path": "topics/tea.md", "content": tea_file.replace("Tea at four.", "Tea at five.")}])
+    on_disk_is_whole()  # an edit of a linked record
+    ws.update(changes=[{"path": "topics/people.md", "content": ws.read_topic("topics/people.md")
+                        + "\n" + record("Dana also fixes kites.", "openprogram/s1/u2", label="e9")}])
+    on_disk_is_whole()  # a record added beside a linked one
+    kites = next(r.memory_id for r in ws.records() if "kites" in r.content)
+    people = ws.read_topic("topics/people.md")
+    labels = re.findall(r"^(\[\^[^\]]+\]):", people, re.M)
+    notes = "\n".join(line for line in people.splitlines() if line.startswith("[^"))
+    merged = f"Dana runs a bike shop and fixes kites.{labels[0]}{labels[1]} ^{target} ^{kites}\n\n{notes}\n"
+    ws.update(changes=[{"path": "topics/people.md", "content": merged}], base_revision=ws.revision())
+    assert kites in on_disk_is_whole()["backlinks"]  # the linked record merged: listed under its new memory id
+    target = kites
+    menu = next(r.memory_id for r in ws.records() if "oolong" in r.content)
+    ws.update(memory_changes=[{"op": "delete_record", "memory_id": menu}])
+    assert tea not in on_disk_is_whole()["backlinks"]  # the link went with its record
+    assert target in on_disk_is_whole()["backlinks"]
