@@ -6,14 +6,17 @@ import bisect
 import hashlib
 import itertools
 import json
+import marshal
 import os
 import re
 import secrets
 import threading
 import time
+from array import array
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
+from operator import itemgetter
 from pathlib import Path
 from typing import Iterator
 
@@ -287,12 +290,16 @@ def revision_files(root: Path, tree_scan: "TreeScan | None" = None) -> dict[str,
 
 
 def signatures_key(files: dict[str, tuple[str, tuple[int, int, int], bool]]) -> str:
-    """sha256 of every file's path and signature, in path order (the paths alone are sorted: faster)."""
-    lines = []
-    for rel in sorted(files):
-        mtime, size, inode = files[rel][1]
-        lines.append(f"{rel}\0{mtime} {size} {inode}\n")
-    return hashlib.sha256("".join(lines).encode("utf-8", "surrogateescape")).hexdigest()
+    """sha256 of every file's path and signature, in path order: the paths joined, then the signatures as
+    64-bit integers (no per-file formatting: at 50k records this runs over ~5,000 files per ``status``)."""
+    rels = sorted(files)
+    sigs = list(map(itemgetter(1), map(files.__getitem__, rels)))
+    digest = hashlib.sha256("\0".join(rels).encode("utf-8", "surrogateescape"))
+    try:
+        digest.update(array("q", itertools.chain.from_iterable(sigs)).tobytes())
+    except OverflowError:  # (an inode number past 2**63, as overlay file systems make)
+        digest.update(marshal.dumps(sigs))
+    return digest.hexdigest()
 
 
 class RevisionCache:

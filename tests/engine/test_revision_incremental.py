@@ -66,3 +66,18 @@ def test_a_file_that_could_not_be_read_is_read_again_next_time(tmp_path, monkeyp
     monkeypatch.setattr(RevisionCache, "_digest", real)
     assert without != _by_definition(root)
     assert cache.revision(root) == _by_definition(root)
+
+
+def test_the_signatures_key_tells_any_moved_signature_or_path_apart_even_past_64_bit_inodes():
+    """The key that says "every file as it was" (status memo, organized, revision) differs whenever a path or any
+    part of a signature differs — also for inode numbers past 2**63, which overlay file systems hand out."""
+    from openprogram_memory.workspace.state import signatures_key
+
+    base = {"topics/a.md": ("/m/topics/a.md", (10, 20, 30), False), "topics/b.md": ("/m/topics/b.md", (1, 2, 3), False)}
+    keys = {signatures_key(base)}
+    for rel, sig in (("topics/a.md", (11, 20, 30)), ("topics/a.md", (10, 21, 30)), ("topics/a.md", (10, 20, 31)),
+                     ("topics/b.md", (1, 2, 2**64 - 1)), ("topics/b.md", (1, 2, 2**64 - 2))):
+        keys.add(signatures_key({**base, rel: (base[rel][0], sig, False)}))
+    keys.add(signatures_key({"topics/a.md": base["topics/a.md"], "topics/c.md": base["topics/b.md"]}))
+    assert len(keys) == 7
+    assert signatures_key(dict(reversed(base.items()))) == signatures_key(base)  # the order of the scan is not in it
