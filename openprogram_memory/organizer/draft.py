@@ -11,7 +11,8 @@ sees the core after the cleanup. The model mirrors how
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, MutableMapping
+from dataclasses import dataclass
 from typing import Any
 
 from ..topics.model import Heading
@@ -37,41 +38,101 @@ class DraftRecord:
         return self.ids[-1]
 
 
-@dataclass
-class DraftTree:
-    """Files → records in file order, plus the operations that got them there."""
+class _Lazy(MutableMapping[str, Any]):
+    """A map over the tree's topic files whose values are worked out the first time one is asked for: a
+    planner that looks at a few files (the changed ones and their duplicate candidates) pays for those."""
 
-    files: dict[str, list[DraftRecord]]
-    titles: dict[str, str | None]
-    meanings: dict[str, dict[str, tuple]]
-    changes: list[dict[str, Any]] = field(default_factory=list)
+    def __init__(self, known: set[str], load: Callable[[str], Any]) -> None:
+        self._data: dict[str, Any] = {}
+        self._known = known
+        self._load = load
+
+    def __getitem__(self, key: str) -> Any:
+        try:
+            return self._data[key]
+        except KeyError:
+            if key not in self._known:
+                raise
+            value = self._data[key] = self._load(key)
+            return value
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self._data[key] = value
+        self._known.add(key)
+
+    def __delitem__(self, key: str) -> None:
+        if key not in self._known:
+            raise KeyError(key)
+        self._data.pop(key, None)
+        self._known.discard(key)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._known
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._known)
+
+    def __len__(self) -> int:
+        return len(self._known)
+
+
+class DraftTree:
+    """Files → records in file order, plus the operations that got them there.
+
+    Made from a tree, a file's records, title and citation meanings are read from it when first asked for
+    (:meth:`count` needs none of them)."""
+
+    def __init__(self, files: MutableMapping[str, list[DraftRecord]], titles: MutableMapping[str, str | None],
+                 meanings: MutableMapping[str, dict[str, tuple]], sizes: Callable[[str], int] | None = None) -> None:
+        self.files = files
+        self.titles = titles
+        self.meanings = meanings
+        self.changes: list[dict[str, Any]] = []
+        self._sizes = sizes
 
     @classmethod
     def from_tree(cls, tree: TreeState, created_order: dict[str, int]) -> "DraftTree":
-        files: dict[str, list[DraftRecord]] = {}
-        titles: dict[str, str | None] = {}
-        meanings: dict[str, dict[str, tuple]] = {}
-        for rel in sorted(tree.files):
+        def meanings_of(rel: str) -> dict[str, tuple]:
             summary = tree.files[rel]
-            doc = summary.doc
             cached = summary.__dict__.get("_meanings")  # (once per parse of the file)
             if cached is None:
                 cached = summary.__dict__["_meanings"] = {
-                    label: definition_meaning(d, rel) for label, d in doc.definitions().items()}
-            meanings[rel] = dict(cached)  # (a draft adds to its copy as records move)
-            titles[rel] = next((b.title for b in doc.blocks if isinstance(b, Heading) and b.level == 1), None)
-            files[rel] = [
+                    label: definition_meaning(d, rel) for label, d in summary.doc.definitions().items()}
+            return dict(cached)  # (a draft adds to its copy as records move)
+
+        def title_of(rel: str) -> str | None:
+            return next((b.title for b in tree.files[rel].doc.blocks if isinstance(b, Heading) and b.level == 1),
+                        None)
+
+        meanings = _Lazy(set(tree.files), meanings_of)
+
+        def records_of(rel: str) -> list[DraftRecord]:
+            meaning = meanings[rel]
+            return [
                 DraftRecord(
                     ids=list(record.ids),
                     topic=rel,
                     chain=tuple(record.headings),
                     content=record.content,
-                    evidence={ev.label: meanings[rel].get(ev.label, ()) for ev in record.evidence},
+                    evidence={ev.label: meaning.get(ev.label, ()) for ev in record.evidence},
                     order=created_order.get(record.memory_id, UNKNOWN_ORDER),
                 )
-                for record in summary.records
+                for record in tree.files[rel].records
             ]
-        return cls(files, titles, meanings)
+
+        files = _Lazy(set(tree.files), records_of)
+        read = files._data
+
+        def size(rel: str) -> int:
+            return len(read[rel]) if rel in read else len(tree.files[rel].records)
+
+        return cls(files, _Lazy(set(tree.files), title_of), meanings, size)
+
+    def count(self, topic: str) -> int:
+        """How many records ``topic`` holds now (without reading a file no stage has touched)."""
+        if self._sizes is not None and topic in self.files:
+            return self._sizes(topic)
+        return len(self.files.get(topic, []))
 
     # -- reading ------------------------------------------------------
     def records(self, topic: str | None = None) -> list[DraftRecord]:

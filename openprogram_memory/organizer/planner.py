@@ -33,14 +33,14 @@ loses a block ID (STRUCTURED policy with no deletes).
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from typing import Any, Callable, Mapping
 
 from ..workspace.layout import CORE_TOPIC
 from ..workspace.caches import FileSummary, TreeState
 from ..placement.classify import CORE_CATEGORIES, core_rank, explain_statement, project_name
 from ..placement.paths import GENERAL_PROJECT, NOTES, PROJECTS_DIR, slugify
 from .draft import DraftRecord, DraftTree
-from ..placement.similarity import duplicate_groups, normalized, record_token_sets, tokens
+from ..placement.similarity import candidate_tokens, duplicate_groups, normalized, record_token_sets, tokens
 
 MAX_TOPIC_RECORDS = 30
 
@@ -63,15 +63,18 @@ def plan_rules(tree: TreeState, created_order: dict[str, int],
 # -- 1. duplicates --------------------------------------------------------
 def merge_duplicates(draft: DraftTree, tree: TreeState | None = None, changed: set[str] | None = None) -> None:
     """Merge each duplicate cluster into its first record (only clusters touching ``changed`` topics, if given)."""
-    records = draft.records()
     token_sets = None
     focus = None
     frequency = None
     if changed is not None and tree is not None:
-        token_sets = [s for rel in sorted(tree.files) for s in record_token_sets(tree.files[rel])]
-        focus = {i for i, record in enumerate(records) if record.topic in changed}
         files_with = tree.index("tokens")  # (kept from tree to tree: a token's files, for its rarity)
         frequency = lambda token: len(files_with.get(token, ()))  # noqa: E731
+        rels = _candidate_files(tree, changed, frequency, files_with)
+        records = [r for rel in rels for r in draft.records(rel)]
+        token_sets = [s for rel in rels for s in record_token_sets(tree.files[rel])]
+        focus = {i for i, record in enumerate(records) if record.topic in changed}
+    else:
+        records = draft.records()
     for group in duplicate_groups([r.content for r in records], focus=focus, token_sets=token_sets,
                                   frequency=frequency):
         members = [records[i] for i in group]
@@ -90,6 +93,20 @@ def merge_duplicates(draft: DraftTree, tree: TreeState | None = None, changed: s
         kind = "exact" if all(normalized(d.content) == normalized(keep.content) for d in dups) else "near"
         draft.merge(keep, dups, f"{kind} duplicate(s) of ^{keep.identity}: "
                     + ", ".join(f"^{d.identity} ({d.topic})" for d in dups))
+
+
+def _candidate_files(tree: TreeState, changed: set[str], frequency: Callable[[str], int],
+                     files_with: Mapping[str, list[str]]) -> list[str]:
+    """The changed files and every file holding one of the tokens the duplicate pass looks a changed record's
+    candidates up by (the rarest of its tokens, :func:`duplicate_groups`): the only files whose records it can
+    pair with one of them, so the only ones read."""
+    present = sorted(rel for rel in changed if rel in tree.files)
+    found = set(present)
+    for rel in present:
+        for token_set in record_token_sets(tree.files[rel]):
+            for token in candidate_tokens(token_set, frequency):
+                found.update(files_with.get(token, ()))
+    return sorted(found)
 
 
 # -- 2. the core ------------------------------------------------------------
@@ -152,9 +169,9 @@ def clean_core(draft: DraftTree) -> None:
 def split_topics(draft: DraftTree) -> None:
     """Split every non-core topic over :data:`MAX_TOPIC_RECORDS` records."""
     for topic in sorted(draft.files):
+        if topic == CORE_TOPIC or draft.count(topic) <= MAX_TOPIC_RECORDS:
+            continue  # (counted without reading the file's records)
         records = draft.records(topic)
-        if topic == CORE_TOPIC or len(records) <= MAX_TOPIC_RECORDS:
-            continue
         stem = topic.removesuffix(".md")
         titled = all(r.chain and r.chain[0] == records[0].chain[0] for r in records)
         depth = 2 if titled else 1

@@ -138,12 +138,7 @@ def _focused_groups(texts: Sequence[str], threshold: float, focus: set[int],
     sets = list(token_sets) if token_sets is not None else [frozenset(tokens(t)) for t in texts]
     if frequency is None:
         frequency = Counter(t for s in sets for t in s).__getitem__
-    prefixes: dict[int, list[str]] = {}
-    for i in sorted(focus):
-        if sets[i]:
-            # an exact duplicate has the same tokens (it holds the rarest); a near one holds one of the prefix
-            ordered = sorted(sets[i], key=lambda t: (frequency(t), t))
-            prefixes[i] = ordered[:max(1, len(ordered) - math.ceil(threshold * len(ordered)) + 1)]
+    prefixes = {i: candidate_tokens(sets[i], frequency, threshold) for i in sorted(focus) if sets[i]}
     wanted = frozenset(t for prefix in prefixes.values() for t in prefix)
     holders: dict[str, list[int]] = {}
     for j, token_set in enumerate(sets):
@@ -156,6 +151,14 @@ def _focused_groups(texts: Sequence[str], threshold: float, focus: set[int],
             if _duplicates(texts, sets, i, j, threshold):
                 components.union(i, j)
     return components.groups()
+
+
+def candidate_tokens(token_set: frozenset[str], frequency: Callable[[str], int],
+                     threshold: float = JACCARD) -> list[str]:
+    """The tokens a record's duplicate candidates are looked up by: the rarest ones, as many as a record
+    sharing ``threshold`` of them must hold one of (an exact duplicate has the same tokens, the rarest too)."""
+    ordered = sorted(token_set, key=lambda t: (frequency(t), t))
+    return ordered[:len(ordered) - math.ceil(threshold * len(ordered)) + 1]
 
 
 def _duplicates(texts: Sequence[str], sets: Sequence[frozenset[str]], i: int, j: int, threshold: float) -> bool:
@@ -189,8 +192,7 @@ def near_duplicate_prefix(token_set: frozenset[str], tree: "TreeState", threshol
     """The fewest tokens of which every record with Jaccard ≥ ``threshold`` to ``token_set`` holds one: its
     ``n - ceil(threshold * n) + 1`` rarest (prefix filtering; any order would do, the rarest find fewest)."""
     files = tree.index("tokens")
-    ordered = sorted(token_set, key=lambda t: (len(files.get(t, ())), t))
-    return ordered[:len(ordered) - math.ceil(threshold * len(ordered)) + 1]
+    return candidate_tokens(token_set, lambda t: len(files.get(t, ())), threshold)
 
 
 def records_with_any(tree: "TreeState", wanted: Sequence[str]) -> list["RecordInfo"]:

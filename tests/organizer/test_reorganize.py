@@ -214,3 +214,27 @@ def test_merging_near_duplicates_keeps_the_richer_wording(tmp_path):
     (kept,) = ws.records()
     assert kept.content == "Dana lives in Oslo near the old harbour, Norway."
     assert ws.get(newer)["memory_id"] == ws.get(older)["memory_id"] == kept.memory_id
+
+
+def test_a_topic_grown_past_the_limit_by_records_the_core_cleanup_moved_in_is_split(tmp_path):
+    """The stages see each other's results: the splitter counts the records the core cleanup just moved into
+    a project file (29 there, 2 moved in: 31 > 30), not what the file held on disk."""
+    ws = workspace(tmp_path / "state")
+    sources = archive(ws, 32, thread="grow")
+    names = ["alpha", "beta", "gamma", "delta", "kappa", "lambda", "sigma", "omega", "zeta", "theta"]
+    people = ["Dana", "Erin", "Ravi"]
+    orbit = [("# Orbit", None)] + [(f"Orbit module {names[n % 10]}{n} is owned by {people[n % 3]} since {2000 + n}.",
+                                     sources[n]) for n in range(29)]
+    ws.update(changes=[
+        {"path": "topics/projects/orbit.md", "content": topic(orbit)},
+        {"path": "topics/core.md", "content": topic([
+            ("Always answer in metric units.", sources[29]),
+            ("The Orbit project uses Postgres 16 for storage.", sources[30]),
+            ("The Orbit project ships its releases on Fridays.", sources[31])])}])
+    reorganize(ws, now=NOW)
+    by_topic: dict[str, int] = {}
+    for record in ws.records():
+        by_topic[record.topic] = by_topic.get(record.topic, 0) + 1
+    assert by_topic["topics/core.md"] == 1
+    assert by_topic["topics/projects/orbit.md"] == 30
+    assert by_topic["topics/projects/orbit/part-2.md"] == 1
