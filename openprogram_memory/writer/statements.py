@@ -890,7 +890,10 @@ def classify_clause(clause: str, hint: str | None = None) -> list[Statement]:
         said = Statement(finish(f"The user's pronouns are {pronouns.group(0)}"), "identity", pronouns.group(0),
                          "pronouns")
         rest = _PRONOUNS_ANYWHERE_RE.sub("", clause).strip(" ,")
-        rest = re.sub(r"\s*,\s*,\s*|\bpronouns\b\s*", " ", rest).strip(" ,")
+        rest = re.sub(r"\s*,\s*,\s*|\bpronouns\b\s*|\((?:used to be|was|formerly|previously)?\s*\)", " ", rest)
+        # what introduced them goes with them: "I use they/them now" leaves nothing to say
+        rest = re.sub(rf"(?:^|,\s*)(?:{_I}\s+(?:use|go by)|my\s+are)(?:\s+(?:now|these days|nowadays))?\s*$", "",
+                      rest.strip(" ,")).strip(" ,")
         others = [s for s in _detect(rest, hint) if s.slot != "pronouns"] if len(rest.split()) >= 2 else []
         return others + [said]
     found = _detect(clause, hint)
@@ -956,10 +959,20 @@ def _pieces(clause: str, hint: str | None) -> list[tuple[str, list[Statement]]]:
     for sep, nxt in zip(parts[1::2], parts[2::2]):
         if sep.strip() == "and" and re.match(rf"^(?:{_I}|{_IM})\b", current) and re.match(
                 r"^(?!(?:always|never|please)\b)[a-z]+\b", nxt):
-            head = re.match(rf"^(?:{_I}|{_IM})(?:\s+(?:have|own|speak|love|like|hate|prefer|use))?\b", current)
-            carried = head.group(0) if head and re.match(r"^(?:a|an|the|two|three|four|five|\d+|my|some)\b", nxt) \
-                else "I"
-            nxt = f"{carried} {nxt}"  # "I'm left-handed and use …", "I have two kids and a dog": subject (and verb)
+            head = re.match(rf"^(?:{_IM}|{_I})(?:\s+(?:have|own|speak|love|like|hate|prefer|use))?\b", current)
+            carried = head.group(0) if head and (
+                re.match(r"^(?:a|an|the|two|three|four|five|\d+|my|some)\b", nxt)
+                or re.fullmatch(_IM, head.group(0)) and re.match(r"^(?:still|also|currently|in|at|from|based|on)\b", nxt)
+            ) else "I"
+            # "I'm left-handed and use …", "I have two kids and a dog", "I'm 17 and still in school": subject (and verb)
+            employer = r"\b(?:at|for|with)\s+[A-Z]"
+            if carried != "I" and re.search(employer, nxt) and not re.search(employer, current):
+                current = current + sep + nxt  # "co-founder and the only engineer at Lumen": both at Lumen
+                continue
+            nxt = f"{carried} {nxt}"
+        if re.match(r"^(?:never|always|only|not)\s+(?:the|a|an|our|my|its|their)\b", nxt, re.I):
+            current = current + sep + nxt  # "talks to a replica, never the primary": no verb of its own
+            continue
         it = _THING_PRONOUN_RE.match(nxt)
         if it or sep.strip(", ") in ("and", "") and re.match(rf"^(?:{_FACT_VERBS}|(?-i:[a-z]+[^s\W]s))\s", nxt):
             thing = next((_thing_phrase(st.text) for st in _statements(current, hint) if st.kind == "fact"), None)
