@@ -951,6 +951,33 @@ def _COLLEAGUE_NAME(text: str) -> str | None:
     return found.group("n") if found else None
 
 
+# "her"/"him" as the object of an instruction ("loop her in", "talk to him before …"), not "her team"
+_OBJECT_PRONOUN_RE = re.compile(r"\b(?:him|her(?=\s+(?:in|on|up|about|for|with|to|when|if|before|after|first|"
+                                r"directly|know|out)\b|\s*[,.;!]|\s*$))\b", re.I)
+
+
+def _named(clause: str, person: str | None) -> str:
+    """``clause`` with an object "her"/"him", or a "Her"/"His" it starts with, as the person the message last
+    named (a record must stand alone: "Her team ships on Fridays" → "Priya's team …")."""
+    if not person:
+        return clause
+    clause = re.sub(r"^(?:her|his)\s+(?=[a-z])", f"{person}'s ", clause, flags=re.I)
+    return _OBJECT_PRONOUN_RE.sub(person, clause)
+
+
+def _named_in_clause(clause: str, person: str | None) -> str:
+    """A clause's "her"/"him" as ``person`` (named in an earlier sentence) — but not as the clause's own subject:
+    "Nadia took over from him" is someone else; past a comma, :func:`_pieces` names it ("Giulia is our designer,
+    loop her in")."""
+    subject = _subject_person(clause)
+    if subject is None:
+        return _named(clause, person)
+    if not person or subject.startswith(person) or person.startswith(subject):
+        return clause
+    head, sep, tail = clause.partition(", ")
+    return _named(head, person) + sep + tail
+
+
 def _pieces(clause: str, hint: str | None) -> list[tuple[str, list[Statement]]]:
     """``clause`` cut at commas and "and"/"but" only where both sides stand as statements on their own."""
     parts = _JOINT_RE.split(clause)
@@ -984,6 +1011,7 @@ def _pieces(clause: str, hint: str | None) -> list[tuple[str, list[Statement]]]:
         pronoun = _PRONOUN_RE.match(nxt)
         if person and pronoun:
             nxt = person + (" is" if pronoun.group(0)[-2:] in ("'s", "’s") else "") + nxt[pronoun.end():]
+        nxt = _named(nxt, person)
         alone = _statements(nxt, hint)
         subordinate = re.match(r"^(?:when|whenever|if|before|after|once|unless|while|until)\b", current, re.I) \
             and "," not in sep
@@ -1139,6 +1167,7 @@ def _extract(text: str) -> list[Statement]:
             pronoun = _PRONOUN_RE.match(clause)
             if pronoun and person:
                 clause = person + (" is" if pronoun.group(0)[-2:] in ("'s", "’s") else "") + clause[pronoun.end():]
+            clause = _named_in_clause(clause, person)
             for _, statements in _pieces(clause, inner or hint):
                 for statement in statements:
                     if statement.kind == "people" and statement.subject:
