@@ -47,7 +47,7 @@ def organize_with_model(ws: "MemoryWorkspace", name: str, *, now: datetime, lock
     before = ws.tree()
     outcome = run_writer(ws, backend, [], stage="organize", session_id=None, tokens=0, now=now,
                          lock_timeout=lock_timeout, message=f"memory: organize ({name})",
-                         runtime_update=runtime_update, force_views=stamp, require_commit=True)
+                         runtime_update=runtime_update, stamp=stamp, require_commit=True)
     result = outcome.result
     report: dict[str, Any] = {key: value for key, value in result.to_json().items()
                               if key not in ("block_ids", "evidence_ids")}

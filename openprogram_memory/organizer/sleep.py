@@ -133,7 +133,7 @@ def reorganize(ws: "MemoryWorkspace", model: str | None = None, *, now: datetime
         planned.update(changes=changes, tree=tree)
         return parse_request(changes, None, internal=True)
     result = run_request(ws, plan, message=f"memory: organize ({name})", lock_timeout=lock_timeout,
-                         runtime_update=stamp_runtime, force_views=needs_stamp)
+                         runtime_update=stamp_runtime, stamp=needs_stamp)
     organized_tree = result.tree if result.tree is not None else planned.get("tree")
     if planner is plan_rules and organized_tree is not None:  # a cache: lost, the next sleep compares everything
         fingerprints = {rel: topic_fingerprint(summary) for rel, summary in organized_tree.files.items()}

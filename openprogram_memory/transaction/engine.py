@@ -70,8 +70,13 @@ def staged_edit(
     force_views: bool = False,
     deletes_need_base: bool = False,
     merge_parent: str | None = None,
+    stamp: bool = False,
 ) -> TxResult:
     """Run ``edit`` on a staging copy and install the result whole, or nothing.
+
+    ``force_views`` rebuilds every derived view (and installs even when no
+    topic changed); ``stamp`` only installs even when no topic changed (the
+    runtime update has something to record), with the views the edit touched.
 
     ``deletes_need_base``: a caller-written whole file or patch may remove
     records only against the ``base_revision`` it read, so a stale read never
@@ -98,7 +103,7 @@ def staged_edit(
             outcome = edit(staging)
             result = _validate_and_install(
                 ws, staging, baseline, fingerprint, before, policy, allowed_deletes, message, runtime_update, step,
-                force_views, deletes_need_base, merge_parent, tree_scan,
+                force_views, deletes_need_base, merge_parent, tree_scan, stamp,
             )
             if isinstance(outcome, dict):
                 result.extra.update(outcome)
@@ -123,11 +128,12 @@ def _validate_and_install(
     deletes_need_base: bool,
     merge_parent: str | None,
     tree_scan: TreeScan,
+    stamp: bool = False,
 ) -> TxResult:
     """Normalize and validate the staged edit against ``baseline``, then install it whole and commit."""
     changes = staging.effective_changes()
     archives = check_archive_union(ws, staging.archive_files)
-    if not changes and not archives and not force_views:
+    if not changes and not archives and not force_views and not stamp:
         return TxResult(revision=before or REVISIONS.revision(ws.root, tree_scan), scan=tree_scan)
     topic_bytes, new_tree = _stage_topics(ws, staging, baseline, changes, archives)
     if source_fingerprint(ws) != fingerprint:

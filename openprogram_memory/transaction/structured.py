@@ -108,6 +108,7 @@ def run_request(
     lock_timeout: float = 5.0,
     runtime_update: Callable[[RuntimeState, TxResult], None] | None = None,
     force_views: bool = False,
+    stamp: bool = False,
 ) -> TxResult:
     """Run a validated request (or a planner called with the locked baseline tree).
 
@@ -128,7 +129,7 @@ def run_request(
 
     result = staged_edit(ws, edit, policy=Policy.STRUCTURED, allowed_deletes=deletes,  # type: ignore[arg-type]
                          base_revision=base_revision, message=message, lock_timeout=lock_timeout,
-                         runtime_update=runtime_update, force_views=force_views)
+                         runtime_update=runtime_update, force_views=force_views, stamp=stamp)
     if "request" in applied:
         result.extra["created"] = _created_ids(ws, applied["request"], result) if result.memory_committed else []
     return result

@@ -80,7 +80,7 @@ def run_writer(
     lock_timeout: float,
     message: str,
     runtime_update: RuntimeUpdate | None = None,
-    force_views: bool = False,
+    stamp: bool = False,
     require_commit: bool = False,
     superseded: Sequence[SupersededRecord] = (),
     parent_context: str | None = None,
@@ -88,12 +88,12 @@ def run_writer(
     """Run ``backend`` on ``turns`` in one staged transaction; repair once; raise on failure.
 
     ``runtime_update`` replaces the default (count one written batch);
-    ``force_views`` installs it even when no topic changed; with
+    ``stamp`` installs it even when no topic changed (the runtime update records something); with
     ``require_commit`` a run that never called ``commit_edits`` is
     WRITER_NO_PROGRESS and installs nothing.
     """
     attempt_options = dict(tokens=tokens, now=now, lock_timeout=lock_timeout, message=message,
-                           runtime_update=runtime_update, force_views=force_views, require_commit=require_commit)
+                           runtime_update=runtime_update, stamp=stamp, require_commit=require_commit)
     request = WriterRequest(stage=stage, turns=list(turns), topic_paths=[], session_id=session_id,
                             superseded=list(superseded), parent_context=parent_context)
     first = _attempt(ws, backend, request, **attempt_options)  # type: ignore[arg-type]
@@ -117,7 +117,7 @@ def run_writer(
 
 def _attempt(ws: "MemoryWorkspace", backend: WriterBackend, request: WriterRequest, *, tokens: int,
              now: datetime, lock_timeout: float, message: str, runtime_update: RuntimeUpdate | None,
-             force_views: bool, require_commit: bool) -> _Attempt:
+             stamp: bool, require_commit: bool) -> _Attempt:
     captured: dict[str, Any] = {}
 
     def edit(staging: "Staging") -> None:
@@ -152,7 +152,7 @@ def _attempt(ws: "MemoryWorkspace", backend: WriterBackend, request: WriterReque
 
     try:
         result = ws.edit(edit, policy=Policy.MODEL, lock_timeout=lock_timeout, message=message,
-                         runtime_update=runtime_update or count, force_views=force_views)
+                         runtime_update=runtime_update or count, stamp=stamp)
     except MemoryFailure as failure:
         run = captured.get("run")
         _log(ws, backend, request, run, now, error=failure)
