@@ -774,7 +774,7 @@ _FACT_VERBS = (r"(?:is|are|was|isn't|aren't|runs|run|lives|live|sits|sit|talks|t
                r"is hosted|is written|is built|is deployed|is backed|is behind|is on|is in|lives in|"
                r"runs on|runs in|requires|belongs|belong|connects|connect|wraps|wrap|emits|emit|logs|log)")
 _FACT_SUBJECT_RE = re.compile(
-    rf"^(?:(?:the|our|my|their|all|every|each|both)\s+)(?P<s>(?:[\w.+/#-]+\s+){{0,4}}?(?:{lx.THINGS}))(?:'s)?\s+"
+    rf"^(?:(?:the|our|my|their|all|every|each|both)\s+)(?P<s>(?:[\w.+/#`-]+\s+){{0,4}}?(?:{lx.THINGS}))(?:'s)?\s+"
     rf"(?:\w+\s+)?{_FACT_VERBS}\b",
     re.I,
 )
