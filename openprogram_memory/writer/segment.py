@@ -203,9 +203,12 @@ def marked_sentences(text: str) -> list[tuple[str, bool]]:
     for line in prose(text):
         item = bool(_BULLET_RE.match(line))
         line = _CHECKBOX_RE.sub("", _BULLET_RE.sub("", line))
-        asides = re.findall(r"(?<=\s)\(([^()]{3,120})\)", line)  # "(I'm in Bangkok, ICT)" is a sentence of its own
-        line = re.sub(r"\s+\([^()]{3,120}\)", "", line) if asides else line
-        for sentence in _split_ends(line) + [a for a in asides if len(a.split()) >= 3]:
+        # "(I'm in Bangkok, ICT)" is a sentence of its own; a word or two in brackets ("a header (`Api-Version`)")
+        # is part of the one it is in
+        asides = [a for a in re.findall(r"(?<=\s)\(([^()]{3,120})\)", line) if len(a.split()) >= 3]
+        line = re.sub(r"\s+\(([^()]{3,120})\)", lambda m: "" if len(m.group(1).split()) >= 3 else m.group(0),
+                      line) if asides or "(" in line else line
+        for sentence in _split_ends(line) + asides:
             for piece in re.split(r"\s*;\s*|\s+\|\s+", sentence):
                 out.extend((p.strip(), item) for p in _DASH_RE.split(piece) if p.strip())
     return out

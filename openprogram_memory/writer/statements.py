@@ -879,6 +879,8 @@ def _clean_subject(subject: str) -> str:
 def classify_clause(clause: str, hint: str | None = None) -> list[Statement]:
     """The durable statements in one clause (usually none or one), in the order the detectors run."""
     clause = re.sub(r"^[\s\"'“(\[*_]+|[\s\"'”)\]*_]+$", "", clause.strip())
+    if clause.count("(") > clause.count(")"):
+        clause += ")"  # (the bracket closing an aside at the end went with the quotes and brackets around it)
     if clause.endswith("?"):
         return []
     clause = re.sub(r"[\s.!…]+$", "", clause)
