@@ -1035,6 +1035,10 @@ def _join_changes(statements: list[Statement]) -> list[Statement]:
     out: list[Statement] = []
     for statement in statements:
         last = out[-1] if out else None
+        if last is not None and last.kind == "decision" and _dropped(last.text) and _REPLACEMENT_RE.match(statement.text):
+            # "we've ditched Heroku. everything is on Fly.io now", "let's not use GraphQL, stick with REST": what
+            # replaces the dropped thing belongs to the decision, not to a fact or rule of its own
+            statement = Statement(statement.text, "decision", statement.keyword)
         if (last is not None and last.kind == statement.kind == "decision"
                 and (_CHANGE_RE.search(last.text) or _CHANGE_RE.search(statement.text))):
             second = statement.text[:1].lower() + statement.text[1:] if not re.match(
@@ -1047,8 +1051,13 @@ def _join_changes(statements: list[Statement]) -> list[Statement]:
     return out
 
 
+# what a dropped thing's replacement reads like right after it: "Stick with REST.", "Everything is on Fly.io now."
+_REPLACEMENT_RE = re.compile(r"^(?:stick with|go with|keep|use|switch to|move to|everything(?:'s| is) (?:on|in)|"
+                             r"it's|we're on|we use|we'll use)\b.*?(?:\bnow\b.*)?$|^.*\binstead\b", re.I)
+
+
 def _dropped(text: str) -> str | None:
-    found = re.search(r"\b(?:not (?:moving to|adopting|using|switching to)|ditched|dropped|dropping|off|out)\s+"
+    found = re.search(r"\b(?:not (?:moving to|adopting|using|use|switching to)|ditched|dropped|dropping|off|out)\s+"
                       r"(?P<v>[A-Z`][\w.+#`-]*)", text) or re.search(r"(?P<v>[A-Z`][\w.+#`-]*)\s+(?:is out|is off)", text)
     return found.group("v").strip("`") if found else None
 
