@@ -967,6 +967,9 @@ def _named(clause: str, person: str | None) -> str:
     return _OBJECT_PRONOUN_RE.sub(person, clause)
 
 
+_EVER_RE = re.compile(r"^(?:please\s+)?(?:don't|do not|dont|don’t)\s+(?P<what>.+?),?\s+ever(?: again)?[.!]?$", re.I)
+
+
 def _named_in_clause(clause: str, person: str | None) -> str:
     """A clause's "her"/"him" as ``person`` (named in an earlier sentence) — but not as the clause's own subject:
     "Nadia took over from him" is someone else; past a comma, :func:`_pieces` names it ("Giulia is our designer,
@@ -1159,6 +1162,7 @@ def _extract(text: str) -> list[Statement]:
         if colon and len(label.split()) <= 14 and len(rest.split()) >= 2:  # "some background …: I'm Chiara"
             hint = hint or strip_lead(label + ":  x")[1]
             body = rest
+        body = _EVER_RE.sub(r"never \g<what>", body)  # "don't touch vendor/, ever": a standing "never"
         for clause in clauses(body):
             clause, inner = strip_lead(clause)
             clause = _TRAILER_RE.sub("", clause.rstrip(" .!…"))
