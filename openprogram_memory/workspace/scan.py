@@ -106,36 +106,15 @@ class TreeScan:
         topics: dict[str, Signature] = {}
         sources: dict[str, Signature] = {}
         links: list[str] = []
-        # (relative prefix, directory, where its files go: topics / sources / neither, a hidden name on the way)
-        stack: list[tuple[str, str, str, bool]] = [("", self.root, "", False)]
-        while stack:
-            prefix, path, area, hidden = stack.pop()
-            try:
-                entries = os.scandir(path)
-            except OSError:
-                continue
-            with entries:
-                for entry in entries:
-                    name = entry.name
-                    rel = prefix + name
-                    try:
-                        if entry.is_dir(follow_symlinks=False):
-                            if prefix or name not in (".git", ".scriptorium"):
-                                stack.append((rel + "/", entry.path, area or name,
-                                              hidden or (bool(area) and name.startswith("."))))
-                            continue
-                        st = entry.stat(follow_symlinks=False)
-                    except OSError:
-                        continue
-                    sig = (st.st_mtime_ns, st.st_size, st.st_ino)
-                    link = entry.is_symlink()
-                    files[rel] = (entry.path, sig, link)
-                    if area == "sources":
-                        sources[rel] = sig
-                    elif area == "topics" and not hidden and name.endswith(".md") and not name.startswith("."):
-                        if link:
-                            links.append(rel)
-                        topics[rel] = sig
+        for rel, entry, sig in scan(self.root, skip=frozenset({".git", ".scriptorium"})):
+            link = entry.is_symlink()
+            files[rel] = (entry.path, sig, link)
+            if rel.startswith("sources/"):
+                sources[rel] = sig
+            elif rel.startswith("topics/") and rel.endswith(".md") and "/." not in rel:  # (no hidden name on the way)
+                if link:
+                    links.append(rel)
+                topics[rel] = sig
         if links:
             from .layout import resolves_inside
 
