@@ -738,6 +738,11 @@ def _choice(phrase: str) -> str:
 
 
 # -- schedule ----------------------------------------------------------------------------
+# a time phrase before the person: "Around Ramadan I …", "On Fridays, I …", "Every other week my …"
+_LED_RE = re.compile(rf"^(?P<lead>(?:around|on|in|during|every|each|most|after|before|at|until|from|over)\s+"
+                     rf"[^,]{{1,40}}?),?\s+(?P<rest>(?:{_IM}|{_I}|my)\b.*)$", re.I)
+
+
 def _schedule(clause: str) -> list[Statement]:
     named = _COLLEAGUE_RE.match(clause)
     if named and named.group("n"):
@@ -754,9 +759,13 @@ def _schedule(clause: str) -> list[Statement]:
         rf"(?:in|on|at|by|every)\s+(?:the\s+)?(?:{lx.MONTHS}|(?:{lx.DAYS})|\d{{1,2}}(?:st|nd|rd|th)\b)", clause, re.I)
     hours = _RANGE_RE.search(clause) and re.search(r"\b(?:online|offline|available|around|reachable|at my desk|"
                                                    r"working|work|in the office)\b", clause, re.I)
-    if not (recurring or timed or hours) or _PASSING_RE.search(clause):
-        return []  # ("I'm usually online 9-5 CET": the hours a person keeps)
+    if not (recurring or timed or hours) or _PASSING_RE.search(clause) or re.match(r"(?:been|being)\b", clause, re.I):
+        return []  # ("I'm usually online 9-5 CET": the hours a person keeps; "been doing it on weekends": no subject)
     text = third_person(clause) if re.match(rf"^(?:{_I}|{_IM}|my)\b", clause) else clause
+    led = _LED_RE.match(clause)
+    if led:  # "Around Ramadan I shift my hours …" → "Around Ramadan, the user shifts their hours …"
+        said = third_person(led.group("rest"))
+        text = f"{led.group('lead').rstrip(' ,')}, {said[:1].lower()}{said[1:]}"
     anchor = lx.EVENT_RE.search(clause)
     return [Statement(finish(text), "schedule", keyword(anchor.group(0) if anchor else clause),
                       subject=_subject(clause))]
