@@ -326,8 +326,8 @@ def _appositive(part: str) -> list[Statement]:
 
 def _possessive(text: str) -> str:
     """ "Tamil is my first language" → "Tamil is the user's first language" (a first person not at the start)."""
-    if text.startswith("The user"):
-        return text
+    if text.startswith("The user"):  # "The user wants blunt feedback on my code" → "… on their code"
+        return "The user" + re.sub(r"\bme\b", "them", re.sub(r"\bmy\b", "their", text[8:]))
     return re.sub(r"\bme\b", "the user", re.sub(r"\bmy\b", "the user's", text, flags=re.I))
 
 
@@ -514,7 +514,7 @@ _PREF_VERB_RE = re.compile(rf"^{_I}{_ADV}\s+(?:\w+\s+){{0,2}}?(?:prefer|like|lov
                            r"go for|reach for|pick|choose|liked|loved|preferred|hated|used)\s+(?P<v>.*)$", re.I)
 
 
-_WHAT_I_LIKE_RE = re.compile(rf"^(?P<x>.+?)\s+(?:is|are)\s+(?:what|the (?:thing|stuff))\s+{_I}\s+(?P<v>like|love|prefer|"
+_WHAT_I_LIKE_RE = re.compile(rf"^(?:.*,\s*)?(?P<x>[^,]+?)\s+(?:is|are)\s+(?:what|the (?:thing|stuff))\s+{_I}\s+(?P<v>like|love|prefer|"
                              r"want|enjoy)(?P<rest>\s+(?:on|in|for|from)\s+.+)?$", re.I)
 _BEST_FOR_ME_RE = re.compile(r"^(?P<x>.+?)\s+(?:is|are|works?|suits?|helps?)\s+(?:\w+\s+)?(?:best|better|great|well)?\s*"
                              r"(?:for me|me (?:a lot|most|best)|me\b)|^(?P<y>(?:\w+\s+){0,3}\w+)\s+(?:helps|help|works? best)$",
@@ -740,7 +740,7 @@ def _choice(phrase: str) -> str:
 # -- schedule ----------------------------------------------------------------------------
 # a time phrase before the person: "Around Ramadan I …", "On Fridays, I …", "Every other week my …"
 _LED_RE = re.compile(rf"^(?P<lead>(?:around|on|in|during|every|each|most|after|before|at|until|from|over)\s+"
-                     rf"[^,]{{1,40}}?),?\s+(?P<rest>(?:{_IM}|{_I}|my)\b.*)$", re.I)
+                     rf"[^,]{{1,40}}?|(?:{lx.DAYS})s),?\s+(?P<rest>(?:{_IM}|{_I}|my)\b.*)$", re.I)
 
 
 def _schedule(clause: str) -> list[Statement]:
@@ -761,7 +761,7 @@ def _schedule(clause: str) -> list[Statement]:
                                                    r"working|work|in the office)\b", clause, re.I)
     if not (recurring or timed or hours) or _PASSING_RE.search(clause) or re.match(r"(?:been|being)\b", clause, re.I):
         return []  # ("I'm usually online 9-5 CET": the hours a person keeps; "been doing it on weekends": no subject)
-    text = third_person(clause) if re.match(rf"^(?:{_I}|{_IM}|my)\b", clause) else clause
+    text = third_person(clause) if re.match(rf"^(?:{_I}|{_IM}|my)\b", clause) else _possessive(clause)
     led = _LED_RE.match(clause)
     if led:  # "Around Ramadan I shift my hours …" → "Around Ramadan, the user shifts their hours …"
         said = third_person(led.group("rest"))
