@@ -337,9 +337,7 @@ class MemoryWorkspace:
     def status(self) -> dict[str, Any]:
         """Revision, counts, writer health, core figures and warnings: from the manifest, no tree load, when
         every topic file is as the last transaction or read left it (architecture §2.5)."""
-        from .views.facts import tree_facts
-
-        from .views.facts import remember_facts
+        from .views.facts import remember_facts, tree_facts
 
         opened, self.opened_scan = self.opened_scan, None
         scanned, tree_scan, key, memo = opened if opened is not None else (None, None, None, None)

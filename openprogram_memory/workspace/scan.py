@@ -105,22 +105,13 @@ class TreeScan:
         files: dict[str, tuple[str, Signature, bool]] = {}
         topics: dict[str, Signature] = {}
         sources: dict[str, Signature] = {}
-        links: list[str] = []
         for rel, entry, sig in scan(self.root, skip=frozenset({".git", ".scriptorium"})):
             link = entry.is_symlink()
             files[rel] = (entry.path, sig, link)
             if rel.startswith("sources/"):
                 sources[rel] = sig
-            elif rel.startswith("topics/") and rel.endswith(".md") and "/." not in rel:  # (no hidden name on the way)
-                if link:
-                    links.append(rel)
+            elif self._is_topic(rel, link):
                 topics[rel] = sig
-        if links:
-            from .layout import resolves_inside
-
-            for rel in links:
-                if not resolves_inside(Path(self.root), rel):
-                    del topics[rel]
         self._topics, self._under["sources/"] = topics, sources
         return files
 

@@ -289,9 +289,24 @@ def revision_files(root: Path, tree_scan: "TreeScan | None" = None) -> dict[str,
     return files
 
 
+# the last files a key was made of, and the key: a status that keys its memo and then the revision (or a sleep
+# and then the revision) over the same stat pass makes it once
+_LAST_KEY: tuple[dict[str, tuple[str, tuple[int, int, int], bool]], str] | None = None
+
+
 def signatures_key(files: dict[str, tuple[str, tuple[int, int, int], bool]]) -> str:
     """sha256 of every file's path and signature, in path order: the paths joined, then the signatures as
     64-bit integers (no per-file formatting: at 50k records this runs over ~5,000 files per ``status``)."""
+    global _LAST_KEY
+    last = _LAST_KEY
+    if last is not None and last[0] == files:
+        return last[1]
+    key = _signatures_key(files)
+    _LAST_KEY = (dict(files), key)
+    return key
+
+
+def _signatures_key(files: dict[str, tuple[str, tuple[int, int, int], bool]]) -> str:
     rels = sorted(files)
     sigs = list(map(itemgetter(1), map(files.__getitem__, rels)))
     digest = hashlib.sha256("\0".join(rels).encode("utf-8", "surrogateescape"))

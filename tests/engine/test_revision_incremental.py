@@ -81,3 +81,7 @@ def test_the_signatures_key_tells_any_moved_signature_or_path_apart_even_past_64
     keys.add(signatures_key({"topics/a.md": base["topics/a.md"], "topics/c.md": base["topics/b.md"]}))
     assert len(keys) == 7
     assert signatures_key(dict(reversed(base.items()))) == signatures_key(base)  # the order of the scan is not in it
+    scanned = {**base, "topics/z.md": ("/m/topics/z.md", (5, 6, 7), False)}  # (not the files keyed last)
+    before = signatures_key(scanned)
+    scanned["topics/a.md"] = ("/m/topics/a.md", (10, 20, 99), False)  # the same dict, changed after it was keyed
+    assert signatures_key(scanned) != before
