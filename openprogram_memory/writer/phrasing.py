@@ -77,6 +77,30 @@ def third_person(clause: str) -> str:
     return text
 
 
+_FIRST_WORD_RE = re.compile(r"\b(?:(?P<im>I'm|I’m|i'm|i’m)|(?P<my>[Mm]y)|(?P<me>me)|(?P<i>I))\b")
+_FIRST_FORMS = {"im": "the user is", "my": "the user's", "me": "the user", "i": "the user"}
+
+
+def about_user(clause: str) -> str:
+    """:func:`third_person`, also when the person is not the subject: the first "my/me/I" anywhere becomes "the
+    user" ("Mornings are my coding time" → "Mornings are the user's coding time"), later ones "their/them/they"."""
+    text = third_person(clause)
+    if "The user" in text:
+        return text
+    first = _FIRST_WORD_RE.search(text)
+    if first is None:
+        return text
+    said = _FIRST_FORMS[str(first.lastgroup)]
+    rest = text[first.end():]
+    verb = re.match(rf"^((?:\s+{ADVERBS})*)\s+([A-Za-z]+)\b", rest) if first.lastgroup == "i" else None
+    if verb:  # "personally I find Makefiles easier" → "personally the user finds …"
+        said += f"{verb.group(1)} {conjugate(verb.group(2))}"
+        rest = rest[verb.end():]
+    for pattern, replacement in _LATER_FORMS:
+        rest = pattern.sub(replacement, rest)
+    return text[:first.start()] + said + rest
+
+
 def finish(text: str) -> str:
     """Capitalized, single-spaced, ending in one full stop."""
     text = " ".join(text.split()).strip(" ,;:-—–")

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from .statements import KINDS, Statement, extract_statements
+from .statements import KINDS, Statement, extract_by_sentence, extract_statements
 
 
 @dataclass
@@ -66,6 +66,25 @@ def load_corpus(path: Path) -> list[dict[str, Any]]:
     """The corpus lines of ``path`` (blank lines skipped)."""
     with path.open(encoding="utf-8") as handle:
         return [json.loads(line) for line in handle if line.strip()]
+
+
+def labelled_sentences(lines: Iterable[dict[str, Any]]) -> list[tuple[str, frozenset[str]]]:
+    """Each sentence of each corpus message with the kinds of the records it states (empty: not durable).
+
+    A record belongs to the sentence holding the most of its keys (the first such); a record none of whose
+    keys is in any sentence (agent text, a key spelled differently) teaches nothing and is left out.
+    """
+    out: list[tuple[str, frozenset[str]]] = []
+    for line in lines:
+        sentences = [sentence for sentence, _found in extract_by_sentence(line["text"])]
+        kinds: list[set[str]] = [set() for _ in sentences]
+        for record in line.get("expect") or []:
+            keys = [key.casefold() for key in record["keys"]]
+            held = [sum(key in sentence.casefold() for key in keys) for sentence in sentences]
+            if held and max(held) > 0:
+                kinds[held.index(max(held))].add(record["kind"])
+        out.extend((sentence, frozenset(k)) for sentence, k in zip(sentences, kinds))
+    return out
 
 
 def _matches(statement: Statement, record: dict[str, Any]) -> bool:

@@ -31,7 +31,11 @@ where a new "I"/"we" clause starts; lead-ins ("Quick thing:", "Heads up —")
 are stripped and may hint the kind. Each clause then passes negative
 filters first — questions, hypotheticals, reported speech, opinions on
 the problem at hand, moment-bound or status talk — and only then the
-kind detectors, in a fixed order.
+kind detectors, in a fixed order. A sentence the detectors read nothing
+in goes to a classifier trained on the labelled corpus
+(:mod:`~openprogram_memory.writer.learned`); what it is sure of is kept
+in the person's words, said of "the user", with a leading "he/she/it"
+named or the sentence dropped.
 """
 
 from __future__ import annotations
@@ -41,8 +45,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..workspace.caches import register_index
+from . import learned
 from . import lexicon as lx
-from .phrasing import ADVERBS, finish, first_person, keyword, third_person
+from .negatives import FIRST_I as _I
+from .negatives import FIRST_IM as _IM
+from .negatives import RANGE_RE as _RANGE_RE
+from .negatives import STANDING_RE as _STANDING_RE
+from .negatives import is_negative
+from .phrasing import ADVERBS, about_user, finish, first_person, keyword, third_person
 from .segment import agent_generated, clauses, label_hint, marked_sentences, strip_lead
 
 if TYPE_CHECKING:
@@ -70,101 +80,7 @@ class Statement:
     subject: str | None = None
 
 
-_I = r"(?:i|I)"
-_IM = r"(?:I'm|I’m|i'm|i’m|Im|im|I am|i am)"
 _ADV = rf"(?:\s+{ADVERBS})*"
-
-# -- negative filters ---------------------------------------------------------------
-_QUESTION_RE = re.compile(
-    r"^(?:do|does|did|can|could|would|will|should|shall|is|are|was|were|am|have|has|had|what|what's|whats|why|how|"
-    r"how's|where|which|who|whom|whose|any idea|anyone|any chance|wanna|want to|mind if|is there|are there|"
-    r"when (?:is|are|was|does|do|did|will|should|can))\b(?!\s+not\b)",
-    re.I,
-)
-_HYPOTHETICAL_RE = re.compile(
-    r"^(?:if(?!\s+(?:you|a|an|the|any|anything|something|someone|there's|there is)\b)|suppose|supposing|imagine|assuming|hypothetically|what if|in theory|maybe|perhaps|probably|"
-    r"i (?:think|guess|suspect|wonder|assume|believe|feel like|bet|hope|wish)|i'm (?:not sure|guessing|wondering)|"
-    r"not sure|might|could be|seems|looks like|sounds like|apparently|unless)\b|"
-    r"\b(?:if (?:i|we) (?:were|had|was)|would have|could have|should have|i'd probably|i might|we might|we could|"
-    r"maybe we|i'd (?:like|love) to (?:see|know|try|understand|check)|wouldn't it|in another life|someday|"
-    r"one day|dream)\b",
-    re.I,
-)
-_REPORTED_RE = re.compile(
-    r"\b(?:said|says|say that|told (?:me|us|him|her|them)|tells (?:me|us)|wrote (?:that|:)|writes that|asked|asks|"
-    r"mentioned(?: that|:)|"
-    r"according to|quote:|quoting|claims? that|the (?:comment|docstring|docs|readme|error|message|log|ticket|commit "
-    r"message|linter|warning|output|prompt) (?:says|said|reads|read|states)|reads:)\b|\"[^\"]{12,}\"|“[^”]{12,}”",
-    re.I,
-)
-_MOMENT_RE = re.compile(
-    r"\b(?:right now|for now|at the moment|atm|today|tonight|tomorrow|yesterday|just now|earlier today|"
-    r"this (?:morning|afternoon|evening|week|weekend|time|session|pr|mr|file|function|method|branch|commit|line|"
-    r"test|bug|error|ticket|issue|one|sprint|change|diff|run|task|month|quarter|call|conversation|chat|script|"
-    r"class|module|snippet|output|case|query|page|component)|that (?:file|one|function|test|line|error|bug|pr|"
-    r"commit|branch|change|diff|script|class)|these (?:files|tests|errors|changes|lines)|those (?:files|tests|"
-    r"errors|changes)|next (?:week|month|time|monday|tuesday|wednesday|thursday|friday|saturday|sunday)(?! of\b)|"
-    r"for this \w+|(?:from|in|on) your (?:list|answer|reply|suggestions?|options?|last message)|"
-    r"your (?:first|second|third|last|other) (?:suggestion|option|answer|idea|version)|"
-    r"the (?:first|second|third|last|other|previous|new|old|latest|original) (?:one|version|option|approach|"
-    r"draft|suggestion|answer|idea|variant)|"
-    r"just (?:(?!adopted|married|moved|joined|started|relocated|welcomed)\w+ed|came|went|broke|died|sent|said|told|ran|"
-    r"made|did|found)|last (?:night|week)(?! of\b)|in a (?:minute|bit|sec|second)|"
-    r"for (?:the )?(?:moment|time being)|next (?:sprint|release|quarter|year)|temporar(?:y|ily)|a minute ago|an hour ago|this year|"
-    r"for this (?:pr|task|change|one|session|run|ticket|repo|refactor)|until (?:friday|monday|tomorrow|further notice|"
-    r"next week|then|it's fixed)|the (?:above|following)|above|below|yet|again|so far|omg|ugh|rn)\b",
-    re.I,
-)
-_STATE_RE = re.compile(
-    rf"^{_IM}\s+(?:so\s+|really\s+|a bit\s+|kinda\s+|super\s+|pretty\s+|very\s+|just\s+|still\s+|not\s+|also\s+)*"
-    r"(?:tired|exhausted|sick|ill|hungry|busy|stuck|confused|lost|back|here|done|off|out|away|heading|going|"
-    r"trying|looking|wondering|thinking|working on|about to|sorry|afraid|sure|unsure|curious|happy|glad|excited|"
-    r"worried|annoyed|frustrated|late|online|offline|in a meeting|on (?:my|a) (?:phone|break|way)|on mobile|"
-    r"on the (?:train|bus|plane|road|go|way|move|phone|subway|tube|ferry)|"
-    r"seeing|getting|running|debugging|testing|fixing|reading|writing|using|doing|having|hoping|planning|"
-    r"gonna|going to|trying to|about|ready|finished|confused|blocked|waiting|new to|fine|ok|okay|good|great|"
-    r"stoked|impressed|surprised|amazed|done with|over it|losing|starting|checking|pasting|attaching|sharing|"
-    r"asking|wondering|in the middle|on it|on leave|on vacation|on holiday|ooo|out of office)\b",
-    re.I,
-)
-_STATUS_RE = re.compile(
-    r"\b(?:pass|passes|passing|passed|green|red|failing|failed|broken|fixed|merged|works now|working now|"
-    r"is done|are done|finished|crashed|crashing|timing out|timed out|flaky|flakes|hanging|hangs|went down|"
-    r"is down|are down|is up|looks good|lgtm|worked|didn't work|doesn't work|does not work|not working|"
-    r"still failing|erroring|errored|blew up|exploded|acting up|borked|busted|a mess|messy|weird|wrong|"
-    r"slow today|compiles now|deployed now|shipped)\b",
-    re.I,
-)
-_STANDING_RE = re.compile(r"\b(?:always|never|ever|don't|do not|every|each|whenever|from now on|going forward|moving forward|"
-                          r"in (?:the )?future|by default|as a rule|at all times)\b", re.I)
-
-
-_RANGE_RE = re.compile(r"\b\d{1,2}(?::\d{2})?\s*(?:am|pm)?\s*(?:[–-]|to)\s*\d{1,2}(?::\d{2})?\s*(?:am|pm)?\b|"
-                       r"\b(?:usually|normally|typically|mostly)\b.*\b(?:online|offline|away|off|around|available)\b", re.I)
-
-
-_WHEN_DONE_RE = re.compile(r"^(?:yesterday|today|last (?:night|week)|this (?:morning|week|month|quarter|year)|"
-                           r"next (?:sprint|release|quarter|year|month))$", re.I)
-_EVENT_VERB_RE = re.compile(r"\b(?:decided|agreed|chose|settled|voted|moved|relocated|joined|started|switched|migrated|"
-                            r"migrating|moving|switching|dropping|adopting|deprecating|retiring|sunsetting|renaming|"
-                            r"consolidating|replacing|rolling out|standardi[sz]ing|"
-                            r"adopted|married|promoted|hired)\b", re.I)
-
-
-def _negative(clause: str) -> bool:
-    """Questions, hypotheticals, reported speech, moment-bound talk, passing states and status."""
-    if clause.endswith("?") or _QUESTION_RE.match(clause):
-        return True
-    if _HYPOTHETICAL_RE.search(clause) or _REPORTED_RE.search(clause):
-        return True
-    moment = _MOMENT_RE.search(clause)
-    if moment and not (_WHEN_DONE_RE.search(moment.group(0)) and _EVENT_VERB_RE.search(clause)
-                       and re.match(r"^(?:we|i|the team|our team)\b", clause, re.I)):
-        return True
-    if _STATE_RE.match(clause) and not (lx.RECURRENCE_RE.search(clause) or _RANGE_RE.search(clause)):
-        return True
-    return bool(_STATUS_RE.search(clause)) and not _STANDING_RE.search(clause)
-
 
 # -- names ---------------------------------------------------------------------------
 
@@ -541,9 +457,15 @@ def _preference(clause: str) -> list[Statement]:
         return []
     if re.match(rf"^{_I}'?d (?:like|love) to\b", clause, re.I):
         return []
-    if re.match(r"^(?:that\s+)?we\s+\w+", obj.strip(), re.I) and re.search(r"\b(?:first|next|now|then)\b", obj, re.I):
+    if _step_at_hand(obj):
         return []  # "I prefer we look at the logs first": a step of the task at hand
     return [Statement(finish(third_person(clause)), "preference", keyword(obj or clause))]
+
+
+def _step_at_hand(preferred: str) -> bool:
+    """Whether what the person prefers is a step of the task at hand ("we look at the logs first")."""
+    return bool(re.match(r"^(?:that\s+)?we\s+\w+", preferred.strip(), re.I)
+                and re.search(r"\b(?:first|next|now|then)\b", preferred, re.I))
 
 
 # -- rule -------------------------------------------------------------------------------
@@ -894,7 +816,7 @@ def classify_clause(clause: str, hint: str | None = None) -> list[Statement]:
         return []
     clause = re.sub(r"[\s.!…]+$", "", clause)
     clause = re.sub(r"\s*(?:[:;]-?[)(DPp]|[\U0001F300-\U0001FAFF\u2600-\u27BF]+)\s*$", "", clause)
-    if len(clause.split()) < 2 or _negative(clause):
+    if len(clause.split()) < 2 or is_negative(clause):
         return []
     pronouns = _PRONOUNS_ANYWHERE_RE.search(clause)
     if pronouns and re.search(r"\b(?:(?i:pronouns?)|I|i|my|me|please|go by)\b", clause):
@@ -1136,8 +1058,45 @@ def _introduction(sentence: str, greeted: bool) -> list[Statement] | None:
 
 
 def _extract(text: str) -> list[Statement]:
+    return [statement for _sentence, found in extract_by_sentence(text) for statement in found]
+
+
+def _learned(sentence: str, person: str | None, thing: str | None) -> list[Statement]:
+    """What the corpus-trained classifier (:mod:`.learned`) reads in a sentence the rules read nothing in, said so
+    that it stands alone: a leading "he/she" is the person and "it/they" the thing the message is about; without
+    one to name, the sentence is not kept."""
+    kind = learned.likely_kind(sentence)
+    if kind is None:
+        return []
+    body = _TRAILER_RE.sub("", strip_lead(sentence)[0].rstrip(" .!…"))
+    head = re.match(r"^(?:the|this|that|my|our)\s+([\w-]+)", body, re.I)
+    preferred = re.split(r"\b(?:prefer|rather)\b", body, maxsplit=1)
+    if len(body.split()) < 3 or sentence.rstrip().endswith("?") or kind == "fact" and (
+            _TRANSIENT_RE.search(body) or head and head.group(1).casefold() in _WORK_AT_HAND) or (
+            kind == "preference" and len(preferred) == 2 and _step_at_hand(preferred[1])):
+        return []  # what the rules know is not durable stays so: a word or two, a question, a passing state, the work at hand
+    body = re.sub(r"^(?:please|pls|plz)\s+", "", body, flags=re.I)
+    it = _THING_PRONOUN_RE.match(body)
+    if it:
+        if not thing:
+            return []
+        body = f"the {thing}{_PRONOUN_VERB.get(it.group('v') or '', '')}{body[it.end():]}"
+    pronoun = _PRONOUN_RE.match(body)
+    if pronoun:
+        if not person:
+            return []
+        rest = re.sub(r"^['’]ll\b", " will", re.sub(r"^['’]d\b", " would", body[pronoun.end():]))
+        body = person + (" is" if pronoun.group(0)[-2:] in ("'s", "’s") else "") + rest
+    body = _named(body, person)
+    text = finish(body if kind == "rule" else about_user(body))
+    return [Statement(text, kind, keyword(body), slot_of(text) if kind in ("identity", "personal") else None)]
+
+
+def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
+    """``(sentence, the statements the rules read in it)`` for each sentence of the message's prose, in order."""
     if agent_generated(text):
         return []
+    groups: list[tuple[str, list[Statement]]] = []
     out: list[Statement] = []
     seen: set[str] = set()
     person: str | None = None
@@ -1151,6 +1110,8 @@ def _extract(text: str) -> list[Statement]:
             out.append(statement)
 
     for sentence, item in marked_sentences(text):
+        out = []
+        groups.append((sentence, out))
         if opening and _BARE_GREETING_RE.match(sentence):  # "Hiya — Ana, …": the dash split the greeting off
             greeted = True
             continue
@@ -1202,7 +1163,9 @@ def _extract(text: str) -> list[Statement]:
             name = _subject_person(clause)
             if name and re.match(r"^[A-Z]", clause) and len(name.split()) <= 3 and clause[len(name):].startswith(" "):
                 person = person if person and name.startswith(person) else name
-    return out
+        if not out:
+            out.extend(_learned(sentence, person, thing))
+    return groups
 
 
 # -- one attribute, whatever the phrasing ---------------------------------------------------

@@ -1,0 +1,100 @@
+"""A sentence classifier learned from the labelled corpus: which kind of durable statement a sentence is, if any.
+
+The rules (:mod:`~openprogram_memory.writer.statements`) read what they
+were written for exactly; a sentence they read nothing in is passed to
+this classifier, which was trained on the corpus instead of written by
+hand (``tests/writer/corpus/``; ``scripts/train_writer_model.py`` makes
+``writer/model/sentences.json`` from it). It is softmax regression over
+the sentence's words, word pairs, first words, a few shape marks
+(capitals, digits, a question mark, length) and the extractor's word
+classes (roles, family, colleagues, days, recurrence, clock times, events,
+system nouns), with the negative filters' verdict as one more feature.
+
+Inference is plain Python (a sum of weights per kind), deterministic and
+offline; the weights are read once, on the first call.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from functools import lru_cache
+from pathlib import Path
+
+from . import lexicon as lx
+from .negatives import is_negative
+from .segment import strip_lead
+
+MODEL_PATH = Path(__file__).resolve().parent / "model" / "sentences.json"
+FEATURES_VERSION = 1
+NONE = "none"
+THRESHOLD = 0.5  # a kind this likely or more is kept
+
+_TOKEN_RE = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?|[?!`/@:$%]")
+_WORD_CLASSES = (
+    ("role", lx.ROLE_RE),
+    ("family", re.compile(rf"\b(?:{lx.FAMILY})\b", re.I)),
+    ("colleague", re.compile(rf"\b(?:{lx.COLLEAGUES})\b", re.I)),
+    ("day", re.compile(rf"\b(?:{lx.DAYS})s?\b", re.I)),
+    ("month", re.compile(rf"\b(?:{lx.MONTHS})\b", re.I)),
+    ("recur", lx.RECURRENCE_RE),
+    ("clock", lx.CLOCK_RE),
+    ("event", lx.EVENT_RE),
+    ("thing", lx.THING_RE),
+)
+
+
+def features(sentence: str) -> list[str]:
+    """The classifier's features of one sentence (lead-in stripped; its hint is a feature)."""
+    body, hint = strip_lead(sentence)
+    tokens = _TOKEN_RE.findall(body.casefold())
+    out = ["bias"]
+    out += ["w:" + t for t in tokens]
+    out += ["b:" + a + "_" + b for a, b in zip(tokens, tokens[1:])]
+    if tokens:
+        out += ["f:" + tokens[0], "f2:" + " ".join(tokens[:2])]
+    words = body.split()
+    if any(w[:1].isupper() for w in words[1:]):
+        out.append("cap")
+    if re.search(r"\d", body):
+        out.append("digit")
+    if body.rstrip().endswith("?"):
+        out.append("q")
+    out.append(f"len:{min(len(words) // 4, 6)}")
+    if hint:
+        out.append("h:" + hint)
+    out += ["lx:" + name for name, pattern in _WORD_CLASSES if pattern.search(body)]
+    if is_negative(body.rstrip(" .!")):
+        out.append("neg")
+    return out
+
+
+@lru_cache(maxsize=1)
+def _model() -> tuple[tuple[str, ...], dict[str, list[float]]]:
+    data = json.loads(MODEL_PATH.read_text(encoding="utf-8"))
+    if data.get("features_version") != FEATURES_VERSION:
+        raise RuntimeError(f"{MODEL_PATH} was trained on features version {data.get('features_version')}, "
+                           f"this code makes version {FEATURES_VERSION}: run scripts/train_writer_model.py")
+    return tuple(data["classes"]), data["weights"]
+
+
+def probabilities(sentence: str) -> dict[str, float]:
+    """How likely ``sentence`` is each kind of durable statement, or ``"none"``."""
+    classes, weights = _model()
+    scores = [0.0] * len(classes)
+    for feature in features(sentence):
+        row = weights.get(feature)
+        if row is not None:
+            scores = [s + w for s, w in zip(scores, row)]
+    top = max(scores)
+    exps = [math.exp(s - top) for s in scores]
+    total = sum(exps)
+    return {name: e / total for name, e in zip(classes, exps)}
+
+
+def likely_kind(sentence: str) -> str | None:
+    """The kind ``sentence`` states, when the classifier gives it at least :data:`THRESHOLD`; else None."""
+    probs = probabilities(sentence)
+    kind = max((k for k in probs if k != NONE), key=probs.__getitem__)
+    return kind if probs[kind] >= THRESHOLD else None

@@ -1,0 +1,101 @@
+"""Train the writer's sentence classifier on the labelled corpus and write its weights.
+
+The rules writer passes each sentence the rules read nothing in to
+:mod:`openprogram_memory.writer.learned`; this script makes that module's
+weights (``openprogram_memory/writer/model/sentences.json``) from the
+train split of ``tests/writer/corpus/`` (``train.jsonl`` and any
+``train-*.jsonl``). The held-out split is never read.
+
+Softmax regression over :func:`~openprogram_memory.writer.learned.features`,
+full-batch Adam in float64 for a fixed number of steps from zero weights,
+so the same corpus gives the same weights. A sentence stating records of
+two kinds counts half for each.
+
+Run: ``.venv/bin/python scripts/train_writer_model.py [--check]`` — ``--check``
+trains and compares with the shipped file instead of writing it (exit 1
+when they differ by more than rounding).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from openprogram_memory.writer.learned import FEATURES_VERSION, MODEL_PATH, NONE, features
+from openprogram_memory.writer.quality import labelled_sentences, load_corpus
+from openprogram_memory.writer.statements import KINDS
+
+CORPUS = Path(__file__).resolve().parent.parent / "tests" / "writer" / "corpus"
+CLASSES = (NONE, *KINDS)
+L2, STEPS, RATE = 1.0, 300, 0.05
+DIGITS, FLOOR = 3, 0.02  # weights are rounded; a feature whose every weight is below FLOOR is left out
+TOLERANCE = 0.01
+
+
+def train(examples: list[tuple[str, frozenset[str]]]) -> dict[str, list[float]]:
+    rows = [features(sentence) for sentence, _kinds in examples]
+    vocab = {name: i for i, name in enumerate(sorted({f for row in rows for f in row}))}
+    x = np.zeros((len(rows), len(vocab)))
+    for i, row in enumerate(rows):
+        for name in row:
+            x[i, vocab[name]] += 1
+    y = np.zeros((len(rows), len(CLASSES)))
+    for i, (_sentence, kinds) in enumerate(examples):
+        for kind in kinds or (NONE,):
+            y[i, CLASSES.index(kind)] = 1 / max(len(kinds), 1)
+    w = np.zeros((len(vocab), len(CLASSES)))
+    m, v = np.zeros_like(w), np.zeros_like(w)
+    for step in range(1, STEPS + 1):
+        z = x @ w
+        z -= z.max(axis=1, keepdims=True)
+        p = np.exp(z)
+        p /= p.sum(axis=1, keepdims=True)
+        grad = (x.T @ (p - y) + L2 * w) / len(rows)
+        m = 0.9 * m + 0.1 * grad
+        v = 0.999 * v + 0.001 * grad * grad
+        w -= RATE * (m / (1 - 0.9 ** step)) / (np.sqrt(v / (1 - 0.999 ** step)) + 1e-8)
+    return {name: [round(float(a), DIGITS) for a in w[i]] for name, i in vocab.items()
+            if np.abs(w[i]).max() >= FLOOR}
+
+
+def corpus_examples(corpus: Path) -> list[tuple[str, frozenset[str]]]:
+    lines = []
+    for path in sorted(corpus.glob("train*.jsonl")):
+        lines.extend(load_corpus(path))
+    return labelled_sentences(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="compare with the shipped weights, write nothing")
+    parser.add_argument("--corpus", type=Path, default=CORPUS)
+    args = parser.parse_args(argv)
+    examples = corpus_examples(args.corpus)
+    weights = train(examples)
+    model = {"features_version": FEATURES_VERSION, "classes": list(CLASSES), "examples": len(examples),
+             "weights": weights}
+    if args.check:
+        shipped = json.loads(MODEL_PATH.read_text(encoding="utf-8"))
+        old = shipped["weights"]
+        drift = [name for name in set(old) | set(weights)
+                 if max(abs(a - b) for a, b in zip(old.get(name, [0.0] * len(CLASSES)),
+                                                   weights.get(name, [0.0] * len(CLASSES)))) > TOLERANCE]
+        same = shipped["classes"] == list(CLASSES) and shipped["features_version"] == FEATURES_VERSION
+        if drift or not same:
+            print(f"{MODEL_PATH.name} is stale: {len(drift)} features differ (e.g. {sorted(drift)[:5]}); "
+                  "run scripts/train_writer_model.py", file=sys.stderr)
+            return 1
+        print(f"{MODEL_PATH.name} matches the corpus ({len(examples)} sentences, {len(weights)} features)")
+        return 0
+    MODEL_PATH.parent.mkdir(parents=True, exist_ok=True)
+    MODEL_PATH.write_text(json.dumps(model, sort_keys=True, separators=(",", ":")) + "\n", encoding="utf-8")
+    print(f"wrote {MODEL_PATH} ({len(examples)} sentences, {len(weights)} features)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
