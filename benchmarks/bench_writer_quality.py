@@ -2,7 +2,8 @@
 
 Runs :func:`openprogram_memory.writer.statements.extract_statements` — the
 function the ``rules`` writer uses — on every message of
-``tests/writer/corpus/{train,heldout}.jsonl`` and prints precision and
+``tests/writer/corpus/{train,heldout}.jsonl`` (and ``train-*.jsonl``, more authors' train
+files) and prints precision and
 recall per kind and overall.
 
 The held-out split measures generalization: it was written by a separate
@@ -20,7 +21,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from openprogram_memory.writer.quality import load_corpus, score, table
+from openprogram_memory.writer.quality import score, split_lines, table
 
 CORPUS = Path(__file__).resolve().parent.parent / "tests" / "writer" / "corpus"
 SPLITS = {"train": ["train"], "heldout": ["heldout"], "all": ["train", "heldout"]}
@@ -30,18 +31,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--split", choices=sorted(SPLITS), default="all")
     parser.add_argument("--misses", action="store_true", help="print each disagreement (train split only)")
-    parser.add_argument("--corpus", type=Path, default=CORPUS, help="directory holding <split>.jsonl")
+    parser.add_argument("--corpus", type=Path, default=CORPUS, help="directory holding <split>.jsonl (and <split>-*.jsonl)")
     args = parser.parse_args(argv)
     if args.misses and args.split != "train":
         print("--misses is for the train split only: the held-out split is never read message by message",
               file=sys.stderr)
         return 2
     for split in SPLITS[args.split]:
-        path = args.corpus / f"{split}.jsonl"
-        if not path.exists():
-            print(f"{split}: {path} not found", file=sys.stderr)
+        lines = split_lines(args.corpus, split)
+        if not lines:
+            print(f"{split}: no {split}.jsonl or {split}-*.jsonl in {args.corpus}", file=sys.stderr)
             continue
-        result = score(load_corpus(path))
+        result = score(lines)
         print(f"== {split}: {result.messages} messages ==")
         print(table(result))
         if args.misses and split == "train":

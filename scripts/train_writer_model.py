@@ -21,12 +21,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
 
 from openprogram_memory.writer.learned import FEATURES_VERSION, MODEL_PATH, NONE, features
-from openprogram_memory.writer.quality import labelled_sentences, load_corpus
+from openprogram_memory.writer.quality import labelled_sentences, split_lines
 from openprogram_memory.writer.statements import KINDS
 
 CORPUS = Path(__file__).resolve().parent.parent / "tests" / "writer" / "corpus"
@@ -34,15 +35,18 @@ CLASSES = (NONE, *KINDS)
 L2, STEPS, RATE = 1.0, 300, 0.05
 DIGITS, FLOOR = 3, 0.02  # weights are rounded; a feature whose every weight is below FLOOR is left out
 TOLERANCE = 0.01
+MIN_COUNT = 2  # a feature seen in one sentence only names that sentence, it teaches nothing general
 
 
 def train(examples: list[tuple[str, frozenset[str]]]) -> dict[str, list[float]]:
     rows = [features(sentence) for sentence, _kinds in examples]
-    vocab = {name: i for i, name in enumerate(sorted({f for row in rows for f in row}))}
+    seen = Counter(f for row in rows for f in set(row))
+    vocab = {name: i for i, name in enumerate(sorted(f for f, n in seen.items() if n >= MIN_COUNT))}
     x = np.zeros((len(rows), len(vocab)))
     for i, row in enumerate(rows):
         for name in row:
-            x[i, vocab[name]] += 1
+            if name in vocab:
+                x[i, vocab[name]] += 1
     y = np.zeros((len(rows), len(CLASSES)))
     for i, (_sentence, kinds) in enumerate(examples):
         for kind in kinds or (NONE,):
@@ -63,10 +67,7 @@ def train(examples: list[tuple[str, frozenset[str]]]) -> dict[str, list[float]]:
 
 
 def corpus_examples(corpus: Path) -> list[tuple[str, frozenset[str]]]:
-    lines = []
-    for path in sorted(corpus.glob("train*.jsonl")):
-        lines.extend(load_corpus(path))
-    return labelled_sentences(lines)
+    return labelled_sentences(split_lines(corpus, "train"))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -62,6 +62,12 @@ class Score:
     messages: int
 
 
+def split_lines(corpus: Path, split: str) -> list[dict[str, Any]]:
+    """The lines of one split: ``<split>.jsonl`` and any ``<split>-*.jsonl`` (more authors' files), in name order."""
+    paths = sorted(p for p in corpus.glob(f"{split}*.jsonl") if p.stem == split or p.stem.startswith(f"{split}-"))
+    return [line for path in paths for line in load_corpus(path)]
+
+
 def load_corpus(path: Path) -> list[dict[str, Any]]:
     """The corpus lines of ``path`` (blank lines skipped)."""
     with path.open(encoding="utf-8") as handle:

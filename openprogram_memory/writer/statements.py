@@ -948,16 +948,24 @@ def _pieces(clause: str, hint: str | None) -> list[tuple[str, list[Statement]]]:
         if person and pronoun:
             nxt = person + (" is" if pronoun.group(0)[-2:] in ("'s", "’s") else "") + nxt[pronoun.end():]
         nxt = _named(nxt, person)
-        alone = _statements(nxt, hint)
+        first = _statements(current, hint)
+        alone = _statements(nxt, None if first and hint == "rule" else hint)  # a reason after a rule is no rule
         subordinate = re.match(r"^(?:when|whenever|if|before|after|once|unless|while|until)\b", current, re.I) \
             and "," not in sep
-        if alone and not subordinate and _statements(current, hint):
-            out.append((current, _statements(current, hint)))
+        if alone and not subordinate and first and not _continues(first, alone, nxt):
+            out.append((current, first))
             current = nxt
         else:
             current = current + sep + nxt
     out.append((current, _statements(current, hint)))
     return out
+
+
+def _continues(rules: list[Statement], more: list[Statement], said: str) -> bool:
+    """Whether a second instruction only finishes the first: "always relative paths, never absolute", "don't
+    abbreviate names, spell them out", "don't slap a retry on it — mark it flaky instead"."""
+    return all(s.kind == "rule" for s in rules + more) and bool(
+        len(said.split()) <= 3 or re.search(r"\b(?:it|them|those|these|instead)\b", said, re.I))
 
 
 _CHANGE_RE = re.compile(r"\b(?:not|no longer|out|off the table|ditch\w*|drop\w*|changed (?:my|our) minds?|instead|"
@@ -1153,7 +1161,7 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
             if pronoun and person:
                 clause = person + (" is" if pronoun.group(0)[-2:] in ("'s", "’s") else "") + clause[pronoun.end():]
             clause = _named_in_clause(clause, person)
-            for _, statements in _pieces(clause, inner or hint):
+            for _, statements in _pieces(clause, inner or (None if hint == "rule" and out else hint)):
                 for statement in statements:
                     if statement.kind == "people" and statement.subject:
                         person = statement.subject

@@ -449,3 +449,20 @@ def test_what_other_people_decide_do_or_left_is_about_them(said, kind):
 ])
 def test_a_change_the_team_makes_this_month_is_still_a_decision(said, kind):
     assert [s.kind for s in extract_statements(said)] == ([kind] if kind else [])
+
+
+@pytest.mark.parametrize("said, holds", [
+    ("always give me dates as ISO 8601, never locale formats", ("ISO 8601", "never locale formats")),
+    ("don't hardcode ports in the compose files, always read them from the .env file", ("hardcode ports", ".env file")),
+])
+def test_a_second_instruction_that_only_finishes_the_first_stays_with_it(said, holds):
+    found = extract_statements(said)
+    assert [s.kind for s in found] == ["rule"]
+    assert all(part in found[0].text for part in holds)
+
+
+@pytest.mark.parametrize("reason", ["our release notes tool chokes on them", "the release notes parser breaks on emoji"])
+def test_the_reason_given_after_a_rule_is_not_a_rule_of_its_own(reason):
+    found = extract_statements(f"One more rule: no emojis in commit messages, {reason}")
+    rules = [s.text for s in found if s.kind == "rule"]
+    assert len(rules) == 1 and rules[0].startswith("No emojis in commit messages"), rules  # (with its reason or not)
