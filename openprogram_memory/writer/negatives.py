@@ -71,7 +71,7 @@ _STATUS_RE = re.compile(
     r"is done|are done|finished|crashed|crashing|timing out|timed out|flaky|flakes|hanging|hangs|went down|"
     r"is down|are down|is up|looks good|lgtm|worked|didn't work|doesn't work|does not work|not working|"
     r"still failing|erroring|errored|blew up|exploded|acting up|borked|busted|a mess|messy|weird|wrong|"
-    r"slow today|compiles now|deployed now|shipped)\b",
+    r"slow today|compiles now|deployed now|shipped|fails|times out|chokes|throws|keeps (?:failing|dropping|crashing|timing out|breaking)|symptoms?)\b",
     re.I,
 )
 STANDING_RE = re.compile(r"\b(?:always|never|ever|don't|do not|every|each|whenever|from now on|going forward|moving forward|"

@@ -526,10 +526,10 @@ _ONE_OFF_RE = re.compile(r"(?<![\w/])(?:[\w.-]+/[\w./-]*)|\b(?:there|then|it)$|\
 def _rule(clause: str, hint: str | None) -> list[Statement]:
     if re.match(r"^(?:(?:you can|please)\s+)?call me\s+(?-i:[A-Z])", clause, re.I):
         return []  # "Call me Nnamdi": a name (identity), not an instruction
-    if re.search(r"[\w)]\s*,?\s+(?:please|pls|plz)$", clause, re.I) and not _ONE_OFF_RE.search(clause) \
+    asked = re.sub(r"[\s,]+(?:please|pls|plz)$", "", clause, flags=re.I)
+    if asked != clause and re.search(r"[\w)]$", asked) and not _ONE_OFF_RE.search(asked) \
             and not re.match(r"^(?:yes|no|ok|okay|sure|thanks|one|more|help|stop|wait)\b", clause, re.I):
-        text = re.sub(r",?\s+(?:please|pls|plz)$", "", clause, flags=re.I)
-        return [Statement(finish(text), "rule", keyword(text, last=True))]
+        return [Statement(finish(asked), "rule", keyword(asked, last=True))]  # ("rerun it pls" is about the moment)
     if _NO_RULE_RE.match(clause) or _MUST_RE.match(clause) or hint == "rule" and re.match(r"^no\s+\w+", clause, re.I):
         return [Statement(finish(clause), "rule", keyword(clause, last=True))]
     prefix = _RULE_PREFIX_RE.match(clause)
@@ -1069,6 +1069,31 @@ def _extract(text: str) -> list[Statement]:
     return [statement for _sentence, found in extract_by_sentence(text) for statement in found]
 
 
+# what makes an instruction outlive the task it came with: a word of time or scope ("from now on", "any new …")
+_OUTLIVES_RE = re.compile(
+    r"\b(?:always|never|ever|whenever|every time|from now on|going forward|moving forward|in (?:the )?future|"
+    r"by default|as a rule|at all times|in general|generally|no matter|standing|rules?|policy|convention|"
+    r"for (?:any|all|every)|any new|all new|anything|everything|all (?:my|our)|every \w+|each \w+|"
+    r"(?:new|future) \w+|default|no more|only|unless|stop|when(?:ever)? you|if you|"
+    r"in (?:this|that|our|my) (?:repo|codebase|project)s?|across)\b", re.I)
+# a sentence that hands the agent a task ("can you …", "fix …", "rename …", a question)
+_TASK_RE = re.compile(
+    r"^(?:can you|could you|would you|pls|please|fix|refactor|add|update|write|make|help|look at|check|rename|"
+    r"change|move|remove|delete|implement|review|debug|figure out|find|investigate|set up|create|generate|draft|"
+    r"run)\b", re.I)
+
+
+def _task_constraints(groups: list[tuple[str, list[Statement]]]) -> list[tuple[str, list[Statement]]]:
+    """``groups`` without the instructions that only constrain the task the same message hands over: next to
+    "can you refactor calculate_total", "don't commit" and "keep the signature the same" are for this task
+    (and the core is injected into every session)."""
+    if not any(not found and (_TASK_RE.match(strip_lead(sentence)[0]) or sentence.rstrip().endswith("?"))
+               for sentence, found in groups):
+        return groups
+    return [(sentence, found if _OUTLIVES_RE.search(sentence) or strip_lead(sentence)[1] == "rule"
+             else [s for s in found if s.kind != "rule"]) for sentence, found in groups]
+
+
 def _learned(sentence: str, person: str | None, thing: str | None) -> list[Statement]:
     """What the corpus-trained classifier (:mod:`.learned`) reads in a sentence the rules read nothing in, said so
     that it stands alone: a leading "he/she" is the person and "it/they" the thing the message is about; without
@@ -1173,7 +1198,7 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
                 person = person if person and name.startswith(person) else name
         if not out:
             out.extend(_learned(sentence, person, thing))
-    return groups
+    return _task_constraints(groups)
 
 
 # -- one attribute, whatever the phrasing ---------------------------------------------------

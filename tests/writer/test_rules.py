@@ -252,6 +252,8 @@ def test_a_concrete_fact_about_any_named_part_of_the_system_is_kept_but_the_work
     "Keep going.",  # encouragement
     "Don't forget to bump the version.",  # a reminder for this task
     "I'm on the train, will check later.",  # a passing state
+    "The upload endpoint fails for files over 2GB.",  # the problem being debugged
+    "The integration suite still times out on the redis container.",
 ])
 def test_talk_about_the_task_at_hand_is_not_a_preference_or_a_place(said):
     assert extract_statements(said) == []
@@ -466,3 +468,18 @@ def test_the_reason_given_after_a_rule_is_not_a_rule_of_its_own(reason):
     found = extract_statements(f"One more rule: no emojis in commit messages, {reason}")
     rules = [s.text for s in found if s.kind == "rule"]
     assert len(rules) == 1 and rules[0].startswith("No emojis in commit messages"), rules  # (with its reason or not)
+
+
+def test_a_please_does_not_make_a_request_about_the_moment_standing():
+    assert extract_statements("hmm flaky again. redeploy it pls") == []
+    assert [(s.kind, s.text) for s in extract_statements("metric units in every answer pls")] == [
+        ("rule", "Metric units in every answer.")]
+
+
+def test_an_instruction_for_the_task_the_message_hands_over_is_not_a_standing_rule():
+    said = ("can you split parse_invoice into two functions? keep its return type as it is. don't push, "
+            "I'll review locally. also from now on, never add print debugging to my files.")
+    assert [s.text for s in extract_statements(said) if s.kind == "rule"] == [
+        "From now on, never add print debugging to my files."]
+    # without a task in the message, the same instruction is a standing one
+    assert [s.kind for s in extract_statements("keep return types as they are.")] == ["rule"]
