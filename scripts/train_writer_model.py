@@ -82,12 +82,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.check:
         shipped = json.loads(MODEL_PATH.read_text(encoding="utf-8"))
         old = shipped["weights"]
-        drift = [name for name in set(old) | set(weights)
-                 if max(abs(a - b) for a, b in zip(old.get(name, [0.0] * len(CLASSES)),
-                                                   weights.get(name, [0.0] * len(CLASSES)))) > TOLERANCE]
+        zero = [0.0] * len(CLASSES)
+        moved = {name: max(abs(a - b) for a, b in zip(old.get(name, zero), weights.get(name, zero)))
+                 for name in set(old) | set(weights)}
+        drift = sorted((name for name, by in moved.items() if by > TOLERANCE), key=lambda n: (-moved[n], n))
         same = shipped["classes"] == list(CLASSES) and shipped["features_version"] == FEATURES_VERSION
         if drift or not same:
-            print(f"{MODEL_PATH.name} is stale: {len(drift)} features differ (e.g. {sorted(drift)[:5]}); "
+            print(f"{MODEL_PATH.name} is stale: {len(drift)} features differ, most: {drift[:5]}; "
                   "run scripts/train_writer_model.py", file=sys.stderr)
             return 1
         print(f"{MODEL_PATH.name} matches the corpus ({len(examples)} sentences, {len(weights)} features)")

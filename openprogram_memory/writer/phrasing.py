@@ -16,12 +16,13 @@ import re
 ADVERBS = (r"(?:now|really|also|still|usually|generally|mostly|mainly|primarily|strongly|much|actually|currently|"
            r"always|never|just|only|definitely|absolutely|honestly|personally|typically|normally|kinda|kind of|"
            r"sort of|totally|genuinely|secretly|officially|finally|recently|happily|basically)")
-_IRREGULAR = {"have": "has", "do": "does", "go": "goes", "be": "is", "am": "is", "was": "was", "were": "was"}
+_IRREGULAR = {"have": "has", "do": "does", "go": "goes", "be": "is", "am": "is", "was": "was", "were": "was",
+              "don't": "doesn't", "don’t": "doesn’t", "dont": "doesnt"}
 _PAST = frozenset("""left went quit got made took began ran wrote built set put said told found bought sold became came
 chose did had kept knew met paid sent spent stood thought won grew gave rode drove fell felt flew forgot heard held lost
 meant read saw slept spoke swam taught understood woke wore hit cut let brought caught fought sought""".split())
 _MODALS = frozenset({"can", "could", "will", "would", "should", "must", "may", "might", "shall", "can't", "won't",
-                     "cannot", "wouldn't", "shouldn't", "couldn't"})
+                     "cannot", "wouldn't", "shouldn't", "couldn't", "cant", "wont", "wouldnt", "shouldnt", "couldnt"})
 _SUBJECT_FORMS = [
     (re.compile(r"^(?:I'm|I’m|Im|I am)\b", re.I), "The user is"),
     (re.compile(r"^(?:I've|I’ve|Ive|I have)\b", re.I), "The user has"),
@@ -77,7 +78,7 @@ def third_person(clause: str) -> str:
     return text
 
 
-_FIRST_WORD_RE = re.compile(r"\b(?:(?P<im>I'm|I’m|i'm|i’m)|(?P<my>[Mm]y)|(?P<me>me)|(?P<i>I))\b")
+_FIRST_WORD_RE = re.compile(r"\b(?:(?P<im>I'm|I’m|i'm|i’m)|(?P<my>[Mm]y)|(?P<me>me))\b|(?P<i>\bI\b|(?<![\w'’.-])i(?![\w'’.-]))")
 _FIRST_FORMS = {"im": "the user is", "my": "the user's", "me": "the user", "i": "the user"}
 
 

@@ -104,7 +104,9 @@ _OUTPUT_LINE_RE = re.compile(
     r"Successfully (?:installed|built|tagged|uninstalled|created|compiled|applied|rebased)|Collecting |"
     r"Requirement already|Installing (?:collected|build dependencies|dependencies\b|[\w.-]+==)|"
     r"Downloading (?:https?://|[\w.-]+\.(?:whl|tar\.gz|zip|tgz)\b|[\w.-]+-\d[\w.]*)|"
-    r"Running (?:`|setup\.py|command|[\w./-]+\.\w+\b|\[|\w+ hooks?\b|migrations?:)|Step \d|=+\s|-+\s*$|\w+@[\w.-]+:)"
+    r"Running (?:`|setup\.py|command|[\w./-]+\.\w+\b|\[|\w+ hooks?\b|migrations?:)|Step \d|=+\s|-+\s*$|\w+@[\w.-]+:|"
+    # a log line led by its level ("ERROR 2024-03-11T08:14:22Z worker-3 …"; "ERROR handling: …" is prose)
+    r"(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|ERR|FATAL|CRITICAL|SEVERE)(?:\s*[:|]\s*|\s+)(?=\d|\[|[\w.]+[-.:/]\w))"
 )
 _COLUMNS_RE = re.compile(r"[^\s.!?,;:]\s{2,}\S.*[^\s.!?,;:]\s{2,}\S")  # (two spaces after a full stop are typing)
 _SHELL_PROMPT_RE = re.compile(r"^\s*(?:\$|%|>|❯|➜|#)\s+\S|^\s*[\w.-]+@[\w.-]+[:~]")

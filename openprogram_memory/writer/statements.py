@@ -41,7 +41,7 @@ named or the sentence dropped.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from ..workspace.caches import register_index
@@ -432,8 +432,8 @@ _PREF_VERB_RE = re.compile(rf"^{_I}{_ADV}\s+(?:\w+\s+){{0,2}}?(?:prefer|like|lov
 
 _WHAT_I_LIKE_RE = re.compile(rf"^(?:.*,\s*)?(?P<x>[^,]+?)\s+(?:is|are)\s+(?:what|the (?:thing|stuff))\s+{_I}\s+(?P<v>like|love|prefer|"
                              r"want|enjoy)(?P<rest>\s+(?:on|in|for|from)\s+.+)?$", re.I)
-_BEST_FOR_ME_RE = re.compile(r"^(?P<x>.+?)\s+(?:is|are|works?|suits?|helps?)\s+(?:\w+\s+)?(?:best|better|great|well)?\s*"
-                             r"(?:for me|me (?:a lot|most|best)|me\b)|^(?P<y>(?:\w+\s+){0,3}\w+)\s+(?:helps|help|works? best)$",
+_BEST_FOR_ME_RE = re.compile(r"^(?P<x>.+?)\s+(?:is|are|works?|suits?|helps?)\s+(?:me\b|(?:\w+\s+)?(?:best|better|great|well)?\s*"
+                             r"(?:for me|me (?:a lot|most|best)))|^(?P<y>(?:\w+\s+){0,3}\w+)\s+(?:helps|help|works? best)$",
                              re.I)
 
 
@@ -1094,6 +1094,17 @@ def _task_constraints(groups: list[tuple[str, list[Statement]]]) -> list[tuple[s
              else [s for s in found if s.kind != "rule"]) for sentence, found in groups]
 
 
+_FIRST_PERSON_RE = re.compile(r"\b(?:I|I'm|I’m|my|My|me)\b|(?<![\w'’.-])i(?:'m|’m)?(?![\w'’.-])")
+
+
+def _of_the_user(statement: Statement) -> Statement:
+    """``statement`` with no first person left ("Emeka reviews all my PRs" → "… all the user's PRs"); an
+    instruction keeps its "me" ("Give me the diff")."""
+    if statement.kind == "rule" or not _FIRST_PERSON_RE.search(statement.text):
+        return statement
+    return replace(statement, text=finish(about_user(statement.text.rstrip("."))))
+
+
 def _learned(sentence: str, person: str | None, thing: str | None) -> list[Statement]:
     """What the corpus-trained classifier (:mod:`.learned`) reads in a sentence the rules read nothing in, said so
     that it stands alone: a leading "he/she" is the person and "it/they" the thing the message is about; without
@@ -1137,7 +1148,8 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
     listed: str | None = None  # the kind a "My preferences:" line gives the list items under it
     opening, greeted = True, False  # no sentence but a bare greeting yet: a self-introduction may come
 
-    def keep(statement: Statement) -> None:  # each statement once, in order
+    def keep(statement: Statement) -> None:  # each statement once, in order, said of "the user"
+        statement = _of_the_user(statement)
         if statement.text.casefold() not in seen:
             seen.add(statement.text.casefold())
             out.append(statement)

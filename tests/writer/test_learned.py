@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -85,3 +86,26 @@ def test_a_record_about_the_person_names_them_wherever_they_are_in_the_sentence(
 def test_a_question_is_never_a_record_whatever_the_classifier_says(monkeypatch):
     monkeypatch.setattr(learned, "likely_kind", lambda sentence: "rule")
     assert extract_statements("Hmm. Could you keep every answer under ten lines from here on?") == []
+
+
+@pytest.mark.parametrize("said, record", [
+    ("Outside work i sing in a choir on thursdays.", "Outside work the user sings in a choir on thursdays."),
+    ("Farida is my skip-level and she signs off all my promo packets.", "the user's"),
+    ("what i really cant stand is 200-char lines.", "the user really cant stand"),
+])
+def test_no_first_person_is_left_in_a_record_about_the_person(said, record):
+    texts = [s.text for s in extract_statements(said)]
+    assert texts and all(record in t or record == t for t in texts[:1]), texts
+    assert not any(re.search(r"\b(?:I|my|me)\b|(?<![\w'’.-])i(?![\w'’.-])", t) for t in texts), texts
+
+
+@pytest.mark.parametrize("line", [
+    "WARN 2025-01-09T10:02:11Z api-2 [billing] retry budget exhausted for job 88123",
+    "2025-01-09 10:02:12,441 scheduler woke up and found 3 jobs",
+    "[10:02:13] fallback queue drained in 40ms",
+    "ERROR worker-7 lost the lease on shard 12",
+    "[WARN] disk usage above 80 percent on db-1",
+])
+def test_pasted_log_lines_never_reach_the_classifier(line, monkeypatch):
+    monkeypatch.setattr(learned, "likely_kind", lambda sentence: "fact")
+    assert extract_statements(f"{line}\n{line}") == []
