@@ -260,7 +260,8 @@ _HINTS = (
                             r"(?:our|my|team|final) call|plan)\b", re.I)),
     ("preference", re.compile(r"\b(?:preferences?|pet peeve|taste)\b", re.I)),
     ("schedule", re.compile(r"\b(?:schedule|calendar|cadence|reminder)\b", re.I)),
-    ("fact", re.compile(r"\b(?:context|background|fyi|for reference|for the record|architecture|infra|setup)\b",
+    ("fact", re.compile(r"\b(?:context|background|fyi|for reference|for the record|architecture|infra|setup|"
+                        r"stack|tech stack|layout|tooling)\b",
                         re.I)),
 )
 

@@ -1105,6 +1105,26 @@ def _of_the_user(statement: Statement) -> Statement:
     return replace(statement, text=finish(about_user(statement.text.rstrip("."))))
 
 
+_STACK_ITEM_RE = re.compile(r"^(?!(?:i|we|you|it|they|he|she|this|that|there|can|could|please|pls|bye|hello|hi|"
+                            r"goodbye|farewell|welcome|no|yes|ok|okay|so|but|then|now)\b)[\w`@./+#-]+"
+                            r"(?:\s+[\w`@./+#()-]+){0,7}$", re.I)
+_PARTICIPLE_RE = re.compile(r"^(?:deployed|hosted|built|written|run|running|served|packaged|managed|pinned|tested)\b",
+                            re.I)
+
+
+def _stack(body: str) -> list[Statement]:
+    """A list of the parts of a system under a context label ("context: rails 7.1 monolith, sidekiq for jobs,
+    postgres 15 on RDS"): one fact a part. Empty unless every part is a short phrase naming something concrete
+    (a version, a name, a path) without a verb of its own."""
+    body = re.sub(r"^(?:(?:this|it)(?:'s|’s| is) (?:an? )?|we(?:'re|’re| are) on |we use )", "", body, flags=re.I)
+    items = [i.strip(" .") for i in re.split(r"\s*,\s*(?:and\s+)?|\s*;\s*", body) if i.strip(" .")]
+    if len(items) < 2 or not all(_STACK_ITEM_RE.match(i) and not re.search(rf"\s{_FACT_VERBS}\s", f" {i} ")
+                                 and (re.search(r"\d|[A-Z]|`|/", i) or len(i.split()) >= 2) for i in items):
+        return []
+    return [Statement(finish(f"The project is {i}" if _PARTICIPLE_RE.match(i) else f"The project uses {i}"), "fact",
+                      keyword(i), subject=keyword(i)) for i in items]
+
+
 def _learned(sentence: str, person: str | None, thing: str | None) -> list[Statement]:
     """What the corpus-trained classifier (:mod:`.learned`) reads in a sentence the rules read nothing in, said so
     that it stands alone: a leading "he/she" is the person and "it/they" the thing the message is about; without
@@ -1178,7 +1198,10 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
             hint = hint or strip_lead(label + ":  x")[1]
             body = rest
         body = _EVER_RE.sub(r"never \g<what>", body)  # "don't touch vendor/, ever": a standing "never"
-        for clause in clauses(body):
+        stack = _stack(body) if hint == "fact" else []
+        for statement in stack:
+            keep(statement)
+        for clause in ([] if stack else clauses(body)):
             clause, inner = strip_lead(clause)
             clause = _TRAILER_RE.sub("", clause.rstrip(" .!…"))
             if _SUBJECTLESS_RE.match(clause):  # "Speak Portuguese", "not a fan of ORMs", "mostly python"

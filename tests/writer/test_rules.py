@@ -483,3 +483,19 @@ def test_an_instruction_for_the_task_the_message_hands_over_is_not_a_standing_ru
         "From now on, never add print debugging to my files."]
     # without a task in the message, the same instruction is a standing one
     assert [s.kind for s in extract_statements("keep return types as they are.")] == ["rule"]
+
+
+def test_a_list_of_the_parts_of_a_system_under_a_context_label_is_one_fact_a_part():
+    said = extract_statements("tech stack: Litestar, Postgres 16 on Neon, valkey for sessions, deployed on Railway")
+    assert [(s.kind, s.text) for s in said] == [
+        ("fact", "The project uses Litestar."), ("fact", "The project uses Postgres 16 on Neon."),
+        ("fact", "The project uses valkey for sessions."), ("fact", "The project is deployed on Railway.")]
+
+
+@pytest.mark.parametrize("said", [
+    "we're changing the tracing stack: bye Jaeger, hello Tempo",  # a change, not parts
+    "context: the API runs hot, the cache sits cold",  # sentences with verbs of their own, not parts
+    "for context: tired, hungry",
+])
+def test_what_is_not_a_list_of_parts_is_not_read_as_one(said):
+    assert not any(s.text.startswith(("The project uses", "The project is")) for s in extract_statements(said))
