@@ -542,6 +542,8 @@ def _rule(clause: str, hint: str | None) -> list[Statement]:
         return []
     marker = match.group("marker").casefold()
     after = body[match.end():].split()
+    if re.fullmatch(r"(?:[\w'’-]+\s+){0,3}(?:that|this|it|them|one|again)", " ".join(after).strip(" .!,"), re.I):
+        return []  # "never do that", "don't write a new one": what it is about is only in this conversation
     nxt = after[0].casefold().strip(",.") if after else ""
     if marker in _STRONG and (not nxt or nxt in _NOT_VERB or nxt.endswith("ed") and nxt not in (
             "need", "feed", "seed", "embed")):
@@ -977,7 +979,9 @@ def _join_changes(statements: list[Statement]) -> list[Statement]:
     out: list[Statement] = []
     for statement in statements:
         last = out[-1] if out else None
-        if last is not None and last.kind == "decision" and _dropped(last.text) and _REPLACEMENT_RE.match(statement.text):
+        if last is not None and last.kind == "decision" and _REPLACEMENT_RE.match(statement.text) and (
+                _dropped(last.text) or statement.kind == "rule" and not _OUTLIVES_RE.search(statement.text)):
+            # ("let's go with option B — keep the polling approach, no websockets": what was decided, no rule)
             # "we've ditched Heroku. everything is on Fly.io now", "let's not use GraphQL, stick with REST": what
             # replaces the dropped thing belongs to the decision, not to a fact or rule of its own
             statement = Statement(statement.text, "decision", statement.keyword)

@@ -499,3 +499,17 @@ def test_a_list_of_the_parts_of_a_system_under_a_context_label_is_one_fact_a_par
 ])
 def test_what_is_not_a_list_of_parts_is_not_read_as_one(said):
     assert not any(s.text.startswith(("The project uses", "The project is")) for s in extract_statements(said))
+
+
+@pytest.mark.parametrize("said", ["why did you rename the fixtures?? never do that.", "don't ever try that again",
+                                  "always check it"])
+def test_an_instruction_about_only_what_this_conversation_points_at_is_no_rule(said):
+    assert extract_statements(said) == []
+
+
+def test_what_follows_a_decision_as_its_choice_is_part_of_it_not_a_rule():
+    said = extract_statements("ok final call on the editor: we go with option 2 — keep Monaco, no CodeMirror")
+    assert [s.kind for s in said] == ["decision", "decision"] and "Monaco" in said[-1].text
+    # a standing word keeps an instruction a rule, even right after a decision
+    said = extract_statements("we picked Biome. use it for every new package from now on")
+    assert [s.kind for s in said][-1] == "rule"
