@@ -131,6 +131,13 @@ def _shouted(line: str) -> bool:
         and bool(_SHOUT_WORDS_RE.search(line))
 
 
+_MAIL_HEADER_RE = re.compile(r"^\s*(?:subject|from|sent|cc)\s*:\s*\S", re.I)
+_SIGN_OFF_RE = re.compile(r"^(?:best|best regards|kind regards|warm regards|regards|many thanks|thanks|thank you|"
+                          r"cheers|sincerely|yours sincerely|yours|warmly|all the best|take care|talk soon)[\s,.!]*$",
+                          re.I)
+_QUOTED_NOTE_RE = re.compile(r"^\s*(?:comment|note|reply|review|feedback|message)\s*\[[^\]]+\]\s*:", re.I)
+
+
 def prose(text: str) -> list[str]:
     """The person's prose lines: markup blocks, code, quotes, logs and tool output dropped.
 
@@ -141,9 +148,22 @@ def prose(text: str) -> list[str]:
     text = _MARKUP_TAG_RE.sub(" ", text)
     out: list[str] = []
     fenced = output = False
+    out_of_name = False
+    mail = ""  # in a pasted email: "body" up to its sign-off, then "signed" up to the blank line after the name
     for line in text.split("\n"):
         if _FENCE_RE.match(line):
             fenced = not fenced
+            continue
+        if not mail and _MAIL_HEADER_RE.match(line):
+            mail = "body"
+        if mail:
+            if mail == "body" and _SIGN_OFF_RE.match(line.strip()):
+                mail = "signed"
+            elif mail == "signed" and not line.strip() and out_of_name:
+                mail = ""
+            out_of_name = mail == "signed" and bool(line.strip()) and not _SIGN_OFF_RE.match(line.strip())
+            continue
+        if _QUOTED_NOTE_RE.match(line):  # "Comment [Dana]: we decided …": someone else's words
             continue
         if not line.strip():
             output = False

@@ -513,3 +513,17 @@ def test_what_follows_a_decision_as_its_choice_is_part_of_it_not_a_rule():
     # a standing word keeps an instruction a rule, even right after a decision
     said = extract_statements("we picked Biome. use it for every new package from now on")
     assert [s.kind for s in said][-1] == "rule"
+
+
+def test_a_pasted_email_is_someone_elses_letter_up_to_its_signature():
+    said = ("From: Ola Nordmann <ola@acme.no>\nSubject: standup\n\nHei,\nwe decided to move standup to 10. "
+            "I always want agendas in advance.\n\nKind regards,\nOla Nordmann\nHead of Ops\n\n"
+            "can you summarise this? also fyi I'm vegetarian")
+    assert [(s.kind, s.text) for s in extract_statements(said)] == [("personal", "The user is vegetarian.")]
+    # a "Re:" leading a person's own message is not a letter
+    assert [s.kind for s in extract_statements("Re: the offsite — we decided on Lisbon.")] == ["decision"]
+
+
+def test_a_note_signed_by_someone_else_is_their_words():
+    said = "Cell: Sheet1!E14\nComment [Dana]: we decided to keep this layout, don't move columns"
+    assert extract_statements(said) == []
