@@ -523,9 +523,19 @@ _ONE_OFF_RE = re.compile(r"(?<![\w/])(?:[\w.-]+/[\w./-]*)|\b(?:there|then|it)$|\
                          r"sh|sql|css|html|txt|lock|cfg|ini))\b", re.I)
 
 
+# asking for one thing: a new piece of work ("give me 10 …", "write me a …") or a change to what is there ("redo …")
+_ONE_OFF_ASK_RE = re.compile(
+    r"^(?:(?:please|pls|plz|can you|could you)\s+)?(?:(?:give|show|send|get|find|list|make|write|draft|generate|create|"
+    r"build|bring)\s+me\s+(?:a|an|some|\d+|one|two|three|four|five|ten|a few|a couple)\b|"
+    r"(?:redo|rerun|retry|undo|revert|rename|fix|delete|remove|move|rewrite|reword|regenerate|tidy up|clean up)\b)",
+    re.I)
+
+
 def _rule(clause: str, hint: str | None) -> list[Statement]:
     if re.match(r"^(?:(?:you can|please)\s+)?call me\s+(?-i:[A-Z])", clause, re.I):
         return []  # "Call me Nnamdi": a name (identity), not an instruction
+    if _ONE_OFF_ASK_RE.match(clause) and not _OUTLIVES_RE.search(clause):
+        return []  # "give me 10 icebreaker questions", "redo the plot palette please": a task, not a way of working
     asked = re.sub(r"[\s,]+(?:please|pls|plz)$", "", clause, flags=re.I)
     if asked != clause and re.search(r"[\w)]$", asked) and not _ONE_OFF_RE.search(asked) \
             and not re.match(r"^(?:yes|no|ok|okay|sure|thanks|one|more|help|stop|wait)\b", clause, re.I):
@@ -1078,7 +1088,7 @@ _OUTLIVES_RE = re.compile(
     r"\b(?:always|never|ever|whenever|every time|from now on|going forward|moving forward|in (?:the )?future|"
     r"by default|as a rule|at all times|in general|generally|no matter|standing|rules?|policy|convention|"
     r"for (?:any|all|every)|any new|all new|anything|everything|all (?:my|our)|every \w+|each \w+|"
-    r"(?:new|future) \w+|default|no more|only|unless|stop|when(?:ever)? you|if you|"
+    r"(?<!the )(?<!this )(?<!that )(?:new|future) \w+|default|no more|only|unless|stop|when(?:ever)? you|if you|"
     r"in (?:this|that|our|my) (?:repo|codebase|project)s?|across)\b", re.I)
 # a sentence that hands the agent a task ("can you …", "fix …", "rename …", a question)
 _TASK_RE = re.compile(

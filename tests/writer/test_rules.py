@@ -527,3 +527,9 @@ def test_a_pasted_email_is_someone_elses_letter_up_to_its_signature():
 def test_a_note_signed_by_someone_else_is_their_words():
     said = "Cell: Sheet1!E14\nComment [Dana]: we decided to keep this layout, don't move columns"
     assert extract_statements(said) == []
+
+
+@pytest.mark.parametrize("said", ["give me 5 names for the new cron service", "Regenerate the chart in blue please.",
+                                  "could you write me a haiku about flaky tests"])
+def test_asking_for_one_piece_of_work_is_no_rule(said):
+    assert [s for s in extract_statements(said) if s.kind == "rule"] == []
