@@ -135,6 +135,8 @@ _MAIL_HEADER_RE = re.compile(r"^\s*(?:subject|from|sent|cc)\s*:\s*\S", re.I)
 _SIGN_OFF_RE = re.compile(r"^(?:best|best regards|kind regards|warm regards|regards|many thanks|thanks|thank you|"
                           r"cheers|sincerely|yours sincerely|yours|warmly|all the best|take care|talk soon)[\s,.!]*$",
                           re.I)
+# a comment line of code, also inside a pasted diff ("+  // TODO: we decided to never cache this")
+_CODE_COMMENT_RE = re.compile(r"^\s*[+-]?\s*(?://|/\*|\*/|<!--)")
 _QUOTED_NOTE_RE = re.compile(r"^\s*(?:comment|note|reply|review|feedback|message)\s*\[[^\]]+\]\s*:", re.I)
 
 
@@ -163,7 +165,7 @@ def prose(text: str) -> list[str]:
                 mail = ""
             out_of_name = mail == "signed" and bool(line.strip()) and not _SIGN_OFF_RE.match(line.strip())
             continue
-        if _QUOTED_NOTE_RE.match(line):  # "Comment [Dana]: we decided …": someone else's words
+        if _QUOTED_NOTE_RE.match(line) or _CODE_COMMENT_RE.match(line):  # someone else's words, a code comment
             continue
         if not line.strip():
             output = False

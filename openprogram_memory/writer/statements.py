@@ -531,13 +531,20 @@ _ONE_OFF_ASK_RE = re.compile(
     re.I)
 
 
+def _only_here(said: str) -> bool:
+    """Whether an instruction is about only what this conversation points at ("do that", "mix them up", "write a
+    new one")."""
+    return bool(re.fullmatch(r"(?:[\w'’-]+\s+){0,4}(?:that|this|it|them|one|again)(?:\s+(?:up|out|again|too|either|"
+                             r"here))?", re.sub(r"[\s,]+(?:please|pls|plz)$", "", said.strip(" .!,"), flags=re.I), re.I))
+
+
 def _rule(clause: str, hint: str | None) -> list[Statement]:
     if re.match(r"^(?:(?:you can|please)\s+)?call me\s+(?-i:[A-Z])", clause, re.I):
         return []  # "Call me Nnamdi": a name (identity), not an instruction
     if _ONE_OFF_ASK_RE.match(clause) and not _OUTLIVES_RE.search(clause):
         return []  # "give me 10 icebreaker questions", "redo the plot palette please": a task, not a way of working
     asked = re.sub(r"[\s,]+(?:please|pls|plz)$", "", clause, flags=re.I)
-    if asked != clause and re.search(r"[\w)]$", asked) and not _ONE_OFF_RE.search(asked) \
+    if asked != clause and re.search(r"[\w)]$", asked) and not _ONE_OFF_RE.search(asked) and not _only_here(asked) \
             and not re.match(r"^(?:yes|no|ok|okay|sure|thanks|one|more|help|stop|wait)\b", clause, re.I):
         return [Statement(finish(asked), "rule", keyword(asked, last=True))]  # ("rerun it pls" is about the moment)
     if _NO_RULE_RE.match(clause) or _MUST_RE.match(clause) or hint == "rule" and re.match(r"^no\s+\w+", clause, re.I):
@@ -552,7 +559,7 @@ def _rule(clause: str, hint: str | None) -> list[Statement]:
         return []
     marker = match.group("marker").casefold()
     after = body[match.end():].split()
-    if re.fullmatch(r"(?:[\w'’-]+\s+){0,3}(?:that|this|it|them|one|again)", " ".join(after).strip(" .!,"), re.I):
+    if _only_here(" ".join(after)):
         return []  # "never do that", "don't write a new one": what it is about is only in this conversation
     nxt = after[0].casefold().strip(",.") if after else ""
     if marker in _STRONG and (not nxt or nxt in _NOT_VERB or nxt.endswith("ed") and nxt not in (

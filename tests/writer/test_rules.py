@@ -502,9 +502,9 @@ def test_what_is_not_a_list_of_parts_is_not_read_as_one(said):
 
 
 @pytest.mark.parametrize("said", ["why did you rename the fixtures?? never do that.", "don't ever try that again",
-                                  "always check it"])
+                                  "always check it", "dev and prod share a bucket name. dont mix them up pls"])
 def test_an_instruction_about_only_what_this_conversation_points_at_is_no_rule(said):
-    assert extract_statements(said) == []
+    assert [s for s in extract_statements(said) if s.kind == "rule"] == []
 
 
 def test_what_follows_a_decision_as_its_choice_is_part_of_it_not_a_rule():
@@ -533,3 +533,9 @@ def test_a_note_signed_by_someone_else_is_their_words():
                                   "could you write me a haiku about flaky tests"])
 def test_asking_for_one_piece_of_work_is_no_rule(said):
     assert [s for s in extract_statements(said) if s.kind == "rule"] == []
+
+
+def test_a_code_comment_is_not_the_person_speaking_also_in_a_pasted_diff():
+    said = ("@@ -3,6 +3,7 @@ def rates():\n+  // NOTE: we decided to keep all amounts in cents\n+    return round(x)\n"
+            "/* we use Postgres for everything */\nI prefer tabs.")
+    assert [(s.kind, s.text) for s in extract_statements(said)] == [("preference", "The user prefers tabs.")]
