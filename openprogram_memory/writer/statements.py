@@ -686,8 +686,11 @@ _LED_RE = re.compile(rf"^(?P<lead>(?:around|on|in|during|every|each|most|after|b
 
 def _schedule(clause: str) -> list[Statement]:
     named = _COLLEAGUE_RE.match(clause)
-    if named and named.group("n"):
-        return []  # "our CEO Maya wants weekly metrics" is about Maya
+    person = _subject_person(clause)
+    acts = person and re.match(r"(?:\s+(?:from|at|in|on)\s+\w+)?\s+(?:\w+s|has|does)\b", clause[len(person):]) and not \
+        re.match(rf"(?:{lx.DAYS}|{lx.MONTHS})s?\b", person, re.I)
+    if named and named.group("n") or acts:
+        return []  # "our CEO Maya wants weekly metrics", "Fatima runs the weekly infra sync": about Maya, Fatima
     recurring = lx.RECURRENCE_RE.search(clause) or re.search(
         rf"\b(?:most|all)\s+(?:days|mornings|evenings|weekdays|weeks)\b|^(?:{lx.DAYS})s\b|"
         rf"\b(?:working|office|core|work) hours\b|\b(?:{lx.DAYS})(?:day)?s?\s+(?:to|through|thru|[–-])\s+(?:{lx.DAYS})",
@@ -965,7 +968,7 @@ def _pieces(clause: str, hint: str | None) -> list[tuple[str, list[Statement]]]:
         person = _subject_person(current) or _COLLEAGUE_NAME(current)
         pronoun = _PRONOUN_RE.match(nxt)
         if person and pronoun:
-            nxt = person + (" is" if pronoun.group(0)[-2:] in ("'s", "’s") else "") + nxt[pronoun.end():]
+            nxt = _named_subject(person, pronoun, nxt)
         nxt = _named(nxt, person)
         first = _statements(current, hint)
         alone = _statements(nxt, None if first and hint == "rule" else hint)  # a reason after a rule is no rule
@@ -1118,6 +1121,18 @@ def _task_constraints(groups: list[tuple[str, list[Statement]]]) -> list[tuple[s
 _FIRST_PERSON_RE = re.compile(r"\b(?:I|I'm|I’m|my|My|me)\b|(?<![\w'’.-])i(?:'m|’m)?(?![\w'’.-])")
 
 
+def _named_subject(person: str, pronoun: re.Match[str], clause: str) -> str:
+    """``clause`` with its leading "he/she" (``pronoun``) replaced by ``person``: "she's decided" → "Ana has
+    decided", "she's strict" → "Ana is strict", "he'll review" → "Tom will review"."""
+    rest = clause[pronoun.end():]
+    rest = re.sub(r"^['’]ll\b", " will", re.sub(r"^['’]d\b", " would", rest))
+    if pronoun.group(0)[-2:] in ("'s", "’s"):
+        done = re.match(r"\s+(?:(?:already|just|also|now|finally)\s+)?(?:\w+ed|been|got|gone|made|taken|left|done|"
+                        r"had|built|written|seen|become)\b", rest)
+        rest = (" has" if done else " is") + rest
+    return person + rest
+
+
 def _of_the_user(statement: Statement) -> Statement:
     """``statement`` with no first person left ("Emeka reviews all my PRs" → "… all the user's PRs"); an
     instruction keeps its "me" ("Give me the diff")."""
@@ -1170,8 +1185,7 @@ def _learned(sentence: str, person: str | None, thing: str | None) -> list[State
     if pronoun:
         if not person:
             return []
-        rest = re.sub(r"^['’]ll\b", " will", re.sub(r"^['’]d\b", " would", body[pronoun.end():]))
-        body = person + (" is" if pronoun.group(0)[-2:] in ("'s", "’s") else "") + rest
+        body = _named_subject(person, pronoun, body)
     body = _named(body, person)
     text = finish(body if kind == "rule" else about_user(body))
     return [Statement(text, kind, keyword(body), slot_of(text) if kind in ("identity", "personal") else None)]
@@ -1240,7 +1254,7 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
                 clause = f"the {thing}{_PRONOUN_VERB.get(it.group('v') or '', '')}{clause[it.end():]}"
             pronoun = _PRONOUN_RE.match(clause)
             if pronoun and person:
-                clause = person + (" is" if pronoun.group(0)[-2:] in ("'s", "’s") else "") + clause[pronoun.end():]
+                clause = _named_subject(person, pronoun, clause)
             clause = _named_in_clause(clause, person)
             for _, statements in _pieces(clause, inner or (None if hint == "rule" and out else hint)):
                 for statement in statements:

@@ -539,3 +539,23 @@ def test_a_code_comment_is_not_the_person_speaking_also_in_a_pasted_diff():
     said = ("@@ -3,6 +3,7 @@ def rates():\n+  // NOTE: we decided to keep all amounts in cents\n+    return round(x)\n"
             "/* we use Postgres for everything */\nI prefer tabs.")
     assert [(s.kind, s.text) for s in extract_statements(said)] == [("preference", "The user prefers tabs.")]
+
+
+@pytest.mark.parametrize("said, kind", [
+    ("Thandiwe runs the fortnightly platform sync", "people"),  # what a person does, however often
+    ("Ines from finance does the payroll export every month", "people"),
+    ("Leila wants a written status every Friday", "people"),
+    ("Board meetings are on the first Monday of each quarter", "schedule"),
+    ("Mondays starts with sprint planning at 10", "schedule"),  # a day, not a person
+])
+def test_what_a_named_person_does_regularly_is_about_them(said, kind):
+    assert [s.kind for s in extract_statements(said)] == [kind]
+
+
+@pytest.mark.parametrize("said, text", [
+    ("Sade leads design. She's decided every screen gets a dark variant.",
+     "Sade has decided every screen gets a dark variant."),
+    ("Sade leads design. She's strict about spacing.", "Sade is strict about spacing."),
+])
+def test_a_pronoun_subject_becomes_the_person_with_the_verb_it_stood_for(said, text):
+    assert text in [s.text for s in extract_statements(said)]
