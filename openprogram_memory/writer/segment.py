@@ -198,7 +198,8 @@ _DASH_RE = re.compile(r"\s+(?:—|–|--|-)\s+|\s*—\s*")
 _PRONOUN_START = r"(?:I|i|I'm|i'm|Im|im|I've|i've|I'd|i'd|I'll|i'll|my|My|we|We|we're|We're|we've|We've|our|Our)"
 _CLAUSE_RE = re.compile(
     rf"\s*(?:,\s*(?:and\s+|but\s+|so\s+|also\s+)?(?={_PRONOUN_START}\b)|,\s*(?:so|and so|which means|which is why|which|since|because)\s+|\s+(?:because|which is why)\s+|\s+(?:and|but|so)\s+(?:also\s+)?"
-    rf"(?={_PRONOUN_START}\b)|,\s*(?:and|but)\s+(?=(?:please\s+)?(?:always|never|don't|do not)\b))\s*"
+    rf"(?={_PRONOUN_START}\b)|,\s*(?:and|but)\s+(?=(?:please\s+)?(?:always|never|don't|do not)\b)|"
+    rf",\s*(?:so\s+|and\s+)?(?=(?:can|could|would) you\b))\s*"  # "…, can you …": the request is a clause of its own
 )
 
 

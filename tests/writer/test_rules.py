@@ -559,3 +559,8 @@ def test_what_a_named_person_does_regularly_is_about_them(said, kind):
 ])
 def test_a_pronoun_subject_becomes_the_person_with_the_verb_it_stood_for(said, text):
     assert text in [s.text for s in extract_statements(said)]
+
+
+def test_a_request_after_a_comma_is_not_part_of_the_statement_before_it():
+    said = extract_statements("the billing cron runs in the worker pod, can you move it to a CronJob and add alerts")
+    assert [(s.kind, s.text) for s in said] == [("fact", "The billing cron runs in the worker pod.")]
