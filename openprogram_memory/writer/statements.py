@@ -406,6 +406,9 @@ _PREFERENCE_RE = re.compile(
     rf"{_I}{_ADV}\s+(?:tend to|usually|always|generally)\s+(?:prefer|use|go for|reach for|pick|choose|like|want)\b|"
     rf"{_I}(?:'ve| have)\s+always\s+(?:liked|loved|preferred|hated|used)\b|{_I}{_ADV}\s+(?:really\s+)?dig\b|"
     rf"(?:\w+\s+){{1,4}}(?:annoys|bugs|bothers|irritates) me\b|(?:\w+\s+){{1,4}}(?:is|are) (?:a|my) pet peeve|"
+    rf"{_IM}\s+(?:much\s+|way\s+|far\s+|a lot\s+|just\s+)?(?:more comfortable|happier|most comfortable|comfortable|"
+    rf"at home)\s+(?:with|in|using)\b|(?:[\w`.+#-]+\s+){{1,5}}(?:is|are)\s+(?:much\s+|way\s+|far\s+|a lot\s+)?"
+    rf"(?:easier|simpler|clearer|nicer|more natural)\s+for me\b|"
     rf"my (?:biggest\s+)?pet peeve\b|(?-i:[A-Za-z][\w`.+#-]*)(?:\s+[\w`.+#-]+)?\s+(?:>|>>|≫)\s+[A-Za-z][\w`.+#-]*$|{_IM}\s+(?:really\s+)?big on\b|"
     rf"{_I}{_ADV}\s+(?:don't|do not)\s+care\s+(?:much\s+|too much\s+)?(?:about|for)\b|"
     rf"{_I}'?d{_ADV}\s+(?:pick|choose|take|go with)\s+.+\s+over\s+|{_I}'?d{_ADV}\s+(?:go with|pick|choose|reach for)\s+"
@@ -872,6 +875,7 @@ def _detect(clause: str, hint: str | None) -> list[Statement]:
 
 _JOINT_RE = re.compile(r"(,\s+(?:and\s+|but\s+|then\s+)?|\s+and\s+|\s+but\s+|\s+—\s+)")
 _SUBJECTLESS_RE = re.compile(r"^(?:speak(?!\s+(?:with|to)\b)|live in|based in|originally from|work (?:at|for|as)|working (?:at|for)|love|hate|"
+                             r"(?:don't|dont|do not) (?:really )?(?:love|like|enjoy)|"
                              r"adore|not a (?:big |huge )?fan of|"
                              r"big fan of|mostly|usually|mainly|primarily|can't stand)\b", re.I)
 _PRONOUN_RE = re.compile(r"^(?:he|she)(?:'s|’s)?\b", re.I)
@@ -879,6 +883,17 @@ _PRONOUN_VERB = {"'s": " is", "’s": " is", " is": " is", "'re": " are", "’re
 _THING_PRONOUN_RE = re.compile(r"^(?:it|they)(?P<v>'s|’s|'re|’re| is| are)?(?=\s)", re.I)
 _TRAILER_RE = re.compile(r"(?:[\s,]+(?:lol|lmao|haha+|tbh|imo|imho|fwiw|ha|heh|xd|:\)|:d|;\)|🙂|😅|🙏|👍|thx|"
                          r"thanks|ty|though|anyway|anyways|btw|fyi|as well|too|no exceptions|ever|period))+$", re.I)
+
+
+def _mostly(clause: str) -> list[Statement]:
+    """What the person mostly works with, said without a subject ("mostly python these days", "working mostly
+    with Kotlin and Spring"); empty for anything longer than a few words."""
+    found = re.match(r"^(?:working\s+|work\s+)?(?P<how>mostly|usually|mainly|primarily)\s+(?:with\s+|in\s+)?(?P<x>.+?)"
+                     r"(?:\s+(?:these days|nowadays|lately|every ?day))?$", clause, re.I)
+    if not found or len(found.group("x").split()) > 5:
+        return []
+    what = found.group("x")
+    return [Statement(finish(f"The user {found.group('how').lower()} works with {what}"), "preference", keyword(what))]
 
 
 def _statements(clause: str, hint: str | None) -> list[Statement]:
@@ -1242,10 +1257,7 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
             if _SUBJECTLESS_RE.match(clause):  # "Speak Portuguese", "not a fan of ORMs", "mostly python"
                 verb = clause.split()[0].casefold()
                 if verb in ("mostly", "usually", "mainly", "primarily"):
-                    rest = re.sub(r"\s+(?:these days|nowadays|lately)$", "", clause.split(None, 1)[1] if " " in clause
-                                  else "")
-                    if rest and len(rest.split()) <= 5:
-                        out.append(Statement(finish(f"The user {verb} works with {rest}"), "preference", keyword(rest)))
+                    out.extend(_mostly(clause))
                     continue
                 clause = (("I'm " if verb in ("based", "originally", "not", "big", "working") else "I ")
                           + clause[:1].lower() + clause[1:])

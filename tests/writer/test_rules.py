@@ -564,3 +564,13 @@ def test_a_pronoun_subject_becomes_the_person_with_the_verb_it_stood_for(said, t
 def test_a_request_after_a_comma_is_not_part_of_the_statement_before_it():
     said = extract_statements("the billing cron runs in the worker pod, can you move it to a CronJob and add alerts")
     assert [(s.kind, s.text) for s in said] == [("fact", "The billing cron runs in the worker pod.")]
+
+
+@pytest.mark.parametrize("said, holds", [
+    ("don't love jest tbh", "jest"),
+    ("i'm way more comfortable with emacs bindings", "emacs bindings"),
+    ("bullet points are much easier for me to scan", "bullet points"),
+])
+def test_likes_and_dislikes_said_sideways_are_preferences(said, holds):
+    found = extract_statements(said)
+    assert [s.kind for s in found] == ["preference"] and holds in found[0].text.casefold()
