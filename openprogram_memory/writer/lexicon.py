@@ -23,7 +23,9 @@ ROLE_NOUNS = (
     r"instructor|trainer|coach|librarian|pharmacist|veterinarian|vet|dentist|therapist|paramedic|pilot|"
     r"teaching assistant|security engineer|pentester|auditor|secretary|assistant|receptionist|clerk|"
     r"architect|modeler|animator|illustrator|copywriter|strategist|operator|integrator|backend|frontend|"
-    r"full-?stack|infra|platform|sales|marketing|ops"
+    r"full-?stack|infra|platform|sales|marketing|ops|bookkeeper|landlord|landlady|supervisor|tutor|nanny|"
+    r"paralegal|sponsor|steward|custodian|dpo|ciso|treasurer|chair|chairperson|president|producer|publisher|"
+    r"counsel|dba|release manager|release captain|gatekeeper|practice lead|squad lead|team lead|line manager"
 )
 ROLE_RE = re.compile(rf"\b(?:{ROLE_NOUNS})s?\b", re.I)
 

@@ -989,7 +989,10 @@ def _pieces(clause: str, hint: str | None) -> list[tuple[str, list[Statement]]]:
         alone = _statements(nxt, None if first and hint == "rule" else hint)  # a reason after a rule is no rule
         subordinate = re.match(r"^(?:when|whenever|if|before|after|once|unless|while|until)\b", current, re.I) \
             and "," not in sep
-        if alone and not subordinate and first and not _continues(first, alone, nxt):
+        verb_only = first and first[-1].kind == "people" and re.match(
+            r"^(?:(?:only|always|never|also|just|still|usually)\s+)?(?!(?:always|this|thus|yes|its|his|hers|ours|theirs)\b)"
+            r"(?-i:[a-z]+s)\b", nxt)  # "My manager, Tom, only approves …": the verb of the person just named
+        if alone and not subordinate and first and not verb_only and not _continues(first, alone, nxt):
             out.append((current, first))
             current = nxt
         else:

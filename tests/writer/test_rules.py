@@ -574,3 +574,16 @@ def test_a_request_after_a_comma_is_not_part_of_the_statement_before_it():
 def test_likes_and_dislikes_said_sideways_are_preferences(said, holds):
     found = extract_statements(said)
     assert [s.kind for s in found] == ["preference"] and holds in found[0].text.casefold()
+
+
+@pytest.mark.parametrize("said, text", [
+    ("My team lead, Oksana, only merges on green builds", "The user's team lead, Oksana, only merges on green builds."),
+    ("Our bookkeeper, Mr. Eze, files the VAT every quarter", "Our bookkeeper, Mr. Eze, files the VAT every quarter."),
+])
+def test_the_verb_after_a_named_person_is_theirs_not_an_instruction(said, text):
+    assert [(s.kind, s.text) for s in extract_statements(said)] == [("people", text)]
+
+
+def test_an_instruction_after_a_person_stays_an_instruction():
+    said = extract_statements("Kemal owns the ledger, always ask him first")
+    assert [s.kind for s in said] == ["people", "rule"]
