@@ -555,7 +555,7 @@ def test_what_a_named_person_does_regularly_is_about_them(said, kind):
 @pytest.mark.parametrize("said, text", [
     ("Sade leads design. She's decided every screen gets a dark variant.",
      "Sade has decided every screen gets a dark variant."),
-    ("Sade leads design. She's strict about spacing.", "Sade is strict about spacing."),
+    ("Sade leads design. She's the one to ask about spacing.", "Sade is the one to ask about spacing."),
 ])
 def test_a_pronoun_subject_becomes_the_person_with_the_verb_it_stood_for(said, text):
     assert text in [s.text for s in extract_statements(said)]
