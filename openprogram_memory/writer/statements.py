@@ -1115,7 +1115,8 @@ def _extract(text: str) -> list[Statement]:
 _OUTLIVES_RE = re.compile(
     r"\b(?:always|never|ever|whenever|every time|from now on|going forward|moving forward|in (?:the )?future|"
     r"by default|as a rule|at all times|in general|generally|no matter|standing|rules?|policy|convention|"
-    r"for (?:any|all|every)|any new|all new|anything|everything|all (?:my|our)|every \w+|each \w+|"
+    r"for (?:any|all|every)|any new|all new|(?:anything|everything) (?:touching|under|in|on|that|related|about|with|"
+    r"from|for)|all (?:my|our)|every \w+|each \w+|"
     r"(?<!the )(?<!this )(?<!that )(?:new|future) \w+|default|no more|only|unless|stop|when(?:ever)? you|if you|"
     r"in (?:this|that|our|my) (?:repo|codebase|project)s?|across)\b", re.I)
 # a sentence that hands the agent a task ("can you …", "fix …", "rename …", a question)

@@ -252,6 +252,7 @@ def test_a_concrete_fact_about_any_named_part_of_the_system_is_kept_but_the_work
     "Keep going.",  # encouragement
     "Don't forget to bump the version.",  # a reminder for this task
     "I'm on the train, will check later.",  # a passing state
+    "Don't merge anything in the meantime, I'm reviewing.",  # until this review is done
     "The upload endpoint fails for files over 2GB.",  # the problem being debugged
     "The integration suite still times out on the redis container.",
 ])
@@ -481,6 +482,11 @@ def test_an_instruction_for_the_task_the_message_hands_over_is_not_a_standing_ru
             "I'll review locally. also from now on, never add print debugging to my files.")
     assert [s.text for s in extract_statements(said) if s.kind == "rule"] == [
         "From now on, never add print debugging to my files."]
+    # "anything" alone is no scope; "anything under X" is
+    said = "can you draft the cleanup script? don't delete anything, just print sizes."
+    assert [s for s in extract_statements(said) if s.kind == "rule"] == []
+    said = "can you draft the cleanup script? never delete anything under backups/ though."
+    assert [s.kind for s in extract_statements(said)] == ["rule"]
     # without a task in the message, the same instruction is a standing one
     assert [s.kind for s in extract_statements("keep return types as they are.")] == ["rule"]
 
