@@ -1003,9 +1003,13 @@ def _pieces(clause: str, hint: str | None) -> list[tuple[str, list[Statement]]]:
 
 def _continues(rules: list[Statement], more: list[Statement], said: str) -> bool:
     """Whether a second instruction only finishes the first: "always relative paths, never absolute", "don't
-    abbreviate names, spell them out", "don't slap a retry on it — mark it flaky instead"."""
+    abbreviate names, spell them out", "don't slap a retry on it — mark it flaky instead", "use pnpm, never npm or
+    yarn"."""
     return all(s.kind == "rule" for s in rules + more) and bool(
-        len(said.split()) <= 3 or re.search(r"\b(?:it|them|those|these|instead)\b", said, re.I))
+        len(said.split()) <= 3 or re.search(r"\b(?:it|them|those|these|instead)\b", said, re.I)
+        or re.match(r"^(?:never|not|no)\s+(?!(?:\w+\s+){0,5}?(?:use|run|push|commit|add|write|touch|edit|delete|change|"
+                    r"call|merge|deploy|install|put|make|ask|send|open|create|remove|rename|print|log)\b)(?:\S+\s*){1,5}$",
+                    said, re.I))  # "use pnpm, never npm or yarn": no verb of its own
 
 
 _CHANGE_RE = re.compile(r"\b(?:not|no longer|out|off the table|ditch\w*|drop\w*|changed (?:my|our) minds?|instead|"
