@@ -17,6 +17,7 @@ offline; the weights are read once, on the first call.
 from __future__ import annotations
 
 import json
+import logging
 import math
 import re
 from functools import lru_cache
@@ -72,11 +73,21 @@ def features(sentence: str) -> list[str]:
 
 @lru_cache(maxsize=1)
 def _model() -> tuple[tuple[str, ...], dict[str, list[float]]]:
-    data = json.loads(MODEL_PATH.read_text(encoding="utf-8"))
-    if data.get("features_version") != FEATURES_VERSION:
-        raise RuntimeError(f"{MODEL_PATH} was trained on features version {data.get('features_version')}, "
-                           f"this code makes version {FEATURES_VERSION}: run scripts/train_writer_model.py")
-    return tuple(data["classes"]), data["weights"]
+    """The shipped weights; without usable ones (missing, unreadable, another features version) the writer goes on
+    with its rules alone and says so once in the log — memory never takes down the caller."""
+    try:
+        data = json.loads(MODEL_PATH.read_text(encoding="utf-8"))
+        if data.get("features_version") != FEATURES_VERSION:
+            raise ValueError(f"trained on features version {data.get('features_version')}, this code makes "
+                             f"version {FEATURES_VERSION}")
+        classes, weights = tuple(data["classes"]), data["weights"]
+        if NONE not in classes or not isinstance(weights, dict):
+            raise ValueError("no 'none' class or no weights")
+        return classes, weights
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        logging.getLogger(__name__).warning("writer classifier off, rules only: %s: %s (run "
+                                            "scripts/train_writer_model.py)", MODEL_PATH, error)
+        return (NONE,), {}
 
 
 def probabilities(sentence: str) -> dict[str, float]:
@@ -96,5 +107,5 @@ def probabilities(sentence: str) -> dict[str, float]:
 def likely_kind(sentence: str) -> str | None:
     """The kind ``sentence`` states, when the classifier gives it at least :data:`THRESHOLD`; else None."""
     probs = probabilities(sentence)
-    kind = max((k for k in probs if k != NONE), key=probs.__getitem__)
-    return kind if probs[kind] >= THRESHOLD else None
+    kind = max((k for k in probs if k != NONE), key=probs.__getitem__, default=None)
+    return kind if kind is not None and probs[kind] >= THRESHOLD else None

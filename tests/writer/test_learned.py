@@ -109,3 +109,18 @@ def test_no_first_person_is_left_in_a_record_about_the_person(said, record):
 def test_pasted_log_lines_never_reach_the_classifier(line, monkeypatch):
     monkeypatch.setattr(learned, "likely_kind", lambda sentence: "fact")
     assert extract_statements(f"{line}\n{line}") == []
+
+
+@pytest.mark.parametrize("content", ["", "{not json", '{"features_version": 99, "classes": ["none"], "weights": {}}',
+                                     '{"features_version": 1}', '{"features_version": 1, "classes": ["rule"], "weights": {}}'])
+def test_without_usable_weights_the_writer_goes_on_with_its_rules(content, tmp_path, monkeypatch, caplog):
+    broken = tmp_path / "sentences.json"
+    broken.write_text(content, encoding="utf-8")
+    monkeypatch.setattr(learned, "MODEL_PATH", broken)
+    learned._model.cache_clear()
+    try:
+        assert [s.kind for s in extract_statements("Always run ruff before committing.")] == ["rule"]
+        assert learned.likely_kind("Juan Pablo is taking over as on-call lead from next month.") is None
+        assert "writer classifier off" in caplog.text
+    finally:
+        learned._model.cache_clear()
