@@ -886,9 +886,9 @@ _TRAILER_RE = re.compile(r"(?:[\s,]+(?:lol|lmao|haha+|tbh|imo|imho|fwiw|ha|heh|x
 
 
 def _mostly(clause: str) -> list[Statement]:
-    """What the person mostly works with, said without a subject ("mostly python these days", "working mostly
-    with Kotlin and Spring"); empty for anything longer than a few words."""
-    found = re.match(r"^(?:working\s+|work\s+)?(?P<how>mostly|usually|mainly|primarily)\s+(?:with\s+|in\s+)?(?P<x>.+?)"
+    """What the person mostly works with, said without a subject ("mostly python these days", "mainly in Go");
+    empty for anything longer than a few words."""
+    found = re.match(r"^(?P<how>mostly|usually|mainly|primarily)\s+(?:with\s+|in\s+)?(?P<x>.+?)"
                      r"(?:\s+(?:these days|nowadays|lately|every ?day))?$", clause, re.I)
     if not found or len(found.group("x").split()) > 5:
         return []
@@ -1215,7 +1215,8 @@ def _learned(sentence: str, person: str | None, thing: str | None) -> list[State
 
 
 def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
-    """``(sentence, the statements the rules read in it)`` for each sentence of the message's prose, in order."""
+    """``(sentence, the statements read in it)`` for each sentence of the message's prose, in order: what the rules
+    read, or, in a sentence they read nothing in, what the corpus-trained classifier does (:func:`_learned`)."""
     if agent_generated(text):
         return []
     groups: list[tuple[str, list[Statement]]] = []
