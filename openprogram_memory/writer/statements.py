@@ -694,6 +694,9 @@ def _schedule(clause: str) -> list[Statement]:
         re.match(rf"(?:{lx.DAYS}|{lx.MONTHS})s?\b", person, re.I)
     if named and named.group("n") or acts:
         return []  # "our CEO Maya wants weekly metrics", "Fatima runs the weekly infra sync": about Maya, Fatima
+    said = clause
+    clause = re.sub(r"`[^`]*`|\S+/\S*|\S+\.(?:sql|py|js|ts|go|rb|rs|java|json|ya?ml|toml|csv|md|txt|sh)\b", "x", clause,
+                    flags=re.I)  # a file or path is no time ("reports/monthly.sql")
     recurring = lx.RECURRENCE_RE.search(clause) or re.search(
         rf"\b(?:most|all)\s+(?:days|mornings|evenings|weekdays|weeks)\b|^(?:{lx.DAYS})s\b|"
         rf"\b(?:working|office|core|work) hours\b|\b(?:{lx.DAYS})(?:day)?s?\s+(?:to|through|thru|[–-])\s+(?:{lx.DAYS})",
@@ -708,6 +711,7 @@ def _schedule(clause: str) -> list[Statement]:
                                                    r"working|work|in the office)\b", clause, re.I)
     if not (recurring or timed or hours) or _PASSING_RE.search(clause) or re.match(r"(?:been|being)\b", clause, re.I):
         return []  # ("I'm usually online 9-5 CET": the hours a person keeps; "been doing it on weekends": no subject)
+    clause = said
     text = third_person(clause) if re.match(rf"^(?:{_I}|{_IM}|my)\b", clause) else _possessive(clause)
     led = _LED_RE.match(clause)
     if led:  # "Around Ramadan I shift my hours …" → "Around Ramadan, the user shifts their hours …"

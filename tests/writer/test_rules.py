@@ -594,3 +594,8 @@ def test_the_verb_after_a_named_person_is_theirs_not_an_instruction(said, text):
 def test_an_instruction_after_a_person_stays_an_instruction():
     said = extract_statements("Kemal owns the ledger, always ask him first")
     assert [s.kind for s in said] == ["people", "rule"]
+
+
+@pytest.mark.parametrize("said", ["the revenue query lives in reports/monthly.sql", "ingest reads `weekly_rollup.csv`"])
+def test_a_time_word_inside_a_file_name_is_no_schedule(said):
+    assert [s for s in extract_statements(said) if s.kind == "schedule"] == []
