@@ -31,6 +31,7 @@ _HYPOTHETICAL_RE = re.compile(
 )
 _REPORTED_RE = re.compile(
     r"\b(?:said|says|say that|told (?:me|us|him|her|them)|tells (?:me|us)|wrote (?:that|:)|writes that|asked|asks|"
+    r"wrote in (?:a |the |his |her |their |our )?(?:comment|message|email|doc|ticket|slack|pr|thread)|"
     r"mentioned(?: that|:)|"
     r"according to|quote:|quoting|claims? that|the (?:comment|docstring|docs|readme|error|message|log|ticket|commit "
     r"message|linter|warning|output|prompt) (?:says|said|reads|read|states)|reads:)\b|\"[^\"]{12,}\"|“[^”]{12,}”",

@@ -222,12 +222,20 @@ def sentences(text: str) -> list[str]:
     return [sentence for sentence, _item in marked_sentences(text)]
 
 
+_QUOTE_RE = re.compile(r"\"[^\"]{12,}\"|“[^”]{12,}”")
+_ATTRIBUTED_RE = re.compile(r"\b(?:that's what|says|said|wrote|writes|according to|the (?:comment|docs?|readme|email|"
+                            r"message|ticket|error|log)\b)", re.I)
+
+
 def marked_sentences(text: str) -> list[tuple[str, bool]]:
     """``(sentence, whether it comes from a list item)`` of the message's prose."""
     out: list[tuple[str, bool]] = []
     for line in prose(text):
         item = bool(_BULLET_RE.match(line))
         line = _CHECKBOX_RE.sub("", _BULLET_RE.sub("", line))
+        # someone else's words in quotes: several sentences of them, or a quote the line says is someone's
+        line = _QUOTE_RE.sub(lambda m: " " if _END_RE.search(m.group(0)[1:-1] + " ") or _ATTRIBUTED_RE.search(line)
+                             else m.group(0), line)
         # "(I'm in Bangkok, ICT)" is a sentence of its own; a word or two in brackets ("a header (`Api-Version`)")
         # is part of the one it is in
         asides = [a for a in re.findall(r"(?<=\s)\(([^()]{3,120})\)", line) if len(a.split()) >= 3]

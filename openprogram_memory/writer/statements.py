@@ -1123,15 +1123,15 @@ def _extract(text: str) -> list[Statement]:
 _OUTLIVES_RE = re.compile(
     r"\b(?:always|never|ever|whenever|every time|from now on|going forward|moving forward|in (?:the )?future|"
     r"by default|as a rule|at all times|in general|generally|no matter|standing|rules?|policy|convention|"
-    r"for (?:any|all|every)|any new|all new|(?:anything|everything) (?:touching|under|in|on|that|related|about|with|"
-    r"from|for)|all (?:my|our)|every \w+|each \w+|"
+    r"for (?:any|all|every)|any new|all new|(?:anything|everything) (?:touching|under|that|related|about)|"
+    r"all (?:my|our)|every \w+|each \w+|"
     r"(?<!the )(?<!this )(?<!that )(?:new|future) \w+|default|no more|only|unless|stop|when(?:ever)? you|if you|"
     r"in (?:this|that|our|my) (?:repo|codebase|project)s?|across)\b", re.I)
 # a sentence that hands the agent a task ("can you …", "fix …", "rename …", a question)
 _TASK_RE = re.compile(
     r"^(?:can you|could you|would you|pls|please|fix|refactor|add|update|write|make|help|look at|check|rename|"
     r"change|move|remove|delete|implement|review|debug|figure out|find|investigate|set up|create|generate|draft|"
-    r"run)\b", re.I)
+    r"run|do|go|try|start|continue|proceed|let's)\b", re.I)
 
 
 def _task_constraints(groups: list[tuple[str, list[Statement]]]) -> list[tuple[str, list[Statement]]]:
@@ -1257,6 +1257,8 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
         body, hint = strip_lead(_field(sentence))
         hint = hint or listed
         label, colon, rest = body.rpartition(": ")
+        if colon and _TASK_RE.match(label) and not re.search(r"\b(?:remember|note|keep in mind)\b", label, re.I):
+            continue  # "can you turn these notes into a table: name, date, amount": what follows is the task's
         if colon and len(label.split()) <= 14 and len(rest.split()) >= 2:  # "some background …: I'm Chiara"
             hint = hint or strip_lead(label + ":  x")[1]
             body = rest

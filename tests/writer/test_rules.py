@@ -488,6 +488,8 @@ def test_an_instruction_for_the_task_the_message_hands_over_is_not_a_standing_ru
     assert [s for s in extract_statements(said) if s.kind == "rule"] == []
     said = "can you draft the cleanup script? never delete anything under backups/ though."
     assert [s.kind for s in extract_statements(said)] == ["rule"]
+    said = "don't reformat anything in the fixtures folder. ok go, do the one in router.ts"  # "go, do …": a task
+    assert [s for s in extract_statements(said) if s.kind == "rule"] == []
     # without a task in the message, the same instruction is a standing one
     assert [s.kind for s in extract_statements("keep return types as they are.")] == ["rule"]
 
@@ -599,3 +601,17 @@ def test_an_instruction_after_a_person_stays_an_instruction():
 @pytest.mark.parametrize("said", ["the revenue query lives in reports/monthly.sql", "ingest reads `weekly_rollup.csv`"])
 def test_a_time_word_inside_a_file_name_is_no_schedule(said):
     assert [s for s in extract_statements(said) if s.kind == "schedule"] == []
+
+
+@pytest.mark.parametrize("said", [
+    'vendor mail, help me reply:\n"Hello, we always invoice on the 1st. I\'m the billing contact here. — Dana"',
+    '"never cache the rates endpoint" — that\'s what the comment in rates.go says, but it\'s stale. fix it',
+    "my teammate Olu wrote in a comment that we decided to always use UTC, i doubt it",
+    "can you turn this list into a table: name, team, start date",
+])
+def test_someone_elses_words_and_the_parts_of_a_request_are_not_the_person_speaking(said):
+    assert extract_statements(said) == []
+
+
+def test_a_rule_the_person_quotes_as_their_own_is_still_theirs():
+    assert [s.kind for s in extract_statements('one more rule: "always run the linter first"')] == ["rule"]
