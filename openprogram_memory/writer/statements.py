@@ -526,12 +526,17 @@ _ONE_OFF_RE = re.compile(r"(?<![\w/])(?:[\w.-]+/[\w./-]*)|\b(?:there|then|it)$|\
                          r"sh|sql|css|html|txt|lock|cfg|ini))\b", re.I)
 
 
-# asking for one thing: a new piece of work ("give me 10 …", "write me a …") or a change to what is there ("redo …")
+# a label that scopes what follows to now ("for this session only: …", "just for today: …")
+_FOR_NOW_RE = re.compile(r"\b(?:for (?:this|the) (?:session|pr|task|ticket|branch|run|change|one)|for now|today only|"
+                         r"just (?:for )?today|this time)\b", re.I)
+# asking for one thing: a new piece of work ("give me 10 …", "write me a …"), whatever words of time describe it
+_ASK_FOR_ONE_RE = re.compile(
+    r"^(?:(?:please|pls|plz|can you|could you|just|now|ok|okay)\s+)*(?:give|show|send|get|find|list|make|write|draft|"
+    r"generate|create|build|bring)\s+me\s+(?:a|an|some|\d+|one|two|three|four|five|ten|a few|a couple)\b", re.I)
+# or a change to what is there ("redo the chart please"), unless a word of time makes it a way of working
 _ONE_OFF_ASK_RE = re.compile(
-    r"^(?:(?:please|pls|plz|can you|could you)\s+)?(?:(?:give|show|send|get|find|list|make|write|draft|generate|create|"
-    r"build|bring)\s+me\s+(?:a|an|some|\d+|one|two|three|four|five|ten|a few|a couple)\b|"
-    r"(?:redo|rerun|retry|undo|revert|rename|fix|delete|remove|move|rewrite|reword|regenerate|tidy up|clean up)\b)",
-    re.I)
+    r"^(?:(?:please|pls|plz|can you|could you|just|now|ok|okay)\s+)*(?:redo|rerun|retry|undo|revert|rename|fix|delete|"
+    r"remove|move|rewrite|reword|regenerate|tidy up|clean up)\b", re.I)
 
 
 def _only_here(said: str) -> bool:
@@ -845,7 +850,7 @@ def classify_clause(clause: str, hint: str | None = None) -> list[Statement]:
         return []
     clause = re.sub(r"[\s.!…]+$", "", clause)
     clause = re.sub(r"\s*(?:[:;]-?[)(DPp]|[\U0001F300-\U0001FAFF\u2600-\u27BF]+)\s*$", "", clause)
-    if len(clause.split()) < 2 or is_negative(clause):
+    if len(clause.split()) < 2 or is_negative(clause) or _ASK_FOR_ONE_RE.match(clause):
         return []
     pronouns = _PRONOUNS_ANYWHERE_RE.search(clause)
     if pronouns and re.search(r"\b(?:(?i:pronouns?)|I|i|my|me|please|go by)\b", clause):
@@ -1256,9 +1261,12 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
             continue
         body, hint = strip_lead(_field(sentence))
         hint = hint or listed
+        lead = sentence[:max(sentence.find(body), 0)]  # the lead-in strip_lead took off ("for this session only:")
         label, colon, rest = body.rpartition(": ")
-        if colon and _TASK_RE.match(label) and not re.search(r"\b(?:remember|note|keep in mind)\b", label, re.I):
-            continue  # "can you turn these notes into a table: name, date, amount": what follows is the task's
+        label = label if colon else lead
+        if (colon and _TASK_RE.match(label) and not re.search(r"\b(?:remember|note|keep in mind)\b", label, re.I)
+                or _FOR_NOW_RE.search(label) and not _OUTLIVES_RE.search(re.sub(r"\bonly\b", "", label))):
+            continue  # "can you turn … into a table: name, date", "for this session only: …": the task's, the moment's
         if colon and len(label.split()) <= 14 and len(rest.split()) >= 2:  # "some background …: I'm Chiara"
             hint = hint or strip_lead(label + ":  x")[1]
             body = rest

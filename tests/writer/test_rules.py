@@ -615,3 +615,13 @@ def test_someone_elses_words_and_the_parts_of_a_request_are_not_the_person_speak
 
 def test_a_rule_the_person_quotes_as_their_own_is_still_theirs():
     assert [s.kind for s in extract_statements('one more rule: "always run the linter first"')] == ["rule"]
+
+
+@pytest.mark.parametrize("said", [
+    "for this session only: don't install anything globally",  # a label that scopes it to now
+    "write me a regex for every weekday at noon",  # a piece of work, whatever its time words
+    "give me three names for a service that never sleeps",
+    "same flaky job again — just retry the pipeline please",
+])
+def test_what_is_scoped_to_now_or_asks_for_one_thing_is_no_record(said):
+    assert extract_statements(said) == []
