@@ -26,7 +26,7 @@ _HYPOTHETICAL_RE = re.compile(
     r"not sure|might|could be|seems|looks like|sounds like|apparently|unless)\b|"
     r"\b(?:if (?:i|we) (?:were|had|was)|would have|could have|should have|i'd probably|i might|we might|we could|"
     r"maybe we|i'd (?:like|love) to (?:see|know|try|understand|check)|wouldn't it|in another life|someday|"
-    r"one day|dream)\b",
+    r"one day|dream|what i think is|i (?:think|suspect|guess) (?:it's|that's|this is|the (?:problem|bug|issue|culprit)))\b",
     re.I,
 )
 _REPORTED_RE = re.compile(

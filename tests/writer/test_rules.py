@@ -253,6 +253,7 @@ def test_a_concrete_fact_about_any_named_part_of_the_system_is_kept_but_the_work
     "Don't forget to bump the version.",  # a reminder for this task
     "I'm on the train, will check later.",  # a passing state
     "Don't merge anything in the meantime, I'm reviewing.",  # until this review is done
+    "That's what I think is going on with the nightly sync.",  # a guess about the problem at hand
     "The upload endpoint fails for files over 2GB.",  # the problem being debugged
     "The integration suite still times out on the redis container.",
 ])
