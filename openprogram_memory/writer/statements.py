@@ -1190,7 +1190,7 @@ def _stack(body: str) -> list[Statement]:
                                  and (re.search(r"\d|[A-Z]|`|/", i) or len(i.split()) >= 2) for i in items):
         return []
     return [Statement(finish(f"The project is {i}" if _PARTICIPLE_RE.match(i) else f"The project uses {i}"), "fact",
-                      keyword(i), subject=keyword(i)) for i in items]
+                      keyword(i)) for i in items]  # (no subject: the parts of one system stay together)
 
 
 def _learned(sentence: str, person: str | None, thing: str | None) -> list[Statement]:

@@ -83,6 +83,15 @@ def test_each_kind_goes_to_its_topic_and_the_core_only_holds_the_person(rules_ws
     assert not any(word in text for text in by_text for word in ("staging deploy", "red again", "migration plan"))
 
 
+def test_the_parts_of_one_system_are_kept_together_and_each_one_kept(rules_ws, store):
+    say(store, "s", ["tech stack: Litestar, Valkey, Postgres 16, Dramatiq. can you check the worker config?"])
+    write(rules_ws)
+    parts = [r for r in rules_ws.records() if r.content.startswith("The project uses")]
+    assert sorted(r.content.split("uses ")[1] for r in parts) == [
+        "Dramatiq.", "Litestar.", "Postgres 16.", "Valkey."]
+    assert {r.topic for r in parts} == {"topics/notes.md"}
+
+
 def test_records_cite_the_turn_they_came_from_with_a_short_label(rules_ws, store):
     say(store, "s", CONVERSATION)
     write(rules_ws)
