@@ -118,13 +118,14 @@ _ROLE_RE = re.compile(
     rf"^(?:{_IM}(?:\s+(?:now|currently|actually|also|still|basically|officially))?\s+(?:an?\s+|the\s+|"
     rf"(?=(?:[\w-]+\s+){{0,2}}(?-i:(?:[A-Z]{{2,4}}|lead|head|senior|junior|staff|principal|chief))\b))|"
     rf"{_I}(?:'ve| have) been (?:an?|the)\s+|{_I}{_ADV}\s+(?:do|am doing|'m doing)\s+(?=.+\bfor a living\b)|"
+    rf"{_I}{_ADV}\s+do\s+(?=(?:[\w-]+\s+){{1,3}}?(?:at|for)\s+(?:an?\s+|(?-i:[A-Z])))|"
     rf"{_I}{_ADV}\s+work\s+(?:\w+\s+)?as\s+(?:an?|the)?\s*|{_IM}{_ADV}\s+working\s+as\s+(?:an?|the)?\s*|{_I}(?:'ve| have)? (?:been )?(?:promoted|hired) (?:to|as)\s+(?:an?\s+)?|"
     rf"my (?:role|job|title|job title|position) (?:is|was changed to)\s+(?:an?\s+)?)(?P<v>.+)$",
     re.I,
 )
 _EMPLOYER_RE = re.compile(
     rf"^(?:{_I}{_ADV}(?:\s+(?:remotely|full-time|part-time|freelance|fully remote))?\s+(?:work|am working|'m working)"
-    rf"(?:\s+(?:remotely|full-time|part-time|freelance|fully remote))?\s+(?:at|for|with)\s+|{_IM}\s+(?:now\s+)?(?:at|with|employed by|"
+    rf"(?:\s+(?:remotely|full-time|part-time|freelance|fully remote))?\s+(?:at|for)\s+|{_IM}\s+(?:now\s+)?(?:at|with|employed by|"
     rf"working (?:at|for))\s+|{_I}(?:'ve| have)?{_ADV}\s+(?:joined|started at|started working at)\s+|"
     rf"my (?:employer|company|day job) is\s+|{_I}(?:'ve| have) been (?:at|with|working (?:at|for))\s+|"
     rf"{_I}{_ADV}\s+(?:co-?founded|founded|started|run|own)\s+(?=(?-i:[A-Z]))|{_IM}\s+(?:the\s+)?(?:co-?)?founder of\s+|"
@@ -198,10 +199,14 @@ def _identity(clause: str) -> list[Statement]:
         return [Statement(finish(third_person(clause)), "identity", keyword(match.group("v")), "employer")]
     match = _ROLE_RE.match(clause)
     if match:
-        parts = re.split(r"\s*,\s*(?:and\s+)?", match.group("v"))
+        said_v = re.split(r",?\s+(?:so|because|but|since|which means)\s+", match.group("v"))[0]  # (a reason after)
+        parts = re.split(r"\s*,\s*(?:and\s+)?", said_v)
         value, appositives = parts[0], parts[1:]
         head = re.split(r"\s+(?:at|for|with|on|in|of|who|and|but|so|because)\s+", value)[0]
-        if lx.ROLE_RE.search(head) and len(head.split()) <= 6 and not re.match(
+        field = re.match(rf"{_I}{_ADV}\s+do\s", clause) and re.search(
+            r"\b(?:engineering|development|design|research|analytics|science|marketing|sales|security|testing|"
+            r"consulting|ops|support)$", head, re.I)  # "I do data engineering at …": a field of work
+        if (lx.ROLE_RE.search(head) or field) and len(head.split()) <= 6 and not re.match(
                 r"(?:bit|little|lot|fan|big fan|huge fan|stickler|sucker|night owl|morning person|"
                 r"people person|cat person|dog person)\b", value, re.I):
             said = clause[:match.start("v")] + value
@@ -223,6 +228,8 @@ def _identity(clause: str) -> list[Statement]:
 def _appositive(part: str) -> list[Statement]:
     """What a phrase after a name says ("staff engineer at Brightwell", "based in Lagos", "from the infra team")."""
     part = part.strip(" .")
+    if re.match(rf"(?:{_IM}|{_I})\s", part):
+        return _identity(part)  # "Iñaki here, I'm the QA lead at Norte Games" ("a" + "I'm …" once garbled it)
     if not part or len(part.split()) > 12 or re.match(r"(?:not|no longer|never|rather than)\b", part, re.I):
         return []  # "a designer, not a developer": what the person is not
     team = re.match(r"(?:from|on|in|with)\s+(?:the\s+)?(?P<v>.+?\b(?:team|squad|group))\b", part, re.I)
@@ -960,6 +967,18 @@ def _named_in_clause(clause: str, person: str | None) -> str:
     return _named(head, person) + sep + tail
 
 
+# a clause that ends on the object of a preposition or a verb of taste ("… with Airflow"), and the verbs a clause
+# after its "and" may start with that carry the subject over ("I'm left-handed and use …")
+_OBJECT_LISTED_RE = re.compile(r"\b(?:with|in|using|use|of|like|love|prefer|hate|enjoy|speak)\s+[\w.+#/-]+$", re.I)
+_VERB_RE = re.compile(r"^(?:(?:also|still|usually|mostly|often|always|never|sometimes|just|really|now)\s+)*"
+                      r"(?:am|have|has|had|do|did|use|used|work|worked|live|lived|speak|spoke|love|like|hate|prefer|"
+                      r"enjoy|run|ran|lead|led|manage|managed|own|owned|write|wrote|build|built|ship|shipped|go|went|"
+                      r"play|played|make|made|need|needed|want|wanted|can|can't|cannot|will|won't|would|should|"
+                      r"don't|dont|do not|get|got|keep|kept|take|took|teach|taught|study|studied|help|helped|"
+                      r"moved|move|switched|switch|joined|join|left|started|start|report|reported|maintain|"
+                      r"maintained|[a-z]+ed|[a-z]+ing)\b", re.I)
+
+
 def _pieces(clause: str, hint: str | None) -> list[tuple[str, list[Statement]]]:
     """``clause`` cut at commas and "and"/"but" only where both sides stand as statements on their own."""
     parts = _JOINT_RE.split(clause)
@@ -977,6 +996,9 @@ def _pieces(clause: str, hint: str | None) -> list[tuple[str, list[Statement]]]:
             employer = r"\b(?:at|for|with)\s+[A-Z]"
             if carried != "I" and re.search(employer, nxt) and not re.search(employer, current):
                 current = current + sep + nxt  # "co-founder and the only engineer at Lumen": both at Lumen
+                continue
+            if carried == "I" and _OBJECT_LISTED_RE.search(current) and not _VERB_RE.match(nxt):
+                current = current + sep + nxt  # "I work with Airflow and dbt every day": a second object, no verb
                 continue
             nxt = f"{carried} {nxt}"
         if re.match(r"^(?:never|always|only|not)\s+(?:the|a|an|our|my|its|their)\b", nxt, re.I):

@@ -635,3 +635,31 @@ def test_a_rule_the_person_quotes_as_their_own_is_still_theirs():
 ])
 def test_what_is_scoped_to_now_or_asks_for_one_thing_is_no_record(said):
     assert extract_statements(said) == []
+
+
+@pytest.mark.parametrize("said, texts", [
+    ("I use Terraform and pulumi at work.", ["The user uses Terraform and pulumi at work."]),
+    ("honestly I work with Spark and dbt most days", ["The user works with Spark and dbt most days."]),
+    ("I speak Hindi and marathi at home.", ["The user speaks Hindi and marathi at home."]),
+])
+def test_a_second_object_after_and_is_no_clause_of_its_own(said, texts):
+    # the "and" once gave the second object a subject of its own: "… and they pulumi at work"
+    assert [s.text for s in extract_statements(said)] == texts
+
+
+def test_working_with_tools_is_no_employer():
+    said = extract_statements("I work with Kafka and Flink.")
+    assert [s.slot for s in said] == [None]
+    assert [s.slot for s in extract_statements("I work for Kafka Labs.")] == ["employer"]
+
+
+@pytest.mark.parametrize("said, texts", [
+    ("I'm Dagny, I do data engineering at Norsk Kraft.",
+     ["The user's name is Dagny.", "The user does data engineering at Norsk Kraft."]),
+    ("I do frontend for a startup called Pebble so keep the CSS tidy.",
+     ["The user does frontend for a startup called Pebble."]),
+    ("I do my backups on Sundays.", []),
+    ("Hello, Farida here, i'm the new EM for payments.", ["The user's name is Farida.", "The user is the new EM for payments."]),
+])
+def test_doing_a_field_at_an_employer_is_a_role_without_the_reason_after_it(said, texts):
+    assert [s.text for s in extract_statements(said) if s.kind == "identity"] == texts
