@@ -25,6 +25,7 @@ ROLE_NOUNS = (
     r"architect|modeler|animator|illustrator|copywriter|strategist|operator|integrator|backend|frontend|"
     r"full-?stack|infra|platform|sales|marketing|ops|bookkeeper|landlord|landlady|supervisor|tutor|nanny|"
     r"paralegal|sponsor|steward|custodian|dpo|ciso|treasurer|chair|chairperson|president|producer|publisher|"
+    r"commander|incident commander|liaison|representative|rep|facilitator|scribe|buddy|"
     r"counsel|dba|release manager|release captain|gatekeeper|practice lead|squad lead|team lead|line manager"
 )
 ROLE_RE = re.compile(rf"\b(?:{ROLE_NOUNS})s?\b", re.I)

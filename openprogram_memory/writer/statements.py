@@ -377,7 +377,10 @@ def _people(clause: str) -> list[Statement]:
             r"decide|own|okay|ok|greenlight|the releases?|the reviews?|all)\b|^(?:is|are) (?:off|out) (?:on )?"
             r"(?:fridays|mondays|weekends)\b|^does\s+(?:(?:our|the|all)\s+)?(?:(?-i:[A-Z]{2,5})\b|(?:design|"
             r"testing|reviews|hiring|payroll|accounting|the books|support|ops|infra|security|releases|on-?call|"
-            r"translations?|copy|marketing)\b)", tail, re.I))
+            r"translations?|copy|marketing)\b)|^(?:runs|run)\s+(?!(?:on|in|at|every|each|daily|nightly|weekly|hourly|"
+            r"as|under|inside|behind|against|with|through|from|off|out|late|fast|slow|smoothly|fine|ok|okay|it|that|"
+            r"this|things|the show|away|into|over|up|down|low|hot|out)\b)[\w`-]", tail, re.I))
+        # ("Ines runs growth" is who owns what; "Orbit runs on k8s" is a system)
         if not strong and verb.group("verb").casefold() in ("is", "are"):
             predicate = tail[len(verb.group("verb")):]
             strong = bool(re.match(rf"\s+(?:also\s+)?(?:our|the|my|their)\s+(?:only\s+)?(?:one|person)\s+(?:who|to)\b|"

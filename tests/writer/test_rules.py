@@ -663,3 +663,14 @@ def test_working_with_tools_is_no_employer():
 ])
 def test_doing_a_field_at_an_employer_is_a_role_without_the_reason_after_it(said, texts):
     assert [s.text for s in extract_statements(said) if s.kind == "identity"] == texts
+
+
+@pytest.mark.parametrize("said, kinds", [
+    ("Bongani runs payroll, ask him about anything in the expenses module.", ["people", "rule"]),
+    ("Oksana runs the data platform.", ["people"]),
+    ("Halyard runs on two VMs in Frankfurt.", ["fact"]),
+    ("Compass runs nightly against the staging db.", ["fact"]),
+    ("Tunde is our incident commander.", ["people"]),
+])
+def test_a_person_who_runs_an_area_is_about_people_a_system_that_runs_somewhere_is_a_fact(said, kinds):
+    assert [s.kind for s in extract_statements(said)] == kinds
