@@ -920,10 +920,17 @@ def _statements(clause: str, hint: str | None) -> list[Statement]:
     found = classify_clause(clause, hint)
     if found:
         return found
-    inner = re.search(r"(?:^|\s)(?=(?:I|i)(?:'m|’m|'d|’d|'ve)?\s+(?:prefer|like|love|hate|can't stand|"
+    inner = re.search(r"(?:^|\s)(?=(?:I|i)(?:'m|’m|'d|’d|'ve)?\s+(?:(?:always|usually|generally|really|mostly|"
+                      r"also|still|strongly|much)\s+)?(?:prefer|like|love|hate|can't stand|"
                       r"would rather|'d rather|rather|work|live|speak|am|'m)\b)", clause)
     if inner and inner.start() > 0:
-        return classify_clause(clause[inner.start():].strip(), hint)
+        found = classify_clause(clause[inner.start():].strip(), hint)
+        scope = clause[:inner.start()].strip(" ,")
+        if re.match(r"(?:for|in|on|with|when|at|during|outside)\s", scope, re.I) and len(scope.split()) <= 6:
+            # "For travel I always prefer trains": the preference holds for travel
+            found = [replace(st, text=f"{scope[0].upper()}{scope[1:]}, {st.text[0].lower()}{st.text[1:]}")
+                     if st.text.startswith("The user ") else st for st in found]
+        return found
     return []
 
 
@@ -982,6 +989,12 @@ _VERB_RE = re.compile(r"^(?:(?:also|still|usually|mostly|often|always|never|some
                       r"maintained|[a-z]+ed|[a-z]+ing)\b", re.I)
 
 
+_BARE_SUBORDINATE_RE = re.compile(r"^(?:(?:going forward|moving forward|from now on|in (?:the )?future),\s+)?"
+                                  r"(?:when|whenever|if|before|after|once|unless|while|until)\b[^,;]*$", re.I)
+_DAY_END_RE = re.compile(rf"\b(?:{lx.DAYS}|{lx.MONTHS})s?$", re.I)
+_DAY_START_RE = re.compile(rf"^(?:{lx.DAYS}|{lx.MONTHS})s?\b", re.I)
+
+
 def _pieces(clause: str, hint: str | None) -> list[tuple[str, list[Statement]]]:
     """``clause`` cut at commas and "and"/"but" only where both sides stand as statements on their own."""
     parts = _JOINT_RE.split(clause)
@@ -1004,6 +1017,9 @@ def _pieces(clause: str, hint: str | None) -> list[tuple[str, list[Statement]]]:
                 current = current + sep + nxt  # "I work with Airflow and dbt every day": a second object, no verb
                 continue
             nxt = f"{carried} {nxt}"
+        if sep.strip(", ") == "and" and _DAY_END_RE.search(current) and _DAY_START_RE.match(nxt):
+            current = current + sep + nxt  # "my swim class is Tuesdays and Thursdays at 7am": one list of days
+            continue
         if re.match(r"^(?:never|always|only|not)\s+(?:the|a|an|our|my|its|their)\b", nxt, re.I):
             current = current + sep + nxt  # "talks to a replica, never the primary": no verb of its own
             continue
@@ -1026,6 +1042,8 @@ def _pieces(clause: str, hint: str | None) -> list[tuple[str, list[Statement]]]:
         verb_only = first and first[-1].kind == "people" and re.match(
             r"^(?:(?:only|always|never|also|just|still|usually)\s+)?(?!(?:always|this|thus|yes|its|his|hers|ours|theirs)\b)"
             r"(?-i:[a-z]+s)\b", nxt)  # "My manager, Tom, only approves …": the verb of the person just named
+        if _BARE_SUBORDINATE_RE.match(current):
+            first = []  # "Going forward, when I ask for a workout, always include …": the condition of what follows
         if alone and not subordinate and first and not verb_only and not _continues(first, alone, nxt):
             out.append((current, first))
             current = nxt
@@ -1157,6 +1175,10 @@ _OUTLIVES_RE = re.compile(
     r"all (?:my|our)|every \w+|each \w+|"
     r"(?<!the )(?<!this )(?<!that )(?:new|future) \w+|default|no more|only|unless|stop|when(?:ever)? you|if you|"
     r"in (?:this|that|our|my) (?:repo|codebase|project)s?|across)\b", re.I)
+# where a reason starts after an instruction ("keep it short, he never reads past the first line"): its words
+# of time are not the instruction's
+_REASON_RE = re.compile(r"(?:,|\s+—|\s+-)\s+(?:(?:because|since|as|cause|cuz)\s+)?(?:he|she|they|it|that)\b|"
+                        r"\s+(?:because|since|cause|cuz)\s+", re.I)
 # a sentence that hands the agent a task ("can you …", "fix …", "rename …", a question)
 _TASK_RE = re.compile(
     r"^(?:can you|could you|would you|pls|please|fix|refactor|add|update|write|make|help|look at|check|rename|"
@@ -1171,7 +1193,7 @@ def _task_constraints(groups: list[tuple[str, list[Statement]]]) -> list[tuple[s
     if not any(not found and (_TASK_RE.match(strip_lead(sentence)[0]) or sentence.rstrip().endswith("?"))
                for sentence, found in groups):
         return groups
-    return [(sentence, found if _OUTLIVES_RE.search(sentence) or strip_lead(sentence)[1] == "rule"
+    return [(sentence, found if _OUTLIVES_RE.search(_REASON_RE.split(sentence)[0]) or strip_lead(sentence)[1] == "rule"
              else [s for s in found if s.kind != "rule"]) for sentence, found in groups]
 
 

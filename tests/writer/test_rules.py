@@ -674,3 +674,34 @@ def test_doing_a_field_at_an_employer_is_a_role_without_the_reason_after_it(said
 ])
 def test_a_person_who_runs_an_area_is_about_people_a_system_that_runs_somewhere_is_a_fact(said, kinds):
     assert [s.kind for s in extract_statements(said)] == kinds
+
+
+def test_a_list_of_days_is_one_schedule():
+    said = extract_statements("fyi my pottery class is Mondays and Wednesdays at 6pm, so keep evenings free.")
+    assert [s.text for s in said if s.kind == "schedule"] == ["The user's pottery class is Mondays and Wednesdays at 6pm."]
+    said = extract_statements("My hours are 9 to 5 Monday to Thursday, Fridays I'm off.")  # (a comma is no list)
+    assert [s.text for s in said] == ["The user's hours are 9 to 5 Monday to Thursday.", "Fridays, the user is off."]
+
+
+def test_a_word_of_time_in_the_reason_does_not_make_a_task_constraint_standing():
+    said = extract_statements("Draft a reply to the plumber about Thursday. Make it brief, she never checks email anyway.")
+    assert [s for s in said if s.kind == "rule"] == []
+    assert [s.kind for s in extract_statements("Draft a reply to the plumber. Always make replies brief, thanks.")] == ["rule"]
+
+
+@pytest.mark.parametrize("said, text", [
+    ("For flights I always prefer aisle seats.", "For flights, the user always prefers aisle seats."),
+    ("In code reviews I really like short comments.", "In code reviews, the user really likes short comments."),
+    ("For slides I like dark themes.", "For slides, the user likes dark themes."),
+])
+def test_a_preference_after_its_scope_keeps_the_scope(said, text):
+    assert [s.text for s in extract_statements(said)] == [text]
+
+
+def test_a_condition_before_an_instruction_is_part_of_it_not_a_rule_of_its_own():
+    said = extract_statements("From now on, when I ask for a recipe, always list the prep time first.")
+    assert [s.text for s in said] == ["From now on, when I ask for a recipe, always list the prep time first."]
+    said = extract_statements("When you open a PR, add the ticket number, and always tag Ana as reviewer.")
+    assert [s.text for s in said] == ["When you open a PR, add the ticket number.", "Always tag Ana as reviewer."]
+    said = extract_statements("When you write SQL, use lowercase keywords, and Ana owns the schema.")
+    assert [s.text for s in said] == ["When you write SQL, use lowercase keywords.", "Ana owns the schema."]
