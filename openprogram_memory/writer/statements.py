@@ -830,6 +830,30 @@ def _fact(clause: str, hint: str | None) -> list[Statement]:
     return [Statement(finish(text), "fact", keyword(subject or clause), subject=subject)]
 
 
+# a clause that goes on describing a system after a fact ("the model retrains from `events`, and feature
+# definitions are in features.yaml"): any noun phrase as its subject, a verb, and more than a word after it
+_FACT_NEXT_RE = re.compile(
+    rf"^(?:the\s+)?(?P<s>(?!(?:i|i'm|we|we're|you|it|it's|they|he|she|this|that|there|which|who|so|but|or|if|when|"
+    rf"please|pls|just|also|then|can|could|would|let's|don't|never|always|only|no|not|nothing|anything|everything|"
+    rf"someone|everyone)\b)(?:[\w.+/#`'’-]+\s+){{0,2}}?[\w.+/#`'’-]+)\s+(?:\w+ly\s+)?"
+    rf"(?:{_FACT_VERBS}|(?-i:[a-z]+[^s\W]s))\s+(?P<p>\S+\s+\S.*)$", re.I)
+
+
+_NOT_SUBJECT = frozenset("""the a an for of to in on at with by from still also now just only mostly mainly usually
+about around roughly after before while whereas although though because since so and but or then there here""".split())
+
+
+def _fact_continued(clause: str) -> list[Statement]:
+    """A clause after a fact that says more about the system, though alone it would not read as a fact."""
+    found = _FACT_NEXT_RE.match(clause.strip(" .;"))
+    words = found.group("s").casefold().split() if found else []
+    if not found or words[-1] in _WORK_AT_HAND or words[-1].isdigit() or _NOT_SUBJECT & set(words) \
+            or _TRANSIENT_RE.search(clause) \
+            or _FACT_STATUS_RE.search(clause) or _PASSING_RE.search(clause) or clause.rstrip().endswith("?"):
+        return []
+    return [Statement(finish(clause), "fact", keyword(found.group("s")), subject=_clean_subject(found.group("s")))]
+
+
 _SUBJECT_RE = re.compile(r"\b(?:the|our|my)\s+(?P<s>(?:(?!the\b|our\b|my\b)[\w.+-]+\s+){0,2}?"
                          r"(?:service|app|application|api|project|repo|repository|website|site|backend|frontend|"
                          r"pipeline|cluster|platform|tool|library|cli|bot|database|db|server|system|job|worker|"
@@ -999,6 +1023,7 @@ def _pieces(clause: str, hint: str | None) -> list[tuple[str, list[Statement]]]:
     """``clause`` cut at commas and "and"/"but" only where both sides stand as statements on their own."""
     parts = _JOINT_RE.split(clause)
     out: list[tuple[str, list[Statement]]] = []
+    continued: dict[str, list[Statement]] = {}  # pieces that stand as facts only after a fact
     current = parts[0]
     for sep, nxt in zip(parts[1::2], parts[2::2]):
         if sep.strip() == "and" and re.match(rf"^(?:{_I}|{_IM})\b", current) and re.match(
@@ -1036,7 +1061,10 @@ def _pieces(clause: str, hint: str | None) -> list[tuple[str, list[Statement]]]:
             nxt = _named_subject(person, pronoun, nxt)
         nxt = _named(nxt, person)
         first = _statements(current, hint)
+        first = first or continued.get(current, [])
         alone = _statements(nxt, None if first and hint == "rule" else hint)  # a reason after a rule is no rule
+        if not alone and first and first[-1].kind == "fact":
+            alone = continued[nxt] = _fact_continued(nxt)  # "…, and feature definitions are in features.yaml"
         subordinate = re.match(r"^(?:when|whenever|if|before|after|once|unless|while|until)\b", current, re.I) \
             and "," not in sep
         verb_only = first and first[-1].kind == "people" and re.match(
@@ -1049,7 +1077,7 @@ def _pieces(clause: str, hint: str | None) -> list[tuple[str, list[Statement]]]:
             current = nxt
         else:
             current = current + sep + nxt
-    out.append((current, _statements(current, hint)))
+    out.append((current, _statements(current, hint) or continued.get(current, [])))
     return out
 
 

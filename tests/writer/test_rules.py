@@ -705,3 +705,20 @@ def test_a_condition_before_an_instruction_is_part_of_it_not_a_rule_of_its_own()
     assert [s.text for s in said] == ["When you open a PR, add the ticket number.", "Always tag Ana as reviewer."]
     said = extract_statements("When you write SQL, use lowercase keywords, and Ana owns the schema.")
     assert [s.text for s in said] == ["When you write SQL, use lowercase keywords.", "Ana owns the schema."]
+
+
+@pytest.mark.parametrize("said, texts", [
+    ("We use Pulumi for everything, state lives in a bucket with versioning.",
+     ["We use Pulumi for everything.", "State lives in a bucket with versioning."]),
+    ("Our wiki runs on Confluence, and the onboarding guide is kept in the engineering space and the runbooks are in "
+     "the ops space.", ["Our wiki runs on Confluence.", "The onboarding guide is kept in the engineering space.",
+                        "The runbooks are in the ops space."]),
+    ("The events topic lives in MSK, retention 3 days on dev.", ["The events topic lives in MSK, retention 3 days on dev."]),
+    # what goes on after a fact without a subject of its own is no fact of its own: a condition, a count
+    ("We host everything on Hetzner, after that only backups are kept offsite.",
+     ["We host everything on Hetzner, after that only backups are kept offsite."]),
+    ("We keep logs in Loki, retention 3 days on dev.", ["We keep logs in Loki, retention 3 days on dev."]),
+    ("We deploy with Kamal, the staging box is down today.", []),  # (a passing state: the clause is no fact)
+])
+def test_a_clause_that_goes_on_describing_the_system_is_a_fact_of_its_own(said, texts):
+    assert [s.text for s in extract_statements(said)] == texts
