@@ -1013,6 +1013,11 @@ _VERB_RE = re.compile(r"^(?:(?:also|still|usually|mostly|often|always|never|some
                       r"maintained|[a-z]+ed|[a-z]+ing)\b", re.I)
 
 
+def _names_something(text: str) -> bool:
+    """Whether ``text`` names a thing: a proper or product name, code, a path, a version or a number."""
+    return bool(_CONCRETE_RE.search(" " + text) or re.search(r"\b[a-z]+[A-Z]\w*|\d", text))
+
+
 _BARE_SUBORDINATE_RE = re.compile(r"^(?:(?:going forward|moving forward|from now on|in (?:the )?future),\s+)?"
                                   r"(?:when|whenever|if|before|after|once|unless|while|until)\b[^,;]*$", re.I)
 _DAY_END_RE = re.compile(rf"\b(?:{lx.DAYS}|{lx.MONTHS})s?$", re.I)
@@ -1045,6 +1050,9 @@ def _pieces(clause: str, hint: str | None) -> list[tuple[str, list[Statement]]]:
         if sep.strip(", ") == "and" and _DAY_END_RE.search(current) and _DAY_START_RE.match(nxt):
             current = current + sep + nxt  # "my swim class is Tuesdays and Thursdays at 7am": one list of days
             continue
+        if sep.strip(", ") == "and" and re.match(r"(?:onto|into|to|from|off|over to)\s", nxt, re.I):
+            current = current + sep + nxt  # "moving the queue off Celery and onto Dramatiq": one move
+            continue
         if re.match(r"^(?:never|always|only|not)\s+(?:the|a|an|our|my|its|their)\b", nxt, re.I):
             current = current + sep + nxt  # "talks to a replica, never the primary": no verb of its own
             continue
@@ -1065,6 +1073,9 @@ def _pieces(clause: str, hint: str | None) -> list[tuple[str, list[Statement]]]:
         alone = _statements(nxt, None if first and hint == "rule" else hint)  # a reason after a rule is no rule
         if not alone and first and first[-1].kind == "fact":
             alone = continued[nxt] = _fact_continued(nxt)  # "…, and feature definitions are in features.yaml"
+        if alone and first and first[-1].kind == "decision" and not _names_something(nxt) and all(
+                st.text.startswith("We decided: ") for st in alone):
+            alone = []  # "we're replacing rabbitmq with SQS, lower ops burden": the reason, not a second choice
         subordinate = re.match(r"^(?:when|whenever|if|before|after|once|unless|while|until)\b", current, re.I) \
             and "," not in sep
         verb_only = first and first[-1].kind == "people" and re.match(

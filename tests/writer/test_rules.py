@@ -722,3 +722,15 @@ def test_a_condition_before_an_instruction_is_part_of_it_not_a_rule_of_its_own()
 ])
 def test_a_clause_that_goes_on_describing_the_system_is_a_fact_of_its_own(said, texts):
     assert [s.text for s in extract_statements(said)] == texts
+
+
+@pytest.mark.parametrize("said, texts", [
+    ("Team decision: we're moving search off Solr and onto OpenSearch.",
+     ["We're moving search off Solr and onto OpenSearch."]),
+    ("Decision: we're replacing Jenkins with Buildkite, less babysitting.",
+     ["We're replacing Jenkins with Buildkite, less babysitting."]),
+    ("Decision: we're replacing Jenkins with Buildkite, runners on Hetzner.",
+     ["We're replacing Jenkins with Buildkite.", "We decided: runners on Hetzner."]),
+])
+def test_the_reason_after_a_decision_is_no_second_decision_and_a_move_is_one(said, texts):
+    assert [s.text for s in extract_statements(said)] == texts
