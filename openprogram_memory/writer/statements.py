@@ -179,17 +179,20 @@ def _identity(clause: str) -> list[Statement]:
     match = _LOCATION_RE.match(clause) or (_LOCATION_I_RE.match(clause) if re.search(
         r"\b(?:live|based|moved|relocated|from)\b", clause, re.I) else None)
     if match and not lx.THING_RE.match(re.sub(r"^(?:the|this|that|my|our)\s+", "", match.group("v"), flags=re.I)):
-        place, _, zone = match.group("v").partition(",")  # ("based in the repo root" is no place)
+        value = match.group("v")  # ("based in the repo root" is no place)
+        place = re.split(r"\s*\(|\s+(?:so|and|but|because|since|which|where|while|for|if|bc|cause)\s+|\s+[—–-]\s+|;",
+                         value)[0]
+        head, comma, rest = place.partition(",")
+        if comma and (_TIMEZONE_RE.search(rest) or not re.match(r"\s*(?-i:[A-Z])", rest)):
+            place = head  # "Lisbon, so …" and "Lisbon, UTC+1" end the place; "Oslo, Norway" does not
         if _TIMEZONE_RE.search(place):
             return []
         said = clause[:match.start("v")] + place
         out = [Statement(finish(third_person(said)), "identity", keyword(place), "location")]
-        if zone and _TIMEZONE_RE.search(zone):
-            zone = re.sub(r"\s*(?:time ?zone|tz)\s*", "", zone.strip(), flags=re.I)
-            out.append(Statement(finish(f"The user's timezone is {zone}"), "personal", zone, "timezone"))
-        elif zone:
-            said = clause
-            out = [Statement(finish(third_person(said)), "identity", keyword(place), "location")]
+        zone = _ZONE_NEXT_RE.match(value[len(place):])  # "based in Pune (IST)", "in Nairobi so it's UTC+3 for me"
+        if zone:
+            out.append(Statement(finish(f"The user's timezone is {zone.group('z')}"), "personal", zone.group("z"),
+                                 "timezone"))
         return out
     match = _EMPLOYER_RE.match(clause)
     if match and _looks_like_org(match.group("v")):
@@ -291,6 +294,14 @@ _PERSONAL_RE = re.compile(
     rf"{_IM}\s+(?:training for|recovering from|fasting|on a diet|on keto|doing keto)\b)",
     re.I,
 )
+# a time zone itself: "UTC+3", "GMT-5", "EAT", "AEST/AEDT", "Europe/Lisbon"
+_ZONE_RE = re.compile(r"\b(?:UTC|GMT)\s?[+-−]\s?\d{1,2}(?::?\d{2})?\b|\b(?:UTC|GMT)\b|(?<![\w/])(?-i:[A-Z]{1,3}[SD]?T)(?:/(?-i:[A-Z]{2,4}T))?\b"
+                      r"|\b[A-Z][a-z]+/[A-Z][a-z_]+\b")
+# the time zone right after a place ("Pune (IST)", "Nairobi, so I'm on EAT", "Lagos so it's WAT for me")
+_ZONE_NEXT_RE = re.compile(r"\s*[(,;—–-]?\s*(?:so\s+)?(?:(?:I'm|I’m|im|i am|it's|it is|we're)\s+(?:on\s+|in\s+)?)?"
+                           rf"(?P<z>{_ZONE_RE.pattern})", re.I)
+# a time zone said as the person's own: "I'm on EAT, UTC+3 …", "I'm in PST"
+_OWN_ZONE_RE = re.compile(rf"(?:I'm|I’m|im|i am)\s+(?:on|in)\s+(?P<z>{_ZONE_RE.pattern})", re.I)
 _TIMEZONE_RE = re.compile(r"\b(?:time ?zone|tz|utc|gmt|(?-i:[A-Z]{2,4}T)\b|[A-Z][a-z]+/[A-Z][a-z_]+|hours? (?:ahead|behind))",
                           re.I)
 
@@ -311,6 +322,9 @@ def _personal(clause: str) -> list[Statement]:
         return []  # "I run the data team", "I read the logs" are not hobbies
     slot = "timezone" if _TIMEZONE_RE.search(clause) and re.search(r"time ?zone|\btz\b|UTC|GMT|[A-Z]{2,4}T\b|"
                                                                     r"hours? (?:ahead|behind)", clause) else None
+    own = _OWN_ZONE_RE.match(clause) if slot else None
+    if own:  # "I'm on EAT, UTC+3, if you see odd times in my logs": the zone, not the rest
+        return [Statement(finish(f"The user's timezone is {own.group('z')}"), "personal", own.group("z"), slot)]
     return [Statement(finish(third_person(clause)), "personal", keyword(clause[match.end():] or clause), slot)]
 
 
@@ -1387,9 +1401,19 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
             name = _subject_person(clause)
             if name and re.match(r"^[A-Z]", clause) and len(name.split()) <= 3 and clause[len(name):].startswith(" "):
                 person = person if person and name.startswith(person) else name
+        if any(st.slot == "location" for st in out) and not any(st.slot == "timezone" for st in out):
+            zone = _SO_ZONE_RE.search(sentence)  # "I'm in Nairobi, so I'm on EAT, …": the place's time zone
+            if zone:
+                keep(Statement(finish(f"The user's timezone is {zone.group('z')}"), "personal", zone.group("z"),
+                               "timezone"))
         if not out:
             out.extend(_learned(sentence, person, thing))
     return _task_constraints(groups)
+
+
+# a time zone said as the person's own after their place: "so I'm on EAT", "so it's UTC+3 for me", "so use EAT"
+_SO_ZONE_RE = re.compile(rf"\bso\s+(?:I'm\s+on\s+|i am on\s+|im on\s+|it's\s+|use\s+)?(?P<z>{_ZONE_RE.pattern})", re.I)
+
 
 
 # -- one attribute, whatever the phrasing ---------------------------------------------------

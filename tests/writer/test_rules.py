@@ -734,3 +734,23 @@ def test_a_clause_that_goes_on_describing_the_system_is_a_fact_of_its_own(said, 
 ])
 def test_the_reason_after_a_decision_is_no_second_decision_and_a_move_is_one(said, texts):
     assert [s.text for s in extract_statements(said)] == texts
+
+
+@pytest.mark.parametrize("said, texts", [
+    ("I'm based in Lima (PET), mornings are best for calls.", ["The user is based in Lima.", "The user's timezone is PET."]),
+    ("i live in Dhaka so it's UTC+6 for me, sorry for the lag",
+     ["The user lives in Dhaka.", "The user's timezone is UTC+6."]),
+    ("just so you know that I'm in Accra (GMT), if the cron times look odd.",
+     ["The user is in Accra.", "The user's timezone is GMT."]),
+    ("heads up that I'm in Nairobi, so I'm on EAT, UTC+3, if you see odd times in my logs.",
+     ["The user is in Nairobi.", "The user's timezone is EAT."]),
+    ("btw I'm in Kigali, so I'm on CAT, UTC+2, if you see weird timestamps in my logs.",
+     ["The user is in Kigali.", "The user's timezone is CAT."]),
+    ("btw i'm in Manila so use PHT for any meeting times", ["The user is in Manila.", "The user's timezone is PHT."]),
+    ("I moved to Porto last month so update the calendar stuff", ["The user moved to Porto last month."]),
+    ("I moved to Bergen in May, CET now.", ["The user moved to Bergen in May.", "The user's timezone is CET."]),
+    ("I live in Tromsø, Norway.", ["The user lives in Tromsø, Norway."]),
+    ("I'm in Kraków and the servers run on UTC.", ["The user is in Kraków."]),  # the servers' time, not theirs
+])
+def test_a_place_ends_where_the_reason_starts_and_the_time_zone_after_it_is_theirs(said, texts):
+    assert [s.text for s in extract_statements(said)] == texts
