@@ -1374,8 +1374,13 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
         stack = _stack(body) if hint == "fact" else []
         for statement in stack:
             keep(statement)
-        for clause in ([] if stack else clauses(body)):
+        said_before = 0  # statements read so far in this sentence: a consequence of nothing durable is no rule
+        for clause, then in ([] if stack else [part for whole in clauses(body) for part in _so_then(whole)]):
+            if then and len(out) == said_before and not _OUTLIVES_RE.search(clause):
+                continue  # "I'm on my phone, so keep code blocks short": the moment's
+            said_before = len(out)
             clause, inner = strip_lead(clause)
+            inner = inner or then
             clause = _TRAILER_RE.sub("", clause.rstrip(" .!…"))
             if _SUBJECTLESS_RE.match(clause):  # "Speak Portuguese", "not a fan of ORMs", "mostly python"
                 verb = clause.split()[0].casefold()
@@ -1414,6 +1419,22 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
 # a time zone said as the person's own after their place: "so I'm on EAT", "so it's UTC+3 for me", "so use EAT"
 _SO_ZONE_RE = re.compile(rf"\bso\s+(?:I'm\s+on\s+|i am on\s+|im on\s+|it's\s+|use\s+)?(?P<z>{_ZONE_RE.pattern})", re.I)
 
+
+
+# "…, so <an instruction>": what the person asks because of what they just said ("I'm colorblind, so please don't
+# rely on red vs green", "I moved to Lisbon, so timestamps in WET please")
+_SO_THEN_RE = re.compile(
+    r",?\s+so\s+(?=(?:please\s+|pls\s+|kindly\s+)?(?:when(?:ever)? you|if you|don't|do not|dont|never|always|use|flag|"
+    r"keep|write|give|quote|put|add|avoid|stick|default|skip|show|include|assume|answer|reply|explain|ignore|tag|"
+    r"ping|ask|timestamps|times|dates|prices|all times|any times)\b)", re.I)
+
+
+def _so_then(clause: str) -> list[tuple[str, str | None]]:
+    """``clause`` cut before an instruction it gives as a consequence, which is read as a rule."""
+    found = _SO_THEN_RE.search(clause)
+    if not found or found.start() == 0:
+        return [(clause, None)]
+    return [(clause[:found.start()], None), (clause[found.end():], "rule")]
 
 
 # -- one attribute, whatever the phrasing ---------------------------------------------------

@@ -754,3 +754,14 @@ def test_the_reason_after_a_decision_is_no_second_decision_and_a_move_is_one(sai
 ])
 def test_a_place_ends_where_the_reason_starts_and_the_time_zone_after_it_is_theirs(said, texts):
     assert [s.text for s in extract_statements(said)] == texts
+
+
+@pytest.mark.parametrize("said, texts", [
+    ("I'm colorblind, so please don't use red and green for status in charts.",
+     ["The user is colorblind.", "Don't use red and green for status in charts."]),
+    ("I'm vegetarian so skip the steakhouses when you plan team dinners.",
+     ["The user is vegetarian.", "Skip the steakhouses when you plan team dinners."]),
+    ("I'm on a train so keep answers short.", []),  # an instruction because of the moment is the moment's
+])
+def test_an_instruction_given_because_of_a_durable_fact_is_a_rule_of_its_own(said, texts):
+    assert [s.text for s in extract_statements(said)] == texts
