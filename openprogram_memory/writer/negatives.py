@@ -71,7 +71,7 @@ _STATE_RE = re.compile(
 _STATUS_RE = re.compile(
     r"\b(?:pass|passes|passing|passed|green|red|failing|failed|broken|fixed|merged|works now|working now|"
     r"is done|are done|finished|crashed|crashing|timing out|timed out|flaky|flakes|hanging|hangs|went down|"
-    r"is down|are down|is up|looks good|lgtm|worked|didn't work|doesn't work|does not work|not working|"
+    r"is down|are down|is up|looks good|lgtm|worked(?! examples?)|didn't work|doesn't work|does not work|not working|"
     r"still failing|erroring|errored|blew up|exploded|acting up|borked|busted|a mess|messy|weird|wrong|"
     r"slow today|compiles now|deployed now|shipped|fails|times out|chokes|throws|keeps (?:failing|dropping|crashing|timing out|breaking)|symptoms?)\b",
     re.I,

@@ -231,6 +231,12 @@ def _identity(clause: str) -> list[Statement]:
 def _appositive(part: str) -> list[Statement]:
     """What a phrase after a name says ("staff engineer at Brightwell", "based in Lagos", "from the infra team")."""
     part = part.strip(" .")
+    if re.match(r"(?:mostly|usually|mainly|primarily)\s", part, re.I):
+        return _mostly(part)  # "i'm Tomasz, backend dev at Fernwood, mostly kotlin these days"
+    working = re.match(r"(?:working|coding|writing)\s+(?P<how>mostly|mainly|primarily|usually)?\s*(?:with|in)\s+(?P<x>.+)$",
+                       part, re.I)
+    if working:  # "… at Zalando, working mostly with Kotlin and Spring"
+        return _mostly(f"{working.group('how') or 'mostly'} with {working.group('x')}")
     if re.match(rf"(?:{_IM}|{_I})\s", part):
         return _identity(part)  # "Iñaki here, I'm the QA lead at Norte Games" ("a" + "I'm …" once garbled it)
     if not part or len(part.split()) > 12 or re.match(r"(?:not|no longer|never|rather than)\b", part, re.I):
@@ -443,7 +449,9 @@ _PREFERENCE_RE = re.compile(
     rf"{_I}{_ADV}\s+use\s+(?!(?:the|this|that|it|these|those|your|some|a lot|them)\b)[\w`.+#-]+(?:\s+(?:with|on|for)\b|$)|"
     rf"[\w`.+#-]+(?:\s+[\w`.+#-]+)?\s+over\s+[\w`.+#-]+(?:\s+[\w`.+#-]+)?\s+(?:for me|any day|every time)$|"
     rf"{_I}{_ADV}\s+(?:find|think)\s+(?:\S+\s+){{1,4}}(?:annoying|distracting|useless|unreadable|noisy|"
-    rf"overkill|helpful|easier|clearer|cleaner|more readable|hard to (?:read|follow)|confusing|painful|useful)\b|"
+    rf"overkill|helpful|easier|clearer|cleaner|more readable|hard to (?:read|follow)|confusing|painful|useful|clunky|"
+    rf"tedious|cumbersome|awkward|frustrating|verbose|unintuitive|intuitive|elegant|hard to use)\b|"
+    rf"{_I}{_ADV}\s+learn\s+(?:\w+\s+)?(?:better|best|faster|more)\b|"
     rf"my (?:editor|ide|shell|terminal|os|browser|keyboard|setup|stack|language|distro|laptop) (?:of choice )?is\b|"
     rf"{_IM}\s+(?:a\s+)?(?:tabs|spaces|vim|emacs|light|dark)[- ]\w+\s+(?:person|guy|gal|kind of person)\b|"
     rf"(?:\w+\s+){{1,4}}(?:drives?|drive) me (?:nuts|crazy|mad|up the wall)|"
@@ -1017,7 +1025,8 @@ def _named_in_clause(clause: str, person: str | None) -> str:
 
 # a clause that ends on the object of a preposition or a verb of taste ("… with Airflow"), and the verbs a clause
 # after its "and" may start with that carry the subject over ("I'm left-handed and use …")
-_OBJECT_LISTED_RE = re.compile(r"\b(?:with|in|using|use|of|like|love|prefer|hate|enjoy|speak)\s+[\w.+#/-]+$", re.I)
+_OBJECT_LISTED_RE = re.compile(r"\b(?:with|in|using|use|of|like|love|prefer|hate|enjoy|speak|mostly|mainly|primarily)"
+                               r"\s+[\w.+#/-]+$", re.I)
 _VERB_RE = re.compile(r"^(?:(?:also|still|usually|mostly|often|always|never|sometimes|just|really|now)\s+)*"
                       r"(?:am|have|has|had|do|did|use|used|work|worked|live|lived|speak|spoke|love|like|hate|prefer|"
                       r"enjoy|run|ran|lead|led|manage|managed|own|owned|write|wrote|build|built|ship|shipped|go|went|"

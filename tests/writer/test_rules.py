@@ -169,7 +169,7 @@ def test_a_new_value_for_a_person_attribute_updates_the_record_in_place(rules_ws
                                                                         gone):
     say(store, "s", [before])
     write(rules_ws)
-    (first,) = [r for r in rules_ws.records() if r.sources[0]["source"].endswith("su0")]
+    (first,) = [r for r in rules_ws.records() if r.sources[0]["source"].endswith("su0") and gone in r.content]
     say(store, "t", [after], start=LATER)
     write(rules_ws, "t")
     updated = {r.memory_id: r for r in rules_ws.records()}[first.memory_id]
@@ -766,3 +766,25 @@ def test_a_place_ends_where_the_reason_starts_and_the_time_zone_after_it_is_thei
 ])
 def test_an_instruction_given_because_of_a_durable_fact_is_a_rule_of_its_own(said, texts):
     assert [s.text for s in extract_statements(said)] == texts
+
+
+@pytest.mark.parametrize("said, texts", [
+    ("hi, I'm Lior, data engineer at Wix, mostly scala these days.",
+     ["The user's name is Lior.", "The user is a data engineer at Wix.", "The user mostly works with scala."]),
+    ("hey, Dana here, QA lead at Monday, working mainly with Cypress.",
+     ["The user's name is Dana.", "The user is a QA lead at Monday.", "The user mainly works with Cypress."]),
+    ("mostly rust and wasm these days", ["The user mostly works with rust and wasm."]),
+    ("im the only dev at a small agency, mostly php and mysql",
+     ["The user is the only dev at a small agency.", "The user mostly works with php and mysql."]),
+])
+def test_what_the_person_mostly_works_with_after_an_introduction_is_a_preference(said, texts):
+    assert [s.text for s in extract_statements(said)] == texts
+
+
+@pytest.mark.parametrize("said, kind", [
+    ("I always find Jira so clunky.", "preference"),
+    ("honestly I find the AWS console tedious", "preference"),
+    ("I learn much better from worked examples.", "personal"),
+])
+def test_finding_a_tool_clunky_and_learning_better_one_way_are_kept(said, kind):
+    assert [s.kind for s in extract_statements(said)] == [kind]
