@@ -92,9 +92,13 @@ _EVENT_VERB_RE = re.compile(r"\b(?:decided|agreed|chose|settled|voted|moved|relo
                             r"adopted|married|promoted|hired)\b", re.I)
 
 
+# a complaint about what keeps happening ("always the same OOM, every single time the job kicks off")
+_SAME_AGAIN_RE = re.compile(r"^(?:(?:it's|its|it is|and)\s+)?(?:always|again) the same\b|\bevery single time\b", re.I)
+
+
 def is_negative(clause: str) -> bool:
     """Questions, hypotheticals, reported speech, moment-bound talk, passing states and status."""
-    if clause.endswith("?") or _QUESTION_RE.match(clause):
+    if clause.endswith("?") or _QUESTION_RE.match(clause) or _SAME_AGAIN_RE.search(clause):
         return True
     if _HYPOTHETICAL_RE.search(clause) or _REPORTED_RE.search(clause):
         return True

@@ -1054,6 +1054,9 @@ def _pieces(clause: str, hint: str | None) -> list[tuple[str, list[Statement]]]:
     continued: dict[str, list[Statement]] = {}  # pieces that stand as facts only after a fact
     current = parts[0]
     for sep, nxt in zip(parts[1::2], parts[2::2]):
+        if sep.strip(", ") == "and" and _DAY_END_RE.search(current) and _DAY_START_RE.match(nxt):
+            current = current + sep + nxt  # "my swim class is Tuesdays and Thursdays at 7am": one list of days
+            continue
         if sep.strip() == "and" and re.match(rf"^(?:{_I}|{_IM})\b", current) and re.match(
                 r"^(?!(?:always|never|please)\b)[a-z]+\b", nxt):
             head = re.match(rf"^(?:{_IM}|{_I})(?:\s+(?:have|own|speak|love|like|hate|prefer|use))?\b", current)
@@ -1070,9 +1073,6 @@ def _pieces(clause: str, hint: str | None) -> list[tuple[str, list[Statement]]]:
                 current = current + sep + nxt  # "I work with Airflow and dbt every day": a second object, no verb
                 continue
             nxt = f"{carried} {nxt}"
-        if sep.strip(", ") == "and" and _DAY_END_RE.search(current) and _DAY_START_RE.match(nxt):
-            current = current + sep + nxt  # "my swim class is Tuesdays and Thursdays at 7am": one list of days
-            continue
         if sep.strip(", ") == "and" and re.match(r"(?:onto|into|to|from|off|over to)\s", nxt, re.I):
             current = current + sep + nxt  # "moving the queue off Celery and onto Dramatiq": one move
             continue
@@ -1409,6 +1409,8 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
                 for statement in statements:
                     if statement.kind == "people" and statement.subject:
                         person = statement.subject
+                    elif statement.kind == "personal" and (kin := _KIN_NAME_RE.search(statement.text)):
+                        person = kin.group("n")  # "my wife Giulia is a nurse … Her rota …": Giulia's
                     if statement.kind == "fact":
                         thing = _thing_phrase(statement.text) or thing
                     keep(statement)
@@ -1430,6 +1432,9 @@ _SO_ZONE_RE = re.compile(rf"\bso\s+(?:I'm\s+on\s+|i am on\s+|im on\s+|it's\s+|us
 
 
 
+# a named family member in a personal record ("The user's wife Giulia is a nurse")
+_KIN_NAME_RE = re.compile(rf"\b(?:user's|my)\s+(?:(?:little|older|younger|big|baby)\s+)?(?:{lx.FAMILY}),?\s+"
+                          r"(?P<n>(?-i:[A-Z][\w'’-]+))\b", re.I)
 # "…, so <an instruction>": what the person asks because of what they just said ("I'm colorblind, so please don't
 # rely on red vs green", "I moved to Lisbon, so timestamps in WET please")
 _SO_THEN_RE = re.compile(

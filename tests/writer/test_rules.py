@@ -788,3 +788,13 @@ def test_what_the_person_mostly_works_with_after_an_introduction_is_a_preference
 ])
 def test_finding_a_tool_clunky_and_learning_better_one_way_are_kept(said, kind):
     assert [s.kind for s in extract_statements(said)] == [kind]
+
+
+@pytest.mark.parametrize("said, texts", [
+    ("i'm usually offline sat and sun fyi", ["The user is usually offline sat and sun."]),
+    ("My husband Tomás is a pilot. His roster changes every month.",
+     ["The user's husband Tomás is a pilot.", "Tomás's roster changes every month."]),
+    ("always the same timeout on the importer, every single time the nightly job kicks off", []),
+])
+def test_abbreviated_days_stay_a_list_a_named_relative_is_who_his_or_her_means_and_a_complaint_is_no_record(said, texts):
+    assert [s.text for s in extract_statements(said)] == texts
