@@ -302,6 +302,7 @@ _PERSONAL_RE = re.compile(
 )
 # a time zone itself: "UTC+3", "GMT-5", "EAT", "AEST/AEDT", "Europe/Lisbon"
 _ZONE_RE = re.compile(r"\b(?:UTC|GMT)\s?[+-−]\s?\d{1,2}(?::?\d{2})?\b|\b(?:UTC|GMT)\b|(?<![\w/])(?-i:[A-Z]{1,3}[SD]?T)(?:/(?-i:[A-Z]{2,4}T))?\b"
+                      r"(?:\s*\((?:UTC|GMT)\s?[+-−]\s?\d{1,2}(?::?\d{2})?\))?"
                       r"|\b[A-Z][a-z]+/[A-Z][a-z_]+\b")
 # the time zone right after a place ("Pune (IST)", "Nairobi, so I'm on EAT", "Lagos so it's WAT for me")
 _ZONE_NEXT_RE = re.compile(r"\s*[(,;—–-]?\s*(?:so\s+)?(?:(?:I'm|I’m|im|i am|it's|it is|we're)\s+(?:on\s+|in\s+)?)?"
@@ -314,8 +315,8 @@ _TIMEZONE_RE = re.compile(r"\b(?:time ?zone|tz|utc|gmt|(?-i:[A-Z]{2,4}T)\b|[A-Z]
 
 def _personal(clause: str) -> list[Statement]:
     match = _PERSONAL_RE.match(clause)
-    if not match:
-        return []
+    if not match or re.fullmatch(rf"my\s+(?:\w+\s+)?(?:{lx.FAMILY})", clause.strip(), re.I):
+        return []  # ("My partner and I have two cats": "My partner" alone says nothing)
     if re.match(rf"^{_I}{_ADV}\s+(?:speak)\b", clause, re.I):
         return []  # languages are identity
     if re.match(rf"^{_I}{_ADV}\s+(?:run|read|write|train|coach|practice|practise|play)\b", clause, re.I) and not re.search(
@@ -1076,7 +1077,8 @@ def _pieces(clause: str, hint: str | None) -> list[tuple[str, list[Statement]]]:
         if sep.strip(", ") == "and" and re.match(r"(?:onto|into|to|from|off|over to)\s", nxt, re.I):
             current = current + sep + nxt  # "moving the queue off Celery and onto Dramatiq": one move
             continue
-        if re.match(r"^(?:never|always|only|not)\s+(?:the|a|an|our|my|its|their)\b", nxt, re.I):
+        if re.match(r"^(?:never|always|only|not)\s+(?:the|a|an|our|my|its|their|on|in|at|for|from|by|through|via|"
+                    r"inside|outside|with)\b", nxt, re.I):
             current = current + sep + nxt  # "talks to a replica, never the primary": no verb of its own
             continue
         it = _THING_PRONOUN_RE.match(nxt)

@@ -798,3 +798,14 @@ def test_finding_a_tool_clunky_and_learning_better_one_way_are_kept(said, kind):
 ])
 def test_abbreviated_days_stay_a_list_a_named_relative_is_who_his_or_her_means_and_a_complaint_is_no_record(said, texts):
     assert [s.text for s in extract_statements(said)] == texts
+
+
+@pytest.mark.parametrize("said, texts", [
+    ("Prod secrets are kept in Vault, never in the repo.", ["Prod secrets are kept in Vault, never in the repo."]),
+    ("I'm in Perth, so I'm on AWST (UTC+8), if you see odd times in my logs.",
+     ["The user is in Perth.", "The user's timezone is AWST (UTC+8)."]),
+    ("My husband and I have a border collie called Pip.",
+     ["The user and their husband have a border collie called Pip."]),
+])
+def test_a_never_with_a_place_stays_with_its_fact_the_offset_stays_with_its_zone_and_a_couple_is_both(said, texts):
+    assert [s.text for s in extract_statements(said)] == texts
