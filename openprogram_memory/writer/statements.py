@@ -135,7 +135,8 @@ _EMPLOYER_RE = re.compile(
 )
 _LOCATION_RE = re.compile(
     rf"^(?:{_I}{_ADV}\s+(?:live|reside|stay)\s+in\s+|{_IM}(?:\s+now)?\s+(?:based|living|located)\s+(?:in|out of)\s+|"
-    rf"{_I}(?:'ve| have)?{_ADV}\s+(?:moved|relocated)\s+(?:to|back to)\s+|{_IM}\s+(?:now\s+)?in\s+(?=[A-Z])|"
+    rf"{_I}(?:'ve| have)?{_ADV}\s+(?:moved|relocated)\s+(?:from\s+(?:[A-Z][\w'’-]*\s+){{1,3}})?(?:to|back to)\s+|"
+    rf"{_IM}\s+(?:now\s+)?in\s+(?=[A-Z])|{_I}{_ADV}\s+(?:sit|am sitting|'m sitting|am based)\s+in\s+(?=[A-Z])|"
     rf"{_IM}\s+(?:originally\s+)?from\s+|home is\s+|{_I}\s+work\s+(?:remotely\s+)?from\s+)(?P<v>.+)$",
 )
 _LOCATION_I_RE = re.compile(_LOCATION_RE.pattern, re.I)
@@ -151,7 +152,8 @@ _TEAM_RE = re.compile(
     rf"^(?:{_IM}\s+(?:on|in|part of|a member of|with)\s+(?:the\s+)?|{_I}{_ADV}\s+(?:work on|belong to|sit on|sit in|"
     rf"joined)\s+(?:the\s+)?|{_I}{_ADV}\s+(?:run|lead|manage|head|own)\s+(?:the\s+|a\s+|an\s+|our\s+)?)"
     rf"(?P<v>(?:[\w&/+-]+\s+){{0,4}}?(?:team|squad|group|department|org|tribe|guild|crew|lab|division|unit|"
-    rf"company|startup|studio|agency|business|shop|practice|clinic|consultancy|chapter|pod)\b.*)$",
+    rf"company|startup|studio|agency|business|shop|practice|clinic|consultancy|chapter|pod|office|committee|"
+    rf"programme|program|unit|lab)\b.*)$",
     re.I,
 )
 _EMPLOYER_IN_RE = re.compile(r"\b(?:at|for|with)\s+(?P<e>[A-Z][\w&.'’-]*(?:\s+[A-Z][\w&.'’-]*){0,2})")
@@ -187,6 +189,9 @@ def _identity(clause: str) -> list[Statement]:
             place = head  # "Lisbon, so …" and "Lisbon, UTC+1" end the place; "Oslo, Norway" does not
         if _TIMEZONE_RE.search(place):
             return []
+        moved = re.search(r"\bfrom\s+(\S+)", clause[:match.start("v")], re.I)
+        if moved and {moved.group(1).casefold(), place.split()[0].casefold()} & lx.COMMON_CAPS:
+            return []  # "I moved from Flask to FastAPI": tools, not places
         said = clause[:match.start("v")] + place
         out = [Statement(finish(third_person(said)), "identity", keyword(place), "location")]
         zone = _ZONE_NEXT_RE.match(value[len(place):])  # "based in Pune (IST)", "in Nairobi so it's UTC+3 for me"

@@ -809,3 +809,13 @@ def test_abbreviated_days_stay_a_list_a_named_relative_is_who_his_or_her_means_a
 ])
 def test_a_never_with_a_place_stays_with_its_fact_the_offset_stays_with_its_zone_and_a_couple_is_both(said, texts):
     assert [s.text for s in extract_statements(said)] == texts
+
+
+@pytest.mark.parametrize("said, slot", [
+    ("I moved from Porto to Leeds in March.", "location"),
+    ("I moved from Flask to FastAPI for the api.", None),  # tools, not places
+    ("I sit in Nagoya, near the factory.", "location"),
+    ("I head the research computing office at Northfield.", "team"),
+])
+def test_where_the_person_moved_or_sits_and_the_office_they_head_are_who_they_are(said, slot):
+    assert [s.slot for s in extract_statements(said)] == [slot]
