@@ -93,7 +93,11 @@ _EVENT_VERB_RE = re.compile(r"\b(?:decided|agreed|chose|settled|voted|moved|relo
 
 
 # a complaint about what keeps happening ("always the same OOM, every single time the job kicks off")
-_SAME_AGAIN_RE = re.compile(r"^(?:(?:it's|its|it is|and)\s+)?(?:always|again) the same\b|\bevery single time\b", re.I)
+_SAME_AGAIN_RE = re.compile(r"^(?:(?:it's|its|it is|and)\s+)?(?:always|again) the same\b|\bevery single time\b|"
+                            r"^(?:the\s+)?(?:main\s+)?reasons?\s+(?:is|was|being|for that is)\b|"
+                            r"^(?:the|my|our)\s+(?:\w+\s+)?(?:downside|upside|catch|problem|issue|concern|worry|argument|"
+                            r"point|idea|question|trick|thing)(?:\s+\w+){0,2}\s+(?:is|was)\s+(?:that|to|whether)\b",
+                            re.I)  # (and a reason, or an argument being made)
 
 
 def is_negative(clause: str) -> bool:

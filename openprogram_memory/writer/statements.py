@@ -823,6 +823,7 @@ _CONCRETE_RE = re.compile(r"`[^`]+`|\w/|/\w|://|\b\d+(?:\.\d+)+\b|\b[a-z]+(?:-[a
                           r"(?<=\s)(?-i:[A-Z][\w.+#-]*[A-Za-z0-9])|(?-i:\b[A-Z]{2,}\d*\b)|\b\d+\s*(?:gb|tb|mb|pods?|nodes?|"
                           r"replicas?|days?|hours?|minutes?|%)\b", re.I)
 _TRANSIENT_RE = re.compile(r"\b(?:now|today|tonight|right now|currently|at the moment|again|broken|failing|"
+                           r"irrelevant|odd|confusing|a mix|a bit of a mix|terrible|awful|ugly|gross|"
                            r"flaky|red|green|down|slow|weird|a mess|messy|wrong|fine|ok|okay|done|ready|stuck|"
                            r"this week|yesterday|this morning|for now|temporarily|i think|maybe|probably|seems?)\b",
                            re.I)
@@ -1032,7 +1033,7 @@ def _named_in_clause(clause: str, person: str | None) -> str:
 # a clause that ends on the object of a preposition or a verb of taste ("… with Airflow"), and the verbs a clause
 # after its "and" may start with that carry the subject over ("I'm left-handed and use …")
 _OBJECT_LISTED_RE = re.compile(r"\b(?:with|in|using|use|of|like|love|prefer|hate|enjoy|speak|mostly|mainly|primarily)"
-                               r"\s+[\w.+#/-]+$", re.I)
+                               r"(?:\s+[\w.+#/'’-]+){1,3}$", re.I)
 _VERB_RE = re.compile(r"^(?:(?:also|still|usually|mostly|often|always|never|sometimes|just|really|now)\s+)*"
                       r"(?:am|have|has|had|do|did|use|used|work|worked|live|lived|speak|spoke|love|like|hate|prefer|"
                       r"enjoy|run|ran|lead|led|manage|managed|own|owned|write|wrote|build|built|ship|shipped|go|went|"
@@ -1083,7 +1084,7 @@ def _pieces(clause: str, hint: str | None) -> list[tuple[str, list[Statement]]]:
             current = current + sep + nxt  # "moving the queue off Celery and onto Dramatiq": one move
             continue
         if re.match(r"^(?:never|always|only|not)\s+(?:the|a|an|our|my|its|their|on|in|at|for|from|by|through|via|"
-                    r"inside|outside|with)\b", nxt, re.I):
+                    r"inside|outside|with|to|into|directly)\b", nxt, re.I):
             current = current + sep + nxt  # "talks to a replica, never the primary": no verb of its own
             continue
         it = _THING_PRONOUN_RE.match(nxt)

@@ -819,3 +819,17 @@ def test_a_never_with_a_place_stays_with_its_fact_the_offset_stays_with_its_zone
 ])
 def test_where_the_person_moved_or_sits_and_the_office_they_head_are_who_they_are(said, slot):
     assert [s.slot for s in extract_statements(said)] == [slot]
+
+
+@pytest.mark.parametrize("said, texts", [
+    ("I prefer vim keybindings and tmux for everything.", ["The user prefers vim keybindings and tmux for everything."]),
+    ("I hate emojis in code comments and commit messages.", ["The user hates emojis in code comments and commit messages."]),
+    ("the web app talks to the gateway at gw.acme.dev, never to the services directly",
+     ["The web app talks to the gateway at gw.acme.dev, never to the services directly."]),
+    # a reason or a passing opinion of the code at hand is no fact
+    ("Final call: Kafka over SQS for events. Reason is the replay feature.", ["We decided: Kafka over SQS for events."]),
+    ("the old deploy docs are irrelevant since the move to Fly", []),
+    ("the main downside is that the admin UI lives in a separate repo", []),
+])
+def test_objects_after_and_stay_whole_and_reasons_or_opinions_are_no_facts(said, texts):
+    assert [s.text for s in extract_statements(said)] == texts
