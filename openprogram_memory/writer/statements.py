@@ -1437,9 +1437,6 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
 
 # a time zone said as the person's own after their place: "so I'm on EAT", "so it's UTC+3 for me", "so use EAT"
 _SO_ZONE_RE = re.compile(rf"\bso\s+(?:I'm\s+on\s+|i am on\s+|im on\s+|it's\s+|use\s+)?(?P<z>{_ZONE_RE.pattern})", re.I)
-
-
-
 # a named family member in a personal record ("The user's wife Giulia is a nurse")
 _KIN_NAME_RE = re.compile(rf"\b(?:user's|my)\s+(?:(?:little|older|younger|big|baby)\s+)?(?:{lx.FAMILY}),?\s+"
                           r"(?P<n>(?-i:[A-Z][\w'’-]+))\b", re.I)
