@@ -93,7 +93,7 @@ _EVENT_VERB_RE = re.compile(r"\b(?:decided|agreed|chose|settled|voted|moved|relo
 
 
 # a complaint about what keeps happening ("always the same OOM, every single time the job kicks off")
-_SAME_AGAIN_RE = re.compile(r"^(?:(?:it's|its|it is|and)\s+)?(?:always|again) the same\b|\bevery single time\b|"
+REASONING_RE = re.compile(r"^(?:(?:it's|its|it is|and)\s+)?(?:always|again) the same\b|\bevery single time\b|"
                             r"^(?:the\s+)?(?:main\s+)?reasons?\s+(?:is|was|being|for that is)\b|"
                             r"^(?:the|my|our)\s+(?:\w+\s+)?(?:downside|upside|catch|problem|issue|concern|worry|argument|"
                             r"point|idea|question|trick|thing)(?:\s+\w+){0,2}\s+(?:is|was)\s+(?:that|to|whether)\b",
@@ -102,7 +102,7 @@ _SAME_AGAIN_RE = re.compile(r"^(?:(?:it's|its|it is|and)\s+)?(?:always|again) th
 
 def is_negative(clause: str) -> bool:
     """Questions, hypotheticals, reported speech, moment-bound talk, passing states and status."""
-    if clause.endswith("?") or _QUESTION_RE.match(clause) or _SAME_AGAIN_RE.search(clause):
+    if clause.endswith("?") or _QUESTION_RE.match(clause) or REASONING_RE.search(clause):
         return True
     if _HYPOTHETICAL_RE.search(clause) or _REPORTED_RE.search(clause):
         return True

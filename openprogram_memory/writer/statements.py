@@ -50,6 +50,7 @@ from . import lexicon as lx
 from .negatives import FIRST_I as _I
 from .negatives import FIRST_IM as _IM
 from .negatives import RANGE_RE as _RANGE_RE
+from .negatives import REASONING_RE as _REASONING_RE
 from .negatives import STANDING_RE as _STANDING_RE
 from .negatives import is_negative
 from .phrasing import ADVERBS, about_user, finish, first_person, keyword, third_person
@@ -1030,10 +1031,8 @@ def _named_in_clause(clause: str, person: str | None) -> str:
     return _named(head, person) + sep + tail
 
 
-# a clause that ends on the object of a preposition or a verb of taste ("… with Airflow"), and the verbs a clause
-# after its "and" may start with that carry the subject over ("I'm left-handed and use …")
-_OBJECT_LISTED_RE = re.compile(r"\b(?:with|in|using|use|of|like|love|prefer|hate|enjoy|speak|mostly|mainly|primarily)"
-                               r"(?:\s+[\w.+#/'’-]+){1,3}$", re.I)
+# the verbs a clause after "and" may start with that carry the subject over ("I'm left-handed and use …"); any
+# other word is a second object ("I work with Airflow and dbt", "allergic to penicillin and shellfish")
 _VERB_RE = re.compile(r"^(?:(?:also|still|usually|mostly|often|always|never|sometimes|just|really|now)\s+)*"
                       r"(?:am|have|has|had|do|did|use|used|work|worked|live|lived|speak|spoke|love|like|hate|prefer|"
                       r"enjoy|run|ran|lead|led|manage|managed|own|owned|write|wrote|build|built|ship|shipped|go|went|"
@@ -1076,7 +1075,7 @@ def _pieces(clause: str, hint: str | None) -> list[tuple[str, list[Statement]]]:
             if carried != "I" and re.search(employer, nxt) and not re.search(employer, current):
                 current = current + sep + nxt  # "co-founder and the only engineer at Lumen": both at Lumen
                 continue
-            if carried == "I" and _OBJECT_LISTED_RE.search(current) and not _VERB_RE.match(nxt):
+            if carried == "I" and not _VERB_RE.match(nxt):
                 current = current + sep + nxt  # "I work with Airflow and dbt every day": a second object, no verb
                 continue
             nxt = f"{carried} {nxt}"
@@ -1320,10 +1319,11 @@ def _learned(sentence: str, person: str | None, thing: str | None) -> list[State
     body = _TRAILER_RE.sub("", strip_lead(sentence)[0].rstrip(" .!…"))
     head = re.match(r"^(?:the|this|that|my|our)\s+([\w-]+)", body, re.I)
     preferred = re.split(r"\b(?:prefer|rather)\b", body, maxsplit=1)
-    if len(body.split()) < 3 or sentence.rstrip().endswith("?") or kind == "fact" and (
+    if len(body.split()) < 3 or sentence.rstrip().endswith("?") or _REASONING_RE.search(body) or kind == "fact" and (
             _TRANSIENT_RE.search(body) or head and head.group(1).casefold() in _WORK_AT_HAND) or (
             kind == "preference" and len(preferred) == 2 and _step_at_hand(preferred[1])):
-        return []  # what the rules know is not durable stays so: a word or two, a question, a passing state, the work at hand
+        return []  # what the rules know is not durable stays so: a word or two, a question, a reason or a complaint,
+        # a passing state, the work at hand
     body = re.sub(r"^(?:please|pls|plz)\s+", "", body, flags=re.I)
     it = _THING_PRONOUN_RE.match(body)
     if it:

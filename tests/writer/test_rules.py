@@ -641,6 +641,8 @@ def test_what_is_scoped_to_now_or_asks_for_one_thing_is_no_record(said):
     ("I use Terraform and pulumi at work.", ["The user uses Terraform and pulumi at work."]),
     ("honestly I work with Spark and dbt most days", ["The user works with Spark and dbt most days."]),
     ("I speak Hindi and marathi at home.", ["The user speaks Hindi and marathi at home."]),
+    ("I'm allergic to penicillin and shellfish.", ["The user is allergic to penicillin and shellfish."]),
+    ("I'm usually offline 6-8pm and back on late.", ["The user is usually offline 6-8pm and back on late."]),
 ])
 def test_a_second_object_after_and_is_no_clause_of_its_own(said, texts):
     # the "and" once gave the second object a subject of its own: "… and they pulumi at work"
