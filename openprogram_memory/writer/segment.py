@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import re
 
+from . import lexicon as lx
+
 # -- agent-generated text --------------------------------------------------------
 _WRAPPER_STARTS = (
     "<local-command-caveat>", "<command-name>", "<command-message>", "<command-args>", "<local-command-stdout>",
@@ -227,6 +229,10 @@ _ATTRIBUTED_RE = re.compile(r"\b(?:that's what|says|said|wrote|writes|according 
                             r"message|ticket|error|log)\b)", re.I)
 
 
+_NAMED_ROLE_RE = re.compile(rf"(?<=[A-Z][\w'’-])\s+\(((?:the|our|my|a|an)\s+(?:[\w-]+\s+){{1,3}}(?:{lx.ROLE_NOUNS}|"
+                            rf"{lx.COLLEAGUES})s?)\)", re.I)
+
+
 def marked_sentences(text: str) -> list[tuple[str, bool]]:
     """``(sentence, whether it comes from a list item)`` of the message's prose."""
     out: list[tuple[str, bool]] = []
@@ -236,6 +242,9 @@ def marked_sentences(text: str) -> list[tuple[str, bool]]:
         # someone else's words in quotes: several sentences of them, or a quote the line says is someone's
         line = _QUOTE_RE.sub(lambda m: " " if _END_RE.search(m.group(0)[1:-1] + " ") or _ATTRIBUTED_RE.search(line)
                              else m.group(0), line)
+        # a role of three words or more in brackets after a name is said of that person (not an aside of its own):
+        # "Nnamdi (the lab manager) handles …"
+        line = _NAMED_ROLE_RE.sub(r", \1,", line)
         # "(I'm in Bangkok, ICT)" is a sentence of its own; a word or two in brackets ("a header (`Api-Version`)")
         # is part of the one it is in
         asides = [a for a in re.findall(r"(?<=\s)\(([^()]{3,120})\)", line) if len(a.split()) >= 3]

@@ -1425,6 +1425,9 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
             name = _subject_person(clause)
             if name and re.match(r"^[A-Z]", clause) and len(name.split()) <= 3 and clause[len(name):].startswith(" "):
                 person = person if person and name.startswith(person) else name
+            told = _TOLD_RE.findall(clause)  # "talk to Siobhán — she's the core facility tech": Siobhán
+            if told and _is_name_word(told[-1].split()[0]):
+                person = told[-1]
         if any(st.slot == "location" for st in out) and not any(st.slot == "timezone" for st in out):
             zone = _SO_ZONE_RE.search(sentence)  # "I'm in Nairobi, so I'm on EAT, …": the place's time zone
             if zone:
@@ -1437,6 +1440,9 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
 
 # a time zone said as the person's own after their place: "so I'm on EAT", "so it's UTC+3 for me", "so use EAT"
 _SO_ZONE_RE = re.compile(rf"\bso\s+(?:I'm\s+on\s+|i am on\s+|im on\s+|it's\s+|use\s+)?(?P<z>{_ZONE_RE.pattern})", re.I)
+# the person an instruction sends the agent to ("talk to Siobhán", "ask Kofi", "loop in Mei Ling")
+_TOLD_RE = re.compile(r"\b(?:talk to|speak to|ask|ping|tag|loop in|contact|email|message|check with|go to)\s+"
+                      r"((?-i:[A-Z][\w'’-]+(?:\s+[A-Z][\w'’-]+)?))", re.I)
 # a named family member in a personal record ("The user's wife Giulia is a nurse")
 _KIN_NAME_RE = re.compile(rf"\b(?:user's|my)\s+(?:(?:little|older|younger|big|baby)\s+)?(?:{lx.FAMILY}),?\s+"
                           r"(?P<n>(?-i:[A-Z][\w'’-]+))\b", re.I)

@@ -55,8 +55,9 @@ def test_a_sentence_the_rules_read_nothing_in_is_read_by_the_classifier(said, ki
     assert extract_statements(said) == []  # (the rules alone read nothing: this is the classifier's)
 
 
-def test_a_he_or_she_with_nobody_to_name_is_not_kept_and_with_somebody_is_named():
-    assert learned.likely_kind("She reviews all the Terraform changes.") == "people"
+def test_a_he_or_she_with_nobody_to_name_is_not_kept_and_with_somebody_is_named(monkeypatch):
+    # (the model's verdict on this sentence moves with every retraining; what is tested here is the guard)
+    monkeypatch.setattr(learned, "likely_kind", lambda sentence: "people" if sentence.startswith("She ") else None)
     assert extract_statements("Never mind that. She reviews all the Terraform changes.") == []
     named = extract_statements("Ana leads the payments squad. She reviews all the Terraform changes.")
     assert [s.text for s in named][-1] == "Ana reviews all the Terraform changes."

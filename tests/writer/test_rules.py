@@ -835,3 +835,10 @@ def test_where_the_person_moved_or_sits_and_the_office_they_head_are_who_they_ar
 ])
 def test_objects_after_and_stay_whole_and_reasons_or_opinions_are_no_facts(said, texts):
     assert [s.text for s in extract_statements(said)] == texts
+
+
+def test_a_role_in_brackets_after_a_name_is_theirs_and_she_is_the_person_just_sent_to():
+    said = extract_statements("Bongani (the office manager) handles all the hardware orders.")
+    assert [s.text for s in said] == ["Bongani, the office manager, handles all the hardware orders."]
+    said = extract_statements("Kofi owns billing. For anything about the printers, ask Ama — she's the office manager.")
+    assert "Ama is the office manager." in [s.text for s in said]
