@@ -25,7 +25,8 @@ ROLE_NOUNS = (
     r"architect|modeler|animator|illustrator|copywriter|strategist|operator|integrator|backend|frontend|"
     r"full-?stack|infra|platform|sales|marketing|ops|bookkeeper|landlord|landlady|supervisor|tutor|nanny|"
     r"paralegal|sponsor|steward|custodian|dpo|ciso|treasurer|chair|chairperson|president|producer|publisher|"
-    r"commander|incident commander|liaison|representative|rep|facilitator|scribe|buddy|"
+    r"commander|incident commander|liaison|representative|rep|facilitator|scribe|buddy|apprentice|mechanic|trainee|"
+    r"chef|baker|barista|cashier|caretaker|handyman|(?:IT|office|tech) guy|"
     r"counsel|dba|release manager|release captain|gatekeeper|practice lead|squad lead|team lead|line manager"
 )
 ROLE_RE = re.compile(rf"\b(?:{ROLE_NOUNS})s?\b", re.I)

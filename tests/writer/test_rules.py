@@ -673,6 +673,8 @@ def test_doing_a_field_at_an_employer_is_a_role_without_the_reason_after_it(said
     ("Halyard runs on two VMs in Frankfurt.", ["fact"]),
     ("Compass runs nightly against the staging db.", ["fact"]),
     ("Tunde is our incident commander.", ["people"]),
+    ("Kojo is the apprentice.", ["people"]),
+    ("Efua is my trainee.", ["people"]),
 ])
 def test_a_person_who_runs_an_area_is_about_people_a_system_that_runs_somewhere_is_a_fact(said, kinds):
     assert [s.kind for s in extract_statements(said)] == kinds
