@@ -734,10 +734,13 @@ _LED_RE = re.compile(rf"^(?P<lead>(?:around|on|in|during|every|each|most|after|b
 def _schedule(clause: str) -> list[Statement]:
     named = _COLLEAGUE_RE.match(clause)
     person = _subject_person(clause)
-    acts = person and re.match(r"(?:\s+(?:from|at|in|on)\s+\w+)?\s+(?:\w+s|has|does)\b", clause[len(person):]) and not \
+    acts = person and re.match(r"(?:\s+(?:from|at|in|on)\s+\w+)?\s+(?:(?!is\s+(?:(?:only|usually|always|never|also)\s+)*"
+                               r"(?:in|off|out|away|around|here|available|on site)\b)\w+s|has|does)\b",
+                               clause[len(person):]) and not \
         re.match(rf"(?:{lx.DAYS}|{lx.MONTHS})s?\b", person, re.I)
     if named and named.group("n") or acts:
         return []  # "our CEO Maya wants weekly metrics", "Fatima runs the weekly infra sync": about Maya, Fatima
+        # (but "Ollie is only in on Saturdays" is when Ollie is there)
     said = clause
     clause = re.sub(r"`[^`]*`|\S+/\S*|\S+\.(?:sql|py|js|ts|go|rb|rs|java|json|ya?ml|toml|csv|md|txt|sh)\b", "x", clause,
                     flags=re.I)  # a file or path is no time ("reports/monthly.sql")

@@ -844,3 +844,12 @@ def test_a_role_in_brackets_after_a_name_is_theirs_and_she_is_the_person_just_se
     assert [s.text for s in said] == ["Bongani, the office manager, handles all the hardware orders."]
     said = extract_statements("Kofi owns billing. For anything about the printers, ask Ama — she's the office manager.")
     assert "Ama is the office manager." in [s.text for s in said]
+
+
+@pytest.mark.parametrize("said, kind", [
+    ("Yaw is only in on Thursdays.", "schedule"),
+    ("Adjoa is off on Mondays.", "schedule"),
+    ("Kwesi is the product owner and decides what goes into each release.", "people"),
+])
+def test_when_a_named_person_is_there_is_a_schedule_what_they_do_each_time_is_about_them(said, kind):
+    assert [s.kind for s in extract_statements(said)] == [kind]
