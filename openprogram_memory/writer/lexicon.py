@@ -53,6 +53,7 @@ RECURRENCE_RE = re.compile(
     rf"(?!\s+(?:active\s+)?(?:users|visitors|requests|actives?|traffic|volume|revenue|limits?|quotas?|budgets?|caps?|"
     rf"spend|cost|costs|signups|orders|uploads)\b)|"
     rf"(?:on|the)\s+(?:(?:{DAYS})s|weekdays|weekends)|(?:{DAYS})s\s+(?:and|&)\s+(?:{DAYS})s|"
+    rf"(?:{DAYS})(?:\s+(?:and|&|or)\s+(?:{DAYS}))?\s+(?:mornings|afternoons|evenings|nights|lunchtimes)|"
     rf"once\s+a\s+(?:day|week|month|quarter|year|sprint)|twice\s+a\s+(?:day|week|month|year)|"
     rf"(?:\w+\s+)?times\s+a\s+(?:day|week|month|year)|per\s+(?:day|week|month|sprint|quarter)|"
     rf"(?:mon|tue|wed|thu|fri)(?:day)?\s*[-–]\s*(?:fri|sat|sun)(?:day)?|end of (?:each|every|the) (?:month|quarter|sprint)|"

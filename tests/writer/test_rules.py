@@ -849,6 +849,8 @@ def test_a_role_in_brackets_after_a_name_is_theirs_and_she_is_the_person_just_se
 @pytest.mark.parametrize("said, kind", [
     ("Yaw is only in on Thursdays.", "schedule"),
     ("Adjoa is off on Mondays.", "schedule"),
+    ("the window cleaners come Monday and Friday mornings", "schedule"),
+    ("I do choir Wednesday evenings.", "schedule"),
     ("Kwesi is the product owner and decides what goes into each release.", "people"),
 ])
 def test_when_a_named_person_is_there_is_a_schedule_what_they_do_each_time_is_about_them(said, kind):
