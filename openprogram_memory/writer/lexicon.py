@@ -26,7 +26,8 @@ ROLE_NOUNS = (
     r"full-?stack|infra|platform|sales|marketing|ops|bookkeeper|landlord|landlady|supervisor|tutor|nanny|"
     r"paralegal|sponsor|steward|custodian|dpo|ciso|treasurer|chair|chairperson|president|producer|publisher|"
     r"commander|incident commander|liaison|representative|rep|facilitator|scribe|buddy|apprentice|mechanic|trainee|"
-    r"chef|baker|barista|cashier|caretaker|handyman|(?:IT|office|tech) guy|"
+    r"chef|baker|barista|cashier|caretaker|handyman|(?:IT|office|tech) guy|(?:lettings|estate|real estate|travel|"
+    r"insurance|support|booking) agent|broker|realtor|solicitor|barrister|columnist|reporter|"
     r"counsel|dba|release manager|release captain|gatekeeper|practice lead|squad lead|team lead|line manager"
 )
 ROLE_RE = re.compile(rf"\b(?:{ROLE_NOUNS})s?\b", re.I)

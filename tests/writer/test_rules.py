@@ -855,3 +855,9 @@ def test_a_role_in_brackets_after_a_name_is_theirs_and_she_is_the_person_just_se
 ])
 def test_when_a_named_person_is_there_is_a_schedule_what_they_do_each_time_is_about_them(said, kind):
     assert [s.kind for s in extract_statements(said)] == [kind]
+
+
+@pytest.mark.parametrize("said", ["I'm an estate agent at Brook & Sons.", "I'm a solicitor at Hale & Co.",
+                                  "I'm a columnist at the Leith Gazette."])
+def test_trades_outside_software_are_roles_too(said):
+    assert [s.slot for s in extract_statements(said)] == ["role"]
