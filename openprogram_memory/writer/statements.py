@@ -1050,7 +1050,7 @@ def _names_something(text: str) -> bool:
     return bool(_CONCRETE_RE.search(" " + text) or re.search(r"\b[a-z]+[A-Z]\w*|\d", text))
 
 
-_BARE_SUBORDINATE_RE = re.compile(r"^(?:(?:going forward|moving forward|from now on|in (?:the )?future),\s+)?"
+_BARE_SUBORDINATE_RE = re.compile(r"^(?:(?:going forward|moving forward|from now on|in (?:the )?future),?\s+)?"
                                   r"(?:when|whenever|if|before|after|once|unless|while|until)\b[^,;]*$", re.I)
 _DAY_END_RE = re.compile(rf"\b(?:{lx.DAYS}|{lx.MONTHS})s?$", re.I)
 _DAY_START_RE = re.compile(rf"^(?:{lx.DAYS}|{lx.MONTHS})s?\b", re.I)
@@ -1114,7 +1114,7 @@ def _pieces(clause: str, hint: str | None) -> list[tuple[str, list[Statement]]]:
         verb_only = first and first[-1].kind == "people" and re.match(
             r"^(?:(?:only|always|never|also|just|still|usually)\s+)?(?!(?:always|this|thus|yes|its|his|hers|ours|theirs)\b)"
             r"(?-i:[a-z]+s)\b", nxt)  # "My manager, Tom, only approves …": the verb of the person just named
-        if _BARE_SUBORDINATE_RE.match(current):
+        if "," in sep and _BARE_SUBORDINATE_RE.match(current):
             first = []  # "Going forward, when I ask for a workout, always include …": the condition of what follows
         if alone and not subordinate and first and not verb_only and not _continues(first, alone, nxt):
             out.append((current, first))

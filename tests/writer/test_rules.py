@@ -705,6 +705,11 @@ def test_a_preference_after_its_scope_keeps_the_scope(said, text):
 def test_a_condition_before_an_instruction_is_part_of_it_not_a_rule_of_its_own():
     said = extract_statements("From now on, when I ask for a recipe, always list the prep time first.")
     assert [s.text for s in said] == ["From now on, when I ask for a recipe, always list the prep time first."]
+    said = extract_statements("going forward when you write listings, always put the price first.")
+    assert [s.text for s in said] == ["Going forward when you write listings, always put the price first."]
+    said = extract_statements("From now on when you write changelogs follow keep-a-changelog and keep each entry under 80 "
+                              "chars.")
+    assert len(said) == 2  # (a condition with its own instruction, then a second one: two rules)
     said = extract_statements("When you open a PR, add the ticket number, and always tag Ana as reviewer.")
     assert [s.text for s in said] == ["When you open a PR, add the ticket number.", "Always tag Ana as reviewer."]
     said = extract_statements("When you write SQL, use lowercase keywords, and Ana owns the schema.")
