@@ -369,7 +369,7 @@ _PERSON_IS_RE = re.compile(rf"^(?:is|are)\s+(?:also\s+|now\s+)?(?:(?:our|my|the|
 
 
 def _people(clause: str) -> list[Statement]:
-    if re.search(r"\b(?:this|these|those|it)\b(?!\s+(?:team|company|project|service|repo)\b)", clause.split(",")[0],
+    if re.search(r"\b(?-i:(?!IT\b))(?:this|these|those|it)\b(?!\s+(?:team|company|project|service|repo)\b)", clause.split(",")[0],
                  re.I) \
             and not re.search(r"\b(?:always|every|any|all)\b", clause, re.I):
         return []  # "my boss wants this done by Friday" is about the task at hand
@@ -403,7 +403,7 @@ def _people(clause: str) -> list[Statement]:
             r"1:1s?|one-on-ones)\b|^(?:must|needs to|should|has to|gets to|does)\s+(?:approve|sign|review|"
             r"decide|own|okay|ok|greenlight|the releases?|the reviews?|all)\b|^(?:is|are) (?:off|out) (?:on )?"
             r"(?:fridays|mondays|weekends)\b|^does\s+(?:(?:our|the|all)\s+)?(?:(?-i:[A-Z]{2,5})\b|(?:design|"
-            r"testing|reviews|hiring|payroll|accounting|the books|support|ops|infra|security|releases|on-?call|"
+            r"testing|reviews|hiring|payroll|accounting|the books|books|support|ops|infra|security|releases|on-?call|"
             r"translations?|copy|marketing)\b)|^(?:runs|run)\s+(?!(?:on|in|at|every|each|daily|nightly|weekly|hourly|"
             r"as|under|inside|behind|against|with|through|from|off|out|late|fast|slow|smoothly|fine|ok|okay|it|that|"
             r"this|things|the show|away|into|over|up|down|low|hot|out)\b)[\w`-]", tail, re.I))

@@ -675,6 +675,8 @@ def test_doing_a_field_at_an_employer_is_a_role_without_the_reason_after_it(said
     ("Tunde is our incident commander.", ["people"]),
     ("Kojo is the apprentice.", ["people"]),
     ("Efua is my trainee.", ["people"]),
+    ("Dele is our IT guy.", ["people"]),  # ("IT" is no "it" pointing at the task at hand)
+    ("Abena does our books, and Yaw handles the Etsy orders.", ["people", "people"]),
 ])
 def test_a_person_who_runs_an_area_is_about_people_a_system_that_runs_somewhere_is_a_fact(said, kinds):
     assert [s.kind for s in extract_statements(said)] == kinds
