@@ -190,6 +190,9 @@ def _identity(clause: str) -> list[Statement]:
             place = head  # "Lisbon, so …" and "Lisbon, UTC+1" end the place; "Oslo, Norway" does not
         if _TIMEZONE_RE.search(place):
             return []
+        if re.match(r"\s*(?:all day|every day|most days|day to day|day in day out|24/7)\b", value[len(place):], re.I) or \
+                re.search(r"\s(?:all day|every day|most days)$", place, re.I):
+            return []  # "I live in Figma all day": a tool, not a place
         moved = re.search(r"\bfrom\s+(\S+)", clause[:match.start("v")], re.I)
         if moved and {moved.group(1).casefold(), place.split()[0].casefold()} & lx.COMMON_CAPS:
             return []  # "I moved from Flask to FastAPI": tools, not places

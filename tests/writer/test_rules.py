@@ -825,6 +825,7 @@ def test_a_never_with_a_place_stays_with_its_fact_the_offset_stays_with_its_zone
 @pytest.mark.parametrize("said, slot", [
     ("I moved from Porto to Leeds in March.", "location"),
     ("I moved from Flask to FastAPI for the api.", None),  # tools, not places
+    ("I live in Excel all day.", None),
     ("I sit in Nagoya, near the factory.", "location"),
     ("I head the research computing office at Northfield.", "team"),
 ])
