@@ -462,6 +462,7 @@ _PREFERENCE_RE = re.compile(
     rf"overkill|helpful|easier|clearer|cleaner|more readable|hard to (?:read|follow)|confusing|painful|useful|clunky|"
     rf"tedious|cumbersome|awkward|frustrating|verbose|unintuitive|intuitive|elegant|hard to use)\b|"
     rf"{_I}{_ADV}\s+learn\s+(?:\w+\s+)?(?:better|best|faster|more)\b|"
+    rf"{_I}{_ADV}\s+do\s+(?:everything|all (?:of )?my \w+|most (?:of )?my \w+)\s+(?:in|with|on)\s+|"
     rf"my (?:editor|ide|shell|terminal|os|browser|keyboard|setup|stack|language|distro|laptop) (?:of choice )?is\b|"
     rf"{_IM}\s+(?:a\s+)?(?:tabs|spaces|vim|emacs|light|dark)[- ]\w+\s+(?:person|guy|gal|kind of person)\b|"
     rf"(?:\w+\s+){{1,4}}(?:drives?|drive) me (?:nuts|crazy|mad|up the wall)|"

@@ -869,3 +869,12 @@ def test_when_a_named_person_is_there_is_a_schedule_what_they_do_each_time_is_ab
                                   "I'm a columnist at the Leith Gazette."])
 def test_trades_outside_software_are_roles_too(said):
     assert [s.slot for s in extract_statements(said)] == ["role"]
+
+
+@pytest.mark.parametrize("said, kinds", [
+    ("I do all my writing in Obsidian.", ["preference"]),
+    ("I do everything in the terminal.", ["preference"]),
+    ("I do everything in this file.", []),  # (the file at hand)
+])
+def test_where_a_person_does_all_their_work_is_a_preference(said, kinds):
+    assert [s.kind for s in extract_statements(said)] == kinds
