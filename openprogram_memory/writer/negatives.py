@@ -60,7 +60,7 @@ _STATE_RE = re.compile(
     rf"^{FIRST_IM}\s+(?:so\s+|really\s+|a bit\s+|kinda\s+|super\s+|pretty\s+|very\s+|just\s+|still\s+|not\s+|also\s+)*"
     r"(?:tired|exhausted|sick|ill|hungry|busy|stuck|confused|lost|back|here|done|off|out|away|heading|going|"
     r"trying|looking|wondering|thinking|working on|about to|sorry|afraid|sure|unsure|curious|happy|glad|excited|"
-    r"worried|annoyed|frustrated|late|online|offline|in a meeting|on (?:my|a) (?:phone|break|way)|on mobile|"
+    r"worried|annoyed|frustrated|late|online|offline|in a meeting|on (?:my|a) (?:phone|break|way|train|bus|plane|flight)|on mobile|"
     r"on the (?:train|bus|plane|road|go|way|move|phone|subway|tube|ferry)|"
     r"seeing|getting|running|debugging|testing|fixing|reading|writing|using|doing|having|hoping|planning|"
     r"gonna|going to|trying to|about|ready|finished|confused|blocked|waiting|new to|fine|ok|okay|good|great|"
@@ -69,7 +69,7 @@ _STATE_RE = re.compile(
     re.I,
 )
 _STATUS_RE = re.compile(
-    r"\b(?:pass|passes|passing|passed|green|red|failing|failed|broken|fixed|merged|works now|working now|"
+    r"\b(?:pass|passes|passing|passed|(?<!red[- ])green|red(?![- ]green)|failing|failed|broken|fixed|merged|works now|working now|"
     r"is done|are done|finished|crashed|crashing|timing out|timed out|flaky|flakes|hanging|hangs|went down|"
     r"is down|are down|is up|looks good|lgtm|worked(?! examples?)|didn't work|doesn't work|does not work|not working|"
     r"still failing|erroring|errored|blew up|exploded|acting up|borked|busted|a mess|messy|weird|wrong|"

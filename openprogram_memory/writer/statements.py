@@ -282,7 +282,7 @@ def _looks_like_org(value: str) -> bool:
 # -- personal -------------------------------------------------------------------------
 _PERSONAL_RE = re.compile(
     rf"^(?:my\s+(?:(?:little|older|younger|big|baby|two|three|\w+-year-old)\s+)*(?:{lx.FAMILY})\b|"
-    rf"{_IM}{_ADV}\s+(?:a\s+|an\s+)?(?:(?:strict|lifelong|proud|new|first-time|single|big|huge|type\s+[12i]+)\s+)?"
+    rf"{_IM}{_ADV}\s+(?:a\s+|an\s+)?(?:(?:strict|lifelong|proud|new|first-time|single|big|huge|type\s+[12i]+|red[- ]green|partially)\s+)?"
     r"(?:vegetarian|vegan|pescatarian|gluten[- ]free|lactose[- ]intolerant|diabetic|celiac|coeliac|colou?r[- ]?blind|"
     r"dyslexic|left[- ]handed|right[- ]handed|allergic|a morning person|morning person|a night owl|night owl|"
     r"muslim|christian|jewish|hindu|buddhist|sikh|catholic|atheist|mormon|"
@@ -1398,11 +1398,12 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
         stack = _stack(body) if hint == "fact" else []
         for statement in stack:
             keep(statement)
-        said_before = 0  # statements read so far in this sentence: a consequence of nothing durable is no rule
-        for clause, then in ([] if stack else [part for whole in clauses(body) for part in _so_then(whole)]):
-            if then and len(out) == said_before and not _OUTLIVES_RE.search(clause):
-                continue  # "I'm on my phone, so keep code blocks short": the moment's
-            said_before = len(out)
+        parts = [] if stack else _so_then(body)
+        for clause, then in [(c, then) for part, then in parts for c in clauses(part)]:
+            if then and not out and not _OUTLIVES_RE.search(clause):
+                if is_negative(parts[0][0]):
+                    continue  # "I'm on my phone, so keep code blocks short": because of the moment, for the moment
+                then = None  # a reason the rules read nothing in: the instruction stands for what it says
             clause, inner = strip_lead(clause)
             inner = inner or then
             clause = _TRAILER_RE.sub("", clause.rstrip(" .!…"))

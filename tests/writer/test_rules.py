@@ -774,6 +774,16 @@ def test_a_place_ends_where_the_reason_starts_and_the_time_zone_after_it_is_thei
     ("I'm vegetarian so skip the steakhouses when you plan team dinners.",
      ["The user is vegetarian.", "Skip the steakhouses when you plan team dinners."]),
     ("I'm on a train so keep answers short.", []),  # an instruction because of the moment is the moment's
+    ("I'm on the bus, so keep replies to a line or two.", []),
+    ("I'm coeliac, so skip anything with wheat when you suggest recipes.",
+     ["The user is coeliac.", "Skip anything with wheat when you suggest recipes."]),
+    ("Our release train leaves every second Thursday, so don't merge big refactors on Wednesdays.",
+     ["Our release train leaves every second Thursday.", "Don't merge big refactors on Wednesdays."]),
+    # a reason the rules read nothing in still gives its instruction
+    ("I look after the Fortran solvers for the lab, so please don't explain what a compiler flag is.",
+     ["Don't explain what a compiler flag is."]),
+    ("I'm partially colorblind (red-green), so use shapes as well as colours in plots.",
+     ["The user is partially colorblind (red-green).", "Use shapes as well as colours in plots."]),
 ])
 def test_an_instruction_given_because_of_a_durable_fact_is_a_rule_of_its_own(said, texts):
     assert [s.text for s in extract_statements(said)] == texts
