@@ -351,7 +351,8 @@ _COLLEAGUE_RE = re.compile(rf"^(?:my|our)\s+(?:new\s+|old\s+|former\s+|current\s
                            rf"[A-Z][\w'’-]+(?:\s+[A-Z][\w'’-]+)?)),?)?", re.I)
 _PERSON_VERB_RE = re.compile(
     r"^(?:,?\s*(?:(?:who|and)\s+)?)?(?:also\s+|now\s+|still\s+|usually\s+|basically\s+|actually\s+|mostly\s+|"
-    r"officially\s+)?(?P<verb>has (?:a )?veto|has (?:the )?final (?:say|word|call)|has (?:the )?last word|"
+    r"officially\s+)?(?P<verb>is (?:handling|doing|running|leading|driving|organi[sz]ing|covering)|can (?:approve|sign off|"
+    r"merge|grant|unlock)|sets|controls|books|chases|deals with|validates|has (?:a )?veto|has (?:the )?final (?:say|word|call)|has (?:the )?last word|"
     r"left (?:the company|the team|us|the org|the firm)|quit|retired|owns|co-?owns|own|leads|lead|manages|manage|runs|run|handles|handle|maintains|"
     r"maintain|decides|decide|approves|approve|signs off|sign off|reviews|review|is in charge of|are in charge of|"
     r"is responsible for|are responsible for|takes care of|take care of|looks after|look after|knows|built|wrote|"
@@ -409,7 +410,9 @@ def _people(clause: str) -> list[Statement]:
             r"testing|reviews|hiring|payroll|accounting|the books|books|support|ops|infra|security|releases|on-?call|"
             r"translations?|copy|marketing)\b)|^(?:runs|run)\s+(?!(?:on|in|at|every|each|daily|nightly|weekly|hourly|"
             r"as|under|inside|behind|against|with|through|from|off|out|late|fast|slow|smoothly|fine|ok|okay|it|that|"
-            r"this|things|the show|away|into|over|up|down|low|hot|out)\b)[\w`-]", tail, re.I))
+            r"this|things|the show|away|into|over|up|down|low|hot|out)\b|(?:the\s+|our\s+)?(?:[\w-]+\s+)?(?:builds?|jobs?|"
+            r"tests|test suite|suite|crons?|backups?|migrations?|scripts?|checks|containers?|workers?|queries)\b)[\w`-]",
+            tail, re.I))
         # ("Ines runs growth" is who owns what; "Orbit runs on k8s" is a system)
         if not strong and verb.group("verb").casefold() in ("is", "are"):
             predicate = tail[len(verb.group("verb")):]
@@ -891,6 +894,29 @@ def _fact_continued(clause: str) -> list[Statement]:
     return [Statement(finish(clause), "fact", keyword(found.group("s")), subject=_clean_subject(found.group("s")))]
 
 
+def _people_continued(clause: str) -> list[Statement]:
+    """A clause after a statement about people that says what another named person does, though alone it would
+    not read as one ("Ana is our PM and she sets sprint priorities", "Tomasz owns the pipeline and Aisha is doing
+    all the figures")."""
+    clause = clause.strip(" .;")
+    name = _subject_person(clause)
+    if name is None or _TRANSIENT_RE.search(clause):
+        return []
+    if not _PEOPLE_NEXT_RE.match(clause[len(name):]):
+        return []
+    return [Statement(finish(third_person(clause)), "people", name, subject=name)]
+
+
+# what a person named after another one does: a verb of their own (not one that systems do: "…, and Airflow runs
+# the nightly build"), and something it is done to
+_PEOPLE_NEXT_RE = re.compile(r"^\s+(?:(?:also|only|usually|always|still|now)\s+)?(?:is doing|is handling|will do|will handle|"
+                             r"(?!(?:runs|handles|serves|stores|hosts|triggers|processes|syncs|calls|sends|caches|routes|"
+                             r"depends|talks|uses|pulls|pushes|reads|polls|listens|emits|exports|imports|generates|fires|"
+                             r"scales|builds|deploys|retries|returns|logs|checks|blocks|fails|breaks)\b)"
+                             r"(?-i:[a-z]+(?<!ss)s))\s+(?!(?:it|this|that|to|on|off|out|down|up|fine|ok|okay|"
+                             r"well|badly|again)\b)\S", re.I)
+
+
 _SUBJECT_RE = re.compile(r"\b(?:the|our|my)\s+(?P<s>(?:(?!the\b|our\b|my\b)[\w.+-]+\s+){0,2}?"
                          r"(?:service|app|application|api|project|repo|repository|website|site|backend|frontend|"
                          r"pipeline|cluster|platform|tool|library|cli|bot|database|db|server|system|job|worker|"
@@ -1110,6 +1136,8 @@ def _pieces(clause: str, hint: str | None) -> list[tuple[str, list[Statement]]]:
         alone = _statements(nxt, None if first and hint == "rule" else hint)  # a reason after a rule is no rule
         if not alone and first and first[-1].kind == "fact":
             alone = continued[nxt] = _fact_continued(nxt)  # "…, and feature definitions are in features.yaml"
+        elif not alone and first and first[-1].kind == "people":
+            alone = continued[nxt] = _people_continued(nxt)
         if alone and first and first[-1].kind == "decision" and not _names_something(nxt) and all(
                 st.text.startswith("We decided: ") for st in alone):
             alone = []  # "we're replacing rabbitmq with SQS, lower ops burden": the reason, not a second choice

@@ -677,6 +677,12 @@ def test_doing_a_field_at_an_employer_is_a_role_without_the_reason_after_it(said
     ("Efua is my trainee.", ["people"]),
     ("Dele is our IT guy.", ["people"]),  # ("IT" is no "it" pointing at the task at hand)
     ("Abena does our books, and Yaw handles the Etsy orders.", ["people", "people"]),
+    ("Jenkins runs the nightly build.", ["fact"]),  # a build, tests, jobs: what a system runs
+    ("Mehdi runs the MD simulations.", ["people"]),
+    ("Oskar can approve hotfixes outside the window.", ["people"]),
+    ("Ines controls the cloud budget.", ["people"]),
+    ("Ngaio sets the on-call rota.", ["people"]),
+    ("Wiremu is handling the vendor contract.", ["people"]),
 ])
 def test_a_person_who_runs_an_area_is_about_people_a_system_that_runs_somewhere_is_a_fact(said, kinds):
     assert [s.kind for s in extract_statements(said)] == kinds
@@ -888,3 +894,18 @@ def test_trades_outside_software_are_roles_too(said):
 ])
 def test_where_a_person_does_all_their_work_is_a_preference(said, kinds):
     assert [s.kind for s in extract_statements(said)] == kinds
+
+
+@pytest.mark.parametrize("said, texts", [
+    ("Kemi is our release manager and she picks the freeze dates.",
+     ["Kemi is our release manager.", "Kemi picks the freeze dates."]),
+    ("Bruno owns the ingest jobs and Leilani is doing the dashboards.",
+     ["Bruno owns the ingest jobs.", "Leilani is doing the dashboards."]),
+    ("Marta leads QA and Airflow syncs the nightly exports.",  # a tool's verb after a person: no second person
+     ["Marta leads QA and Airflow syncs the nightly exports."]),
+    ("Marta leads QA and Airflow retries the nightly build.", ["Marta leads QA and Airflow retries the nightly build."]),
+    ("Bruno owns the ingest jobs and Leilani is doing the dashboards today.",  # the moment's: no record of its own
+     ["Bruno owns the ingest jobs and Leilani is doing the dashboards today."]),
+])
+def test_a_second_named_person_after_one_is_a_record_of_their_own(said, texts):
+    assert [s.text for s in extract_statements(said) if s.kind == "people"] == texts
