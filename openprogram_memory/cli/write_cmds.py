@@ -18,6 +18,8 @@ from .output import console, deferred_interrupt, emit, err_console, print_json, 
 
 
 def write_command(
+    named: Optional[str] = typer.Argument(None, metavar="[SESSION]", show_default=False,
+                                          help="Session id to write (the same as --session)."),
     session: Optional[str] = typer.Option(None, "--session", "-s", help="Session id to write."),
     force: bool = typer.Option(False, "--force", help="Session boundary: write everything pending, every branch."),
     all_idle: bool = typer.Option(False, "--all-idle", help="One idle-watcher poll over every session."),
@@ -30,6 +32,11 @@ def write_command(
     json: bool = JsonOption,
 ) -> None:
     """Write a session into memory (per turn, or --force at the session boundary)."""
+    if named is not None and session is not None and named != session:
+        with reporting(json):
+            raise MemoryFailure(FailureCode.INVALID_ARGUMENT,
+                                f"two sessions named: {named!r} and --session {session!r}; write one at a time")
+    session = session if session is not None else named
     if all_idle:
         _poll(state, json)
         return

@@ -64,6 +64,16 @@ def test_write_force_json_on_a_session_built_with_the_store(session):
     assert again["passes"] == 0 and again["written"] == [] and again["revision"] == data["revision"]
 
 
+def test_the_session_can_be_named_without_the_option_but_only_once(session):
+    result = run("memory", "write", session, "--force", "--json")
+    assert result.exit_code == 0, result.output
+    assert len(json.loads(result.stdout)["written"]) == 4
+    revision = ws().revision()
+    both = run("memory", "write", session, "--session", "other", "--force", "--json")
+    assert both.exit_code == 64 and json.loads(both.stdout)["code"] == "INVALID_ARGUMENT"
+    assert "'other'" in json.loads(both.stdout)["message"] and ws().revision() == revision
+
+
 def test_per_turn_write_below_threshold_writes_nothing(session):
     result = run("memory", "write", "--session", session, "--json")
     data = json.loads(result.stdout)
