@@ -48,6 +48,9 @@ _LATER_FORMS = [
 def conjugate(verb: str) -> str:
     """Third person singular of a present-tense verb (``prefer`` → ``prefers``)."""
     lower = verb.lower()
+    if "-" in verb:  # "co-own" → "co-owns", "double-check" → "double-checks"
+        head, _, last = verb.rpartition("-")
+        return f"{head}-{conjugate(last)}"
     if lower in _IRREGULAR:
         return _IRREGULAR[lower]
     if lower in _MODALS or lower in _PAST or lower.endswith("ed") or not lower.isalpha():
@@ -70,7 +73,7 @@ def third_person(clause: str) -> str:
             text = pattern.sub(replacement, text, count=1)
             break
     else:
-        match = re.match(rf"^I((?:\s+{ADVERBS})*)\s+([A-Za-z]+)\b", text, re.I)
+        match = re.match(rf"^I((?:\s+{ADVERBS})*)\s+([A-Za-z]+(?:-[A-Za-z]+)?)\b", text, re.I)
         if match:
             text = f"The user{match.group(1)} {conjugate(match.group(2))}" + text[match.end():]
     head, sep, rest = text.partition("The user")
@@ -96,7 +99,7 @@ def about_user(clause: str) -> str:
         return text
     said = _FIRST_FORMS[str(first.lastgroup)]
     rest = text[first.end():]
-    verb = re.match(rf"^((?:\s+{ADVERBS})*)\s+([A-Za-z]+)\b", rest) if first.lastgroup == "i" else None
+    verb = re.match(rf"^((?:\s+{ADVERBS})*)\s+([A-Za-z]+(?:-[A-Za-z]+)?)\b", rest) if first.lastgroup == "i" else None
     if verb:  # "personally I find Makefiles easier" → "personally the user finds …"
         said += f"{verb.group(1)} {conjugate(verb.group(2))}"
         rest = rest[verb.end():]

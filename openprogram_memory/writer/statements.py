@@ -234,7 +234,25 @@ def _identity(clause: str) -> list[Statement]:
             for part in appositives:
                 out.extend(_appositive(part))
             return out
+    match = _BUSINESS_RE.match(clause) or _TEACH_RE.match(clause)
+    if match:  # "I co-own a coffee roastery in Lagos", "I teach CS at a gymnasium": what the person does for a living
+        value = re.split(r"\s+and\s+(?=(?:I\s+|i\s+)?(?:use|need|want|love|like|would|do|also)\b)", match.group("v"))[0]
+        return [Statement(finish(third_person(clause[:match.start("v")] + value)), "identity", keyword(value), "role")]
     return []
+
+
+# a business the person owns or runs, or a side or department of one
+_BUSINESS_RE = re.compile(
+    rf"^{_I}{_ADV}\s+(?:co-?own|own|co-?run|run|manage)\s+(?P<v>(?:(?:a|an|the|my|our|two|three|\d+)\s+)?"
+    r"(?:[\w'’&-]+\s+){0,4}?(?:shop|store|business|company|agency|studio|bakery|caf[eé]|coffee shop|clinic|practice|"
+    r"restaurant|firm|startup|start-up|roastery|farm|salon|consultancy|charity|nursery|gym|pub|hotel|b&b|brewery|"
+    r"bookshop|boutique|food truck|stall|workshop|garage|pharmacy|side|department)\b.*)$", re.I)
+# a subject the person teaches at a school ("I teach year 5 at Greenfield Primary", "… at a gymnasium in Aarhus")
+_TEACH_RE = re.compile(
+    rf"^{_I}{_ADV}\s+(?:teach|lecture)\s+(?P<v>(?!(?:my|our|the|a|an|them|him|her|it|this|that|you)\b)"
+    r"[\w'’&-]+(?:\s+[\w'’&-]+){0,3}\s+(?:at|in)\s+(?:a|an|the)?\s*(?:[\w'’-]+\s+){0,3}?(?:school|gymnasium|"
+    r"college|university|uni|academy|institute|polytechnic|sixth form|high school|primary|secondary|"
+    r"(?-i:[A-Z])[\w'’-]+).*)$", re.I)
 
 
 def _appositive(part: str) -> list[Statement]:

@@ -909,3 +909,21 @@ def test_where_a_person_does_all_their_work_is_a_preference(said, kinds):
 ])
 def test_a_second_named_person_after_one_is_a_record_of_their_own(said, texts):
     assert [s.text for s in extract_statements(said) if s.kind == "people"] == texts
+
+
+@pytest.mark.parametrize("said, texts", [
+    ("Hi, I'm Tendai, I run a small bakery in Harare.",
+     [("The user's name is Tendai.", "name"), ("The user runs a small bakery in Harare.", "role")]),
+    ("I co-own a bike shop in Ghent with my brother.", [("The user co-owns a bike shop in Ghent with their brother.", "role")]),
+    ("I teach chemistry at a sixth form college in Bristol, so keep the maths light.",
+     [("The user teaches chemistry at a sixth form college in Bristol.", "role")]),
+    ("I manage the infra side at Polaris.", [("The user manages the infra side at Polaris.", "role")]),
+    ("I run the tests at night.", []),  # what they run is no business
+    ("I teach my son to code.", []),
+    ("I teach yoga in the park.", []),
+    ("I'm Ola, I teach my daughter at home in Oslo.", [("The user's name is Ola.", "name")]),
+    ("I teach maths at a lycée in Lyon and use you to prep quizzes.",
+     [("The user teaches maths at a lycée in Lyon.", "role")]),
+])
+def test_a_business_the_person_runs_or_a_subject_they_teach_is_what_they_do(said, texts):
+    assert [(s.text, s.slot) for s in extract_statements(said) if s.kind == "identity"] == texts
