@@ -1446,10 +1446,10 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
             keep(statement)
         parts = [] if stack else _so_then(body)
         for clause, then in [(c, then) for part, then in parts for c in clauses(part)]:
-            if then and not out and not _OUTLIVES_RE.search(clause):
-                if is_negative(parts[0][0]):
-                    continue  # "I'm on my phone, so keep code blocks short": because of the moment, for the moment
-                then = None  # a reason the rules read nothing in: the instruction stands for what it says
+            if then and not out and is_negative(parts[0][0]):
+                continue  # "I'm on the bus, so keep replies short": because of the moment, for the moment
+            if then and not _OUTLIVES_RE.search(clause):
+                then = None  # "…, so flag those in the PR": read as it stands, no rule for its reason alone
             clause, inner = strip_lead(clause)
             inner = inner or then
             clause = _TRAILER_RE.sub("", clause.rstrip(" .!…"))

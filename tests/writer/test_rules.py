@@ -781,6 +781,9 @@ def test_a_place_ends_where_the_reason_starts_and_the_time_zone_after_it_is_thei
      ["The user is vegetarian.", "Skip the steakhouses when you plan team dinners."]),
     ("I'm on a train so keep answers short.", []),  # an instruction because of the moment is the moment's
     ("I'm on the bus, so keep replies to a line or two.", []),
+    # an instruction after a durable statement with no word that makes it outlive the task is read as it stands
+    ("Our designer Ama signs off on new icons, so flag those in the PR description.",
+     ["Our designer Ama signs off on new icons."]),
     ("I'm coeliac, so skip anything with wheat when you suggest recipes.",
      ["The user is coeliac.", "Skip anything with wheat when you suggest recipes."]),
     ("Our release train leaves every second Thursday, so don't merge big refactors on Wednesdays.",
