@@ -17,7 +17,7 @@ ADVERBS = (r"(?:now|really|also|still|usually|generally|mostly|mainly|primarily|
            r"always|never|just|only|definitely|absolutely|honestly|personally|typically|normally|kinda|kind of|"
            r"sort of|totally|genuinely|secretly|officially|finally|recently|happily|basically)")
 _IRREGULAR = {"have": "has", "do": "does", "go": "goes", "be": "is", "am": "is", "was": "was", "were": "was",
-              "don't": "doesn't", "don’t": "doesn’t", "dont": "doesnt"}
+              "don't": "doesn't", "don’t": "doesn’t", "dont": "doesnt", "haven't": "hasn't", "haven’t": "hasn’t"}
 _PAST = frozenset("""left went quit got made took began ran wrote built set put said told found bought sold became came
 chose did had kept knew met paid sent spent stood thought won grew gave rode drove fell felt flew forgot heard held lost
 meant read saw slept spoke swam taught understood woke wore hit cut let brought caught fought sought""".split())
@@ -45,6 +45,10 @@ _LATER_FORMS = [
 ]
 
 
+# a verb after "I": one word, hyphenated ("co-own") or with its "n't" ("don't", "haven't")
+_VERB = r"[A-Za-z]+n['’]t\b|[A-Za-z]+(?:-[A-Za-z]+)?\b"
+
+
 def conjugate(verb: str) -> str:
     """Third person singular of a present-tense verb (``prefer`` → ``prefers``)."""
     lower = verb.lower()
@@ -53,7 +57,7 @@ def conjugate(verb: str) -> str:
         return f"{head}-{conjugate(last)}"
     if lower in _IRREGULAR:
         return _IRREGULAR[lower]
-    if lower in _MODALS or lower in _PAST or lower.endswith("ed") or not lower.isalpha():
+    if lower in _MODALS or lower in _PAST or lower.endswith(("ed", "n't", "n’t")) or not lower.isalpha():
         return verb
     if re.search(r"(?:s|sh|ch|x|z|o)$", lower):
         return verb + "es"
@@ -73,7 +77,7 @@ def third_person(clause: str) -> str:
             text = pattern.sub(replacement, text, count=1)
             break
     else:
-        match = re.match(rf"^I((?:\s+{ADVERBS})*)\s+([A-Za-z]+(?:-[A-Za-z]+)?)\b", text, re.I)
+        match = re.match(rf"^I((?:\s+{ADVERBS})*)\s+({_VERB})", text, re.I)
         if match:
             text = f"The user{match.group(1)} {conjugate(match.group(2))}" + text[match.end():]
     head, sep, rest = text.partition("The user")
@@ -99,7 +103,7 @@ def about_user(clause: str) -> str:
         return text
     said = _FIRST_FORMS[str(first.lastgroup)]
     rest = text[first.end():]
-    verb = re.match(rf"^((?:\s+{ADVERBS})*)\s+([A-Za-z]+(?:-[A-Za-z]+)?)\b", rest) if first.lastgroup == "i" else None
+    verb = re.match(rf"^((?:\s+{ADVERBS})*)\s+({_VERB})", rest) if first.lastgroup == "i" else None
     if verb:  # "personally I find Makefiles easier" → "personally the user finds …"
         said += f"{verb.group(1)} {conjugate(verb.group(2))}"
         rest = rest[verb.end():]

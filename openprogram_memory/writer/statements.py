@@ -487,7 +487,14 @@ _PREFERENCE_RE = re.compile(
     rf"my (?:editor|ide|shell|terminal|os|browser|keyboard|setup|stack|language|distro|laptop) (?:of choice )?is\b|"
     rf"{_IM}\s+(?:a\s+)?(?:tabs|spaces|vim|emacs|light|dark)[- ]\w+\s+(?:person|guy|gal|kind of person)\b|"
     rf"(?:\w+\s+){{1,4}}(?:drives?|drive) me (?:nuts|crazy|mad|up the wall)|"
-    rf"(?:\w+\s+){{1,3}}(?:is|are) my (?:jam|thing|favou?rite)|(?:\w+\s+){{1,4}}(?:works|work) best for me)",
+    rf"(?:\w+\s+){{1,3}}(?:is|are) my (?:jam|thing|favou?rite)|(?:\w+\s+){{1,4}}(?:works|work) best for me|"
+    # "Python is my language of choice", "I've always been a Postgres guy", "I'm not big on comments",
+    # "I'm happiest with small PRs", "I tend to write everything in TypeScript", "Emacs user here", "Light mode person"
+    rf"[\w.+#/-]+(?:\s+[\w.+#/-]+)?\s+(?:is|are)\s+my\s+(?:\w+\s+){{0,2}}of choice\b|"
+    rf"{_I}(?:'ve| have)\s+always\s+been\s+(?:an?\s+)?[\w.+#-]+(?:\s+[\w.+#-]+)?\s+(?:person|guy|gal|fan|user)\b|"
+    rf"{_IM}\s+not\s+(?:very\s+|too\s+|that\s+)?big\s+on\b|{_IM}\s+happiest\s+(?:with|in|using|when)\b|"
+    rf"{_I}{_ADV}\s+tend\s+to\s+(?:write|do|build|work)\s+(?:everything|most things|all (?:of )?my \w+)\s+(?:in|with)\b|"
+    rf"(?-i:[A-Z])[\w.+#-]*(?:\s+[\w.+#-]+)?\s+(?:user|person|guy|gal|fan)(?:\s+here)?(?:,\s*(?:sorry|lol|haha|tbh))?$)",
     re.I,
 )
 _REACTION_RE = re.compile(r"^(?:it(?!\s+when\b)|that|this|them|those|these|how(?! you\b)|what|the way|your|where|"
@@ -526,6 +533,11 @@ def _preference(clause: str) -> list[Statement]:
         return []
     if _step_at_hand(obj):
         return []  # "I prefer we look at the logs first": a step of the task at hand
+    alone = re.match(r"^(?P<x>.+?)\s+(?P<n>user|person|guy|gal|fan)(?:\s+here)?(?:,\s*\w+)?$", clause, re.I)
+    if alone and not re.match(rf"^(?:{_I}|{_IM})\b", clause):  # "Emacs user here" → "The user is an Emacs user."
+        x = alone.group("x")  # (as typed: a capital may be the sentence's or a name's)
+        return [Statement(finish(f"The user is {'an' if x[:1] in 'aeiouAEIOU' else 'a'} {x} {alone.group('n').lower()}"),
+                          "preference", keyword(x))]
     return [Statement(finish(third_person(clause)), "preference", keyword(obj or clause))]
 
 

@@ -930,3 +930,18 @@ def test_a_second_named_person_after_one_is_a_record_of_their_own(said, texts):
 ])
 def test_a_business_the_person_runs_or_a_subject_they_teach_is_what_they_do(said, texts):
     assert [(s.text, s.slot) for s in extract_statements(said) if s.kind == "identity"] == texts
+
+
+@pytest.mark.parametrize("said, texts", [
+    ("Rust is my language of choice.", ["Rust is the user's language of choice."]),
+    ("I've always been a SQLite guy.", ["The user has always been a SQLite guy."]),
+    ("I'm not that big on docstrings.", ["The user is not that big on docstrings."]),
+    ("I'm happiest with tiny commits.", ["The user is happiest with tiny commits."]),
+    ("I tend to build everything in Elixir.", ["The user tends to build everything in Elixir."]),
+    ("Neovim user here.", ["The user is a Neovim user."]),
+    ("Dark mode person, sorry.", ["The user is a Dark mode person."]),
+    ("I honestly don't enjoy pairing on Zoom.", ["The user honestly doesn't enjoy pairing on Zoom."]),
+    ("Kafka user here, what do you think?", []),  # (a question)
+])
+def test_more_ways_of_saying_what_one_likes_are_preferences(said, texts):
+    assert [s.text for s in extract_statements(said) if s.kind == "preference"] == texts
