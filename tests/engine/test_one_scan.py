@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
+from openprogram_memory.workspace import scan as scanning
 from openprogram_memory.workspace.scan import TreeScan, scan, topic_files
 from openprogram_memory.workspace.state import RevisionCache
 
@@ -26,7 +29,7 @@ def test_the_transactions_scan_finds_what_the_scanners_find(tmp_path):
     tree_scan = TreeScan(root)
     assert tree_scan.topics() == topic_files(root)
     assert set(tree_scan.topics()) == {"topics/a/b.md", "topics/inside.md"}
-    assert tree_scan.under("sources") == {rel: sig for rel, _entry, sig in scan(root, "sources")}
+    assert tree_scan.under("sources") == {rel: sig for rel, _link, sig in scan(root, "sources")}
 
 
 def test_the_revision_a_transaction_reports_is_the_revision_of_what_it_installed(tmp_path):
@@ -63,3 +66,60 @@ def test_a_scan_looked_at_again_answers_as_a_new_scan(tmp_path):
     fresh = TreeScan(root)
     assert after.topics() == fresh.topics() and after.under("sources") == fresh.under("sources")
     assert after.files == fresh.files and before.topics() != after.topics()
+
+
+@pytest.mark.skipif(not scanning._BY_FD, reason="no directory descriptors on this platform")
+def test_the_walk_by_directory_descriptor_finds_what_the_walk_by_path_finds(tmp_path, monkeypatch):
+    """The stat pass walks by descriptor where it can; it must see the same files, follow a workspace that is itself
+    a symlink (as a path would), never enter a symlinked directory below it, and leave no descriptor open."""
+    real = tmp_path / "real"
+    (real / "topics/a/deep").mkdir(parents=True)
+    (real / "topics/a/deep/x.md").write_text("x")
+    (real / "topics/.hidden").mkdir()
+    (real / "topics/.hidden/h.md").write_text("h")
+    (real / "sources").mkdir()
+    (real / "sources/s.md").write_text("s")
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere/y.md").write_text("y")
+    (real / "topics/linked").symlink_to(tmp_path / "elsewhere")
+    (tmp_path / "ws").symlink_to(real)
+    open_before = len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else None
+    by_fd = sorted(scan(tmp_path / "ws"))
+    walk = scan(tmp_path / "ws")
+    next(walk)
+    walk.close()  # (a caller that stops early)
+    monkeypatch.setattr(scanning, "_BY_FD", False)
+    by_path = sorted(scan(tmp_path / "ws"))
+    assert by_fd == by_path
+    assert [(rel, link) for rel, link, _sig in by_fd] == [
+        ("sources/s.md", False), ("topics/.hidden/h.md", False), ("topics/a/deep/x.md", False), ("topics/linked", True)]
+    if open_before is not None:
+        assert len(os.listdir("/proc/self/fd")) == open_before
+
+
+@pytest.mark.skipif(not scanning._BY_FD, reason="no directory descriptors on this platform")
+def test_a_directory_swapped_for_a_symlink_during_the_walk_is_not_entered(tmp_path, monkeypatch):
+    """Between listing a directory and opening the one below, someone replaces it by a symlink to outside: the walk
+    must not follow it (memory is never read from outside the workspace)."""
+    (tmp_path / "ws/topics/a").mkdir(parents=True)
+    (tmp_path / "ws/topics/a/x.md").write_text("x")
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside/secret.md").write_text("s")
+    real_scandir = os.scandir
+
+    class Swapping:  # lists the directory, then swaps "a" before the walk looks at the listing
+        def __init__(self, fd):
+            with real_scandir(fd) as it:
+                self.entries = list(it)
+            if any(e.name == "a" for e in self.entries):
+                os.rename(tmp_path / "ws/topics/a", tmp_path / "ws/topics/gone")
+                (tmp_path / "ws/topics/a").symlink_to(tmp_path / "outside")
+
+        def __enter__(self):
+            return iter(self.entries)
+
+        def __exit__(self, *exc):
+            return False
+
+    monkeypatch.setattr(scanning.os, "scandir", Swapping)
+    assert [rel for rel, _link, _sig in scan(tmp_path / "ws", "topics")] == []
