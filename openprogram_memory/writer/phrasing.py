@@ -49,6 +49,10 @@ _LATER_FORMS = [
 _VERB = r"[A-Za-z]+n['’]t\b|[A-Za-z]+(?:-[A-Za-z]+)?\b"
 
 
+# present-tense verbs that end in "ed" ("I need", "I feed the cat"): not past tense
+_PRESENT_ED = frozenset("need feed seed heed bleed breed speed proceed succeed exceed weed embed shed shred wed".split())
+
+
 def conjugate(verb: str) -> str:
     """Third person singular of a present-tense verb (``prefer`` → ``prefers``)."""
     lower = verb.lower()
@@ -57,7 +61,8 @@ def conjugate(verb: str) -> str:
         return f"{head}-{conjugate(last)}"
     if lower in _IRREGULAR:
         return _IRREGULAR[lower]
-    if lower in _MODALS or lower in _PAST or lower.endswith(("ed", "n't", "n’t")) or not lower.isalpha():
+    past = lower.endswith("ed") and lower not in _PRESENT_ED
+    if lower in _MODALS or lower in _PAST or past or lower.endswith(("n't", "n’t")) or not lower.isalpha():
         return verb
     if re.search(r"(?:s|sh|ch|x|z|o)$", lower):
         return verb + "es"

@@ -110,7 +110,8 @@ _OUTPUT_LINE_RE = re.compile(
     # a log line led by its level ("ERROR 2024-03-11T08:14:22Z worker-3 …"; "ERROR handling: …" is prose)
     r"(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|ERR|FATAL|CRITICAL|SEVERE)(?:\s*[:|]\s*|\s+)(?=\d|\[|[\w.]+[-.:/]\w))"
 )
-_COLUMNS_RE = re.compile(r"[^\s.!?,;:]\s{2,}\S.*[^\s.!?,;:]\s{2,}\S")  # (two spaces after a full stop are typing)
+_COLUMNS_RE = re.compile(r"[^\s.!?,;:]\s{2,}\S.*[^\s.!?,;:]\s{2,}\S"  # (two spaces after a full stop are typing)
+                         r"|\S\t+\S.*\t|^[^\s,]+(?:,[^\s,][^,]*){3,}$")  # a table pasted as TSV or CSV
 _SHELL_PROMPT_RE = re.compile(r"^\s*(?:\$|%|>|❯|➜|#)\s+\S|^\s*[\w.-]+@[\w.-]+[:~]")
 
 

@@ -772,7 +772,9 @@ def _schedule(clause: str) -> list[Statement]:
     named = _COLLEAGUE_RE.match(clause)
     person = _subject_person(clause)
     acts = person and re.match(r"(?:\s+(?:from|at|in|on)\s+\w+)?\s+(?:(?!is\s+(?:(?:only|usually|always|never|also)\s+)*"
-                               r"(?:in|off|out|away|around|here|available|on site)\b)\w+s|has|does)\b",
+                               r"(?:in|off|out|away|around|here|available|on site)\b)(?!is\s+(?:at\s+\d|every|each)\b)"
+                               r"(?!runs\s+(?:on|at|every|each|"
+                               r"nightly|daily|weekly|monthly|hourly|twice|once)\b)\w+s|has|does)\b",
                                clause[len(person):]) and not \
         re.match(rf"(?:{lx.DAYS}|{lx.MONTHS})s?\b", person, re.I)
     if named and named.group("n") or acts:
@@ -1142,6 +1144,11 @@ def _pieces(clause: str, hint: str | None) -> list[tuple[str, list[Statement]]]:
                 current = current + sep + nxt  # "I work with Airflow and dbt every day": a second object, no verb
                 continue
             nxt = f"{carried} {nxt}"
+        if sep.strip(", ") == "and" and re.match(r"(?:on|at|every|each|during)\s+(?:the\s+)?(?:(?:first|last|second|third|"
+                                                 rf"fourth|\d+\w*|other|next)\b|(?:{lx.DAYS})s?\b)", nxt, re.I) and not re.search(
+                r"\b(?:we|i|you|they|he|she|it|there)\b", nxt, re.I):  # (no subject of its own: "…, and on Mondays we …")
+            current = current + sep + nxt  # "payroll runs on the 15th and on the last business day": one schedule
+            continue
         if sep.strip(", ") == "and" and re.match(r"(?:onto|into|to|from|off|over to)\s", nxt, re.I):
             current = current + sep + nxt  # "moving the queue off Celery and onto Dramatiq": one move
             continue

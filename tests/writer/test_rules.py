@@ -671,7 +671,8 @@ def test_doing_a_field_at_an_employer_is_a_role_without_the_reason_after_it(said
     ("Bongani runs payroll, ask him about anything in the expenses module.", ["people", "rule"]),
     ("Oksana runs the data platform.", ["people"]),
     ("Halyard runs on two VMs in Frankfurt.", ["fact"]),
-    ("Compass runs nightly against the staging db.", ["fact"]),
+    ("Compass runs nightly against the staging db.", ["schedule"]),  # what runs each night is a schedule
+    ("Compass runs against the staging db.", ["fact"]),
     ("Tunde is our incident commander.", ["people"]),
     ("Kojo is the apprentice.", ["people"]),
     ("Efua is my trainee.", ["people"]),
@@ -945,3 +946,22 @@ def test_a_business_the_person_runs_or_a_subject_they_teach_is_what_they_do(said
 ])
 def test_more_ways_of_saying_what_one_likes_are_preferences(said, texts):
     assert [s.text for s in extract_statements(said) if s.kind == "preference"] == texts
+
+
+@pytest.mark.parametrize("said", [
+    "Name\tTeam\tRota\tStart\nOla Nordmann\tPayments\tWeekly\t2026-01-05\nKari Nordmann\tSupport\tBiweekly\t2026-02-02",
+    "meeting,when,time,where\nstandup,every weekday,9:30,Zoom\nretro,every other Friday,16:00,room 2",
+])
+def test_a_table_pasted_as_tsv_or_csv_is_no_statement(said):
+    assert extract_statements(said) == []
+
+
+@pytest.mark.parametrize("said, texts", [
+    ("Invoicing runs on the 1st and on the last Friday of every month.",
+     [("schedule", "Invoicing runs on the 1st and on the last Friday of every month.")]),
+    ("Standup is at 9:15 every day, and on the first Monday of the month we do a retro.",  # a subject of its own
+     [("schedule", "Standup is at 9:15 every day."), ("schedule", "On the first Monday of the month we do a retro.")]),
+    ("I need the sales export by noon every Friday.", [("schedule", "The user needs the sales export by noon every Friday.")]),
+])
+def test_a_second_time_of_the_same_schedule_stays_with_it(said, texts):
+    assert [(s.kind, s.text) for s in extract_statements(said)] == texts
