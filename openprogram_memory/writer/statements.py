@@ -582,7 +582,7 @@ _ALWAYS_RULE_RE = re.compile(r"\b(?:always|never|from now on|going forward|movin
                              r"open a pr)|unless (?:I|i|we) (?:ask|say|tell|request)|"
                              r"by default|whenever|every time|each time|any time|at all times|no matter what|"
                              r"without exception|ever)\b", re.I)
-_QUANTIFIED_RE = re.compile(r"\b(?:any|every|all)\s+new\b|\bnew\s+\w+|\b(?:for|on|in|with|to)\s+(?:any|every|all|each)\b|"
+_QUANTIFIED_RE = re.compile(r"\b(?:any|every|all)\s+new\b|(?<!the )(?<!this )(?<!that )(?<!these )(?<!those )\bnew\s+\w+|\b(?:for|on|in|with|to)\s+(?:any|every|all|each)\b|"
                             r"\banything\b|\beverything\b|\bno exceptions\b|\beven\b|\bfor me\b", re.I)
 _MUST_RE = re.compile(r"^(?:every|all|any|each|anything|everything|nothing)\b\s*(?:new\s+)?[\w\s`./$-]{0,40}?\s*"
                       r"(?:must|has to|have to|needs? to|should|shall|may not|must not|can't|cannot|goes through|"

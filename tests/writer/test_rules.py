@@ -965,3 +965,12 @@ def test_a_table_pasted_as_tsv_or_csv_is_no_statement(said):
 ])
 def test_a_second_time_of_the_same_schedule_stays_with_it(said, texts):
     assert [(s.kind, s.text) for s in extract_statements(said)] == texts
+
+
+@pytest.mark.parametrize("said, texts", [
+    ("Please update the changelog with the new flags.", []),  # "the new flags": these ones, a task
+    ("Kindly do the needful and bump the version in the new Dockerfile, then revert.", []),
+    ("Please add a docstring to new modules.", ["Add a docstring to new modules."]),  # any new module: standing
+])
+def test_the_new_thing_at_hand_is_no_rule_any_new_thing_is(said, texts):
+    assert [s.text for s in extract_statements(said) if s.kind == "rule"] == texts
