@@ -111,7 +111,7 @@ def leading_name(text: str, max_words: int = 3) -> str | None:
 
 # -- identity --------------------------------------------------------------------------
 _NAME_LEAD_RE = re.compile(
-    rf"^(?:(?:my )?name(?:'s| is)|(?:you can |please )?call me|i go by|people call me|this is|it's|its|"
+    rf"^(?:(?:my )?name(?:'s| is)|(?:you can |please )?call me|i go by|people call me|this is|it's|its|myself|"
     rf"{_IM}|here's|hi,? {_IM}|hey,? {_IM}|hello,? {_IM})\s+",
     re.I,
 )
@@ -266,6 +266,7 @@ def _appositive(part: str) -> list[Statement]:
         return _mostly(f"{working.group('how') or 'mostly'} with {working.group('x')}")
     if re.match(rf"(?:{_IM}|{_I})\s", part):
         return _identity(part)  # "Iñaki here, I'm the QA lead at Norte Games" ("a" + "I'm …" once garbled it)
+    part = re.sub(r"^(?:working|work)\s+as\s+", "", part, flags=re.I)  # "Myself Ravi, working as Java developer …"
     if not part or len(part.split()) > 12 or re.match(r"(?:not|no longer|never|rather than)\b", part, re.I):
         return []  # "a designer, not a developer": what the person is not
     team = re.match(r"(?:from|on|in|with)\s+(?:the\s+)?(?P<v>.+?\b(?:team|squad|group))\b", part, re.I)

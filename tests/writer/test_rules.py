@@ -974,3 +974,9 @@ def test_a_second_time_of_the_same_schedule_stays_with_it(said, texts):
 ])
 def test_the_new_thing_at_hand_is_no_rule_any_new_thing_is(said, texts):
     assert [s.text for s in extract_statements(said) if s.kind == "rule"] == texts
+
+
+def test_myself_introduces_the_person_and_working_as_gives_their_role():
+    said = extract_statements("Myself Anand Kumar, working as QA engineer at Wipro.")
+    assert [(s.text, s.slot) for s in said] == [("The user's name is Anand Kumar.", "name"),
+                                                ("The user is a QA engineer at Wipro.", "role")]
