@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 Signature = tuple[int, int, int]  # (mtime_ns, size, inode)
 
@@ -72,19 +72,8 @@ def _walk_fds(start: str, prefix: str, skip_hidden: bool,
             here, fd = stack.pop()
             try:
                 with os.scandir(fd) as entries:
-                    for entry in entries:
-                        name = entry.name
-                        if skip_hidden and name.startswith("."):
-                            continue
-                        rel = here + name
-                        try:
-                            if entry.is_dir(follow_symlinks=False):
-                                if rel not in skip:
-                                    stack.append((rel + "/", os.open(name, flags, dir_fd=fd)))
-                                continue
-                        except OSError:
-                            continue
-                        yield rel, name, entry
+                    yield from _listed(entries, here, skip_hidden, skip, lambda rel, entry: stack.append(
+                        (rel, os.open(entry.name, flags, dir_fd=fd))))
             except OSError:
                 pass
             finally:
@@ -104,19 +93,26 @@ def _walk_paths(start: str, prefix: str, skip_hidden: bool,
         except OSError:
             continue
         with entries:
-            for entry in entries:
-                name = entry.name
-                if skip_hidden and name.startswith("."):
-                    continue
-                rel = here + name
-                try:
-                    if entry.is_dir(follow_symlinks=False):
-                        if rel not in skip:
-                            stack.append((rel + "/", entry.path))
-                        continue
-                except OSError:
-                    continue
-                yield rel, name, entry
+            yield from _listed(entries, here, skip_hidden, skip, lambda rel, entry: stack.append((rel, entry.path)))
+
+
+def _listed(entries: Iterable[os.DirEntry], here: str, skip_hidden: bool, skip: frozenset[str],
+            descend: Callable[[str, os.DirEntry], None]) -> Iterator[tuple[str, str, os.DirEntry]]:
+    """The files of one directory listing; each directory to enter is handed to ``descend`` (a directory that
+    cannot be looked at or opened is stepped over)."""
+    for entry in entries:
+        name = entry.name
+        if skip_hidden and name.startswith("."):
+            continue
+        rel = here + name
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                if rel not in skip:
+                    descend(rel + "/", entry)
+                continue
+        except OSError:
+            continue
+        yield rel, name, entry
 
 
 def topic_files(root: str | Path) -> dict[str, Signature]:
