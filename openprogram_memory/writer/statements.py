@@ -639,7 +639,10 @@ def _rule(clause: str, hint: str | None) -> list[Statement]:
     match = _RULE_LEAD_RE.match(body)
     if not match:
         if prefix and len(body.split()) >= 2 and not re.match(
-                r"^(?:I|i|I'm|i'm|we|we're|it|it's|that|this|there|he|she|they|you|you're)\b", body):
+                r"^(?:I|i|I'm|i'm|we|we're|it|it's|that|this|there|he|she|they|you|you're)\b", body) and not (
+                re.match(r"^(?:the|its|their|these|those)\b", body, re.I) and not re.search(
+                    r"\b(?:must|should|shall|has to|have to|needs? to|goes|go)\b", body)):
+            # ("when I run the suite, the tests take 25 min" says what happens; "…, the tests must pass" is a rule)
             return [Statement(finish(clause), "rule", keyword(body, last=True))]
         return []
     marker = match.group("marker").casefold()

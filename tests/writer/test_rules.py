@@ -980,3 +980,13 @@ def test_myself_introduces_the_person_and_working_as_gives_their_role():
     said = extract_statements("Myself Anand Kumar, working as QA engineer at Wipro.")
     assert [(s.text, s.slot) for s in said] == [("The user's name is Anand Kumar.", "name"),
                                                 ("The user is a QA engineer at Wipro.", "role")]
+
+
+@pytest.mark.parametrize("said, kinds", [
+    ("When I run the suite, the tests take 25 minutes.", []),  # what happens then: no instruction
+    ("Whenever the build breaks, the on-call channel lights up.", []),
+    ("From now on, the tests must pass before merging.", ["rule"]),
+    ("Going forward, the changelog goes in docs/CHANGES.md.", ["rule"]),
+])
+def test_a_condition_followed_by_what_happens_is_no_rule(said, kinds):
+    assert [s.kind for s in extract_statements(said)] == kinds
