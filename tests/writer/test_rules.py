@@ -683,6 +683,17 @@ def test_doing_a_field_at_an_employer_is_a_role_without_the_reason_after_it(said
     ("Oskar can approve hotfixes outside the window.", ["people"]),
     ("Ines controls the cloud budget.", ["people"]),
     ("Ngaio sets the on-call rota.", ["people"]),
+    ("Divya books the test chamber.", ["people"]),
+    ("Gwen chases late timesheets.", ["people"]),
+    ("Raj deals with vendor invoices.", ["people"]),
+    ("Olu validates every new triage rule.", ["people"]),
+    ("Ngozi can merge to the release branches.", ["people"]),
+    ("Tama is driving the migration.", ["people"]),
+    ("Sione is covering weekend support.", ["people"]),
+    ("Mele is leading the migration.", ["people"]),
+    ("Tevita is running the offsite.", ["people"]),
+    ("Losa is organising the offsite.", ["people"]),
+    ("Aisha is doing all the figures.", ["people"]),
     ("Wiremu is handling the vendor contract.", ["people"]),
 ])
 def test_a_person_who_runs_an_area_is_about_people_a_system_that_runs_somewhere_is_a_fact(said, kinds):
