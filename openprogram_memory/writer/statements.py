@@ -392,7 +392,8 @@ _PERSON_IS_RE = re.compile(rf"^(?:is|are)\s+(?:also\s+|now\s+)?(?:(?:our|my|the|
 
 
 def _people(clause: str) -> list[Statement]:
-    if re.search(r"\b(?-i:(?!IT\b))(?:this|these|those|it)\b(?!\s+(?:team|company|project|service|repo)\b)", clause.split(",")[0],
+    if re.search(r"(?<!\bwhen )(?<!\bif )(?<!\bwhenever )\b(?-i:(?!IT\b))(?:this|these|those|it)\b(?!\s+(?:team|company|"
+                 r"project|service|repo)\b)", clause.split(",")[0],
                  re.I) \
             and not re.search(r"\b(?:always|every|any|all)\b", clause, re.I):
         return []  # "my boss wants this done by Friday" is about the task at hand

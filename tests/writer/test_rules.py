@@ -694,6 +694,10 @@ def test_doing_a_field_at_an_employer_is_a_role_without_the_reason_after_it(said
     ("Tevita is running the offsite.", ["people"]),
     ("Losa is organising the offsite.", ["people"]),
     ("Aisha is doing all the figures.", ["people"]),
+    ("Raj deals with the printer when it breaks.", ["people"]),  # ("it" is the printer, not the task at hand)
+    ("Sefa handles the router if it drops.", ["people"]),
+    ("Mosese looks after the NAS whenever it hangs.", ["people"]),
+    ("Tom will fix it.", []),
     ("Wiremu is handling the vendor contract.", ["people"]),
 ])
 def test_a_person_who_runs_an_area_is_about_people_a_system_that_runs_somewhere_is_a_fact(said, kinds):
