@@ -275,6 +275,7 @@ _FILLER_WORDS = (  # lead-ins that never start a statement of their own
     r"also|oh|and|so|well|ok(?:ay)?|btw|by the way|fyi|f\.y\.i\.?|for context|for the record|for reference|"
     r"heads[- ]up(?: that)?|just so you know(?: that)?|please note(?: that)?|note that|keep in mind(?: that)?|bear in mind(?: that)?|"
     r"remember that|for what it's worth|on reflection|after all that(?: back and forth)?|jsyk|one more thing|one last thing|actually|anyway|anyways|alright|hi|hello|"
+    r"hola|halo|hallo|ciao|salut|bonjour|olá|namaste|merhaba|hej|"  # greetings in the person's own tongue
     r"hey|hiya|yo|hmm+|um+|uh+|oh well|side note|as i (?:said|mentioned)|like i said|to be clear|for clarity|"
     r"scratch that|oh and|and also|so yeah|so basically|basically|honestly|tbh|fwiw|imo|ah|plus|lastly|"
     r"quick (?:thing|note|one|fyi|reminder|update|question)|important|p\.?s\.?|nb|n\.b\.|jfyi|"

@@ -112,7 +112,8 @@ def leading_name(text: str, max_words: int = 3) -> str | None:
 # -- identity --------------------------------------------------------------------------
 _NAME_LEAD_RE = re.compile(
     rf"^(?:(?:my )?name(?:'s| is)|(?:you can |please )?call me|i go by|people call me|this is|it's|its|myself|"
-    rf"{_IM}|here's|hi,? {_IM}|hey,? {_IM}|hello,? {_IM})\s+",
+    rf"{_IM}|here's|hi,? {_IM}|hey,? {_IM}|hello,? {_IM}|"
+    rf"soy|me llamo|mi nombre es|je suis|je m'appelle|ich bin|ich heiße|mi chiamo|sono|eu sou|saya)\s+",  # (in their own tongue)
     re.I,
 )
 _ROLE_RE = re.compile(
@@ -158,6 +159,43 @@ _TEAM_RE = re.compile(
     re.I,
 )
 _EMPLOYER_IN_RE = re.compile(r"\b(?:at|for|with)\s+(?P<e>[A-Z][\w&.'’-]*(?:\s+[A-Z][\w&.'’-]*){0,2})")
+# where an employer's name ends inside a role ("at Paystack's Lagos office, team checkout")
+_EMPLOYER_END_RE = re.compile(r"\s*[,;(]|\s+(?:on|in|as|and|but|so|because|where|which|who|since|now|these days)\s+|"
+                              r"\s+(?:now|these days|(?:this|last) \w+)$")
+
+
+def _place_in(value: str) -> list[Statement]:
+    """Where a job is, when its phrase ends with it ("data engineer at Glovo in Barcelona")."""
+    value = re.sub(r"\s+(?:now|these days|nowadays|at the moment|currently)$", "", value)
+    place = re.search(r"\s+in\s+(?P<p>(?-i:[A-Z][\w'’-]+(?:\s+[A-Z][\w'’-]+){0,3}))$", value)
+    if place is None or lx.THING_RE.fullmatch(place.group("p")):
+        return []
+    return [Statement(finish(f"The user is based in {place.group('p')}"), "identity", place.group("p"), "location")]
+
+
+def _as_role(value: str) -> tuple[str, list[Statement]]:
+    """``value`` without the role it ends with, and that role's records ("Umbrella Corp as a platform lead")."""
+    role = re.search(r"\s+as\s+(?P<r>.+)$", value)
+    if role and lx.ROLE_RE.search(role.group("r")):
+        return value[:role.start()], _appositive(role.group("r"))
+    return value, []
+
+
+def _job_parts(value: str) -> tuple[str, str | None]:
+    """A role phrase cut before the employer it names, and that employer ("data engineer at Glovo" → "data engineer",
+    "Glovo"); the employer is a record of its own, so a new job replaces it and leaves the role alone."""
+    found = _EMPLOYER_IN_RE.search(value)
+    if not found or not _looks_like_org(found.group("e")):
+        return value, None
+    employer = _EMPLOYER_END_RE.split(value[found.start("e"):], maxsplit=1)[0].strip()
+    return value[:found.start()].rstrip(" ,"), employer
+
+
+# when a change about the person took effect ("as of this week I'm …"): the record is what holds now
+_SINCE_RE = re.compile(rf"^(?:as of|since|starting|from)\s+(?:(?:this|last|next)\s+)?(?:week|month|year|today|yesterday|"
+                       rf"{lx.DAYS}|{lx.MONTHS})(?:\s+on)?\s*,?\s+(?=(?:I|i)\b|im\b)", re.I)
+
+_WHEN_END_RE = re.compile(rf",?\s+(?:(?:from|on|starting)\s+)?(?:(?:next|this|last)\s+)?(?:week|month|{lx.DAYS})$", re.I)
 
 
 def _identity(clause: str) -> list[Statement]:
@@ -176,6 +214,19 @@ def _identity(clause: str) -> list[Statement]:
     for slot, pattern in (("pronouns", _PRONOUNS_RE), ("languages", _LANGUAGE_RE), ("languages", _FIRST_LANGUAGE_RE),
                           ("team", _TEAM_RE)):
         match = pattern.match(clause)
+        if match and slot == "team":  # "I lead the data team at Corvid Health, based in Dublin": three records
+            head, *appositives = re.split(r"\s*,\s*(?:and\s+)?", match.group("v"))
+            head, roles = _as_role(head)
+            called = re.search(r"\s(?:called|named)\s+(?P<e>(?-i:[A-Z]).*)$", head)
+            if called:  # "I joined a small agency called Moss & Pine": where the person works
+                team, employer = "", _EMPLOYER_END_RE.split(called.group("e"), maxsplit=1)[0]
+            else:
+                team, employer = _job_parts(head)
+            out = [Statement(finish(third_person(clause[:match.start("v")] + team)), "identity", keyword(team), slot)
+                   ] if team else []
+            if employer:
+                out.append(Statement(finish(f"The user works at {employer}"), "identity", keyword(employer), "employer"))
+            return out + roles + [s for part in appositives for s in _appositive(part)]
         if match:
             value = match.group("v")
             return [Statement(finish(_possessive(third_person(clause))), "identity", keyword(value), slot)]
@@ -205,10 +256,16 @@ def _identity(clause: str) -> list[Statement]:
         return out
     match = _EMPLOYER_RE.match(clause)
     if match and _looks_like_org(match.group("v")):
+        value, roles = _as_role(match.group("v"))
         if re.match(rf"^{_I}(?:'ve| have)?\s+(?:left|quit)\b", clause):
-            value = re.sub(r"\s+now$", "", match.group("v"))
-            return [Statement(finish(f"The user now works at {value}"), "identity", keyword(value), "employer")]
-        return [Statement(finish(third_person(clause)), "identity", keyword(match.group("v")), "employer")]
+            value = _EMPLOYER_END_RE.split(value, maxsplit=1)[0]
+            return [Statement(finish(f"The user now works at {value}"), "identity", keyword(value), "employer"), *roles]
+        said = third_person(clause[:match.start("v")] + value)
+        if re.match(rf"{_IM}\s+(?:now\s+)?(?:at|with)\s", clause, re.I):  # "I'm at Globex now": works there
+            value, place = _EMPLOYER_END_RE.split(value, maxsplit=1)[0], _place_in(value)
+            return [Statement(finish(f"The user works at {value}"), "identity", keyword(value), "employer"), *roles,
+                    *place]
+        return [Statement(finish(said), "identity", keyword(value), "employer"), *roles]
     match = _ROLE_RE.match(clause)
     if match:
         said_v = re.split(r",?\s+(?:so|because|but|since|which means)\s+", match.group("v"))[0]  # (a reason after)
@@ -221,16 +278,16 @@ def _identity(clause: str) -> list[Statement]:
         if (lx.ROLE_RE.search(head) or field) and len(head.split()) <= 6 and not re.match(
                 r"(?:bit|little|lot|fan|big fan|huge fan|stickler|sucker|night owl|morning person|"
                 r"people person|cat person|dog person)\b", value, re.I):
-            said = clause[:match.start("v")] + value
-            out = [Statement(finish(third_person(said)), "identity", keyword(value), "role")]
-            team = re.search(r"\bon the (?P<t>(?:[\w&/+-]+\s+){1,3}team)\b", value, re.I)
-            if team:
-                out.append(Statement(finish(f"The user is on the {team.group('t')}"), "identity", team.group("t"),
+            role, employer = _job_parts(value)
+            said = clause[:match.start("v")] + role
+            out = [Statement(finish(third_person(said)), "identity", keyword(role), "role")]
+            if employer:
+                out.append(Statement(finish(f"The user works at {employer}"), "identity", keyword(employer), "employer"))
+            on_team = re.search(r"\bon the (?P<t>(?:[\w&/+-]+\s+){1,3}team)\b", value, re.I)
+            if on_team:
+                out.append(Statement(finish(f"The user is on the {on_team.group('t')}"), "identity", on_team.group("t"),
                                      "team"))
-            place = re.search(r"\s+in\s+(?P<p>(?-i:[A-Z][\w'’-]+(?:\s+[A-Z][\w'’-]+){0,3}))$", value)
-            if place and not lx.THING_RE.fullmatch(place.group("p")):
-                out.append(Statement(finish(f"The user is based in {place.group('p')}"), "identity",
-                                     place.group("p"), "location"))
+            out.extend(_place_in(value))
             for part in appositives:
                 out.extend(_appositive(part))
             return out
@@ -258,6 +315,9 @@ _TEACH_RE = re.compile(
 def _appositive(part: str) -> list[Statement]:
     """What a phrase after a name says ("staff engineer at Brightwell", "based in Lagos", "from the infra team")."""
     part = part.strip(" .")
+    place = re.match(r"(?:mostly|usually|mainly|primarily)\s+(?:out of|from|in)\s+(?=[A-Z])", part)
+    if place:  # "…, mostly out of Ghent": where the person works from
+        return _identity(f"I'm based in {part[place.end():]}")
     if re.match(r"(?:mostly|usually|mainly|primarily)\s", part, re.I):
         return _mostly(part)  # "i'm Tomasz, backend dev at Fernwood, mostly kotlin these days"
     working = re.match(r"(?:working|coding|writing)\s+(?P<how>mostly|mainly|primarily|usually)?\s*(?:with|in)\s+(?P<x>.+)$",
@@ -277,7 +337,8 @@ def _appositive(part: str) -> list[Statement]:
         return _identity(f"I'm {part}")
     if re.match(r"(?:still\s+|now\s+)?(?:at|with)\s+[A-Z]", part):
         return _identity("I work " + re.sub(r"^(?:still|now)\s+", "", part))
-    article = "" if re.match(r"(?:an?|the)\s", part, re.I) else ("an " if part[:1].lower() in "aeiou" else "a ")
+    article = "" if re.match(r"(?:an?|the|head of)\s", part, re.I) else "an " if part[:1].lower() in "aeiou" or re.match(
+        r"[FHLMNRSX][A-Z]+\b", part) else "a "  # "an SRE", "an MLE": an acronym said letter by letter
     head = re.split(r"\s+(?:at|for|with|on|in)\s+", part)[0]
     if lx.ROLE_RE.search(head) and not re.match(r"(?:and|but|so|who|which|can|could|please)\b", part, re.I):
         return _identity(f"I'm {article}{part}")
@@ -1429,6 +1490,7 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
     thing: str | None = None  # the subject of the last fact: what a following "it" is
     listed: str | None = None  # the kind a "My preferences:" line gives the list items under it
     opening, greeted = True, False  # no sentence but a bare greeting yet: a self-introduction may come
+    last_named = False  # the sentence before gave the person's name and ended there
 
     def keep(statement: Statement) -> None:  # each statement once, in order, said of "the user"
         statement = _of_the_user(statement)
@@ -1444,6 +1506,14 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
             continue
         intro = _introduction(sentence, greeted) if opening else None
         opening = False
+        named, last_named = last_named, False
+        if named:  # "hey it's Tariq — senior PM at Qubit Logistics, …": the dash split the role off the name
+            head, comma, tail = sentence.partition(",")
+            intro = _appositive(head) if not re.match(rf"(?:{_IM}|{_I}|we|you|it|this|that)\b", head, re.I) else []
+            if intro and comma and tail.strip():
+                for statement in intro:
+                    keep(statement)
+                intro, sentence = None, tail.strip()
         if intro:
             for statement in intro:
                 keep(statement)
@@ -1491,6 +1561,9 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
             if pronoun and person:
                 clause = _named_subject(person, pronoun, clause)
             clause = _named_in_clause(clause, person)
+            since = _WHEN_END_RE.sub("", _SINCE_RE.sub("", clause))
+            if since != clause and any(s.slot in _JOB for s in _identity(since)):
+                clause = since  # "as of this week I'm the ops manager", "I start at X next week": the job from then on
             for _, statements in _pieces(clause, inner or (None if hint == "rule" and out else hint)):
                 for statement in statements:
                     if statement.kind == "people" and statement.subject:
@@ -1511,6 +1584,7 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
             if zone:
                 keep(Statement(finish(f"The user's timezone is {zone.group('z')}"), "personal", zone.group("z"),
                                "timezone"))
+        last_named = bool(out) and out[-1].slot == "name"
         if not out:
             out.extend(_learned(sentence, person, thing))
     return _task_constraints(groups)
@@ -1580,9 +1654,10 @@ def _names_employer(text: str) -> bool:
 def same_attribute(statement: Statement, content: str) -> bool:
     """Whether ``statement`` gives a new value for the attribute the record ``content`` states.
 
-    Role and employer are one job: "backend engineer at Acme" (role with an
-    employer) and "now works at Globex" (employer) are the same attribute;
-    a bare role ("I'm a staff engineer") replaces only a bare role.
+    The writer keeps role and employer apart ("The user is a backend engineer." and "The user works at Acme."), so
+    a new employer leaves the role alone. A record that names its employer inside the role ("backend engineer at
+    Acme": written by hand, or by a writer before 2026-12-05) is the job as a whole: "now works at Globex" replaces
+    it. A bare role ("I'm a staff engineer") replaces only a bare role.
     """
     old = slot_of(content)
     if statement.slot is None or old is None:

@@ -118,7 +118,8 @@ def test_import_claude_code_then_write_never_records_tool_results():
     contents = {r.content for r in records}
     assert contents == {
         "The user's name is Dana.",
-        "The user runs the data team at Acme.",
+        "The user runs the data team.",
+        "The user works at Acme.",
         "Always answer in metric units.",
         "We decided to use FastAPI for the billing service.",  # head's branch; the older Flask branch loses
         "Our Postgres cluster runs in Frankfurt.",
