@@ -614,7 +614,11 @@ def _step_at_hand(preferred: str) -> bool:
 _NOT_VERB = frozenset("""the a an this that these those my your our his her its their same mind again ever have has had
 will was been is are were
 once twice more less fun good bad true false happens works worked seems fails failed one ones something
-nothing everything anything someone nobody everyone when what how why who""".split())
+nothing everything anything someone nobody everyone when what how why who teh seen heard done gone known""".split())
+# what keeps happening, said after "always"/"never" ("always gets stuck", "never loads"): a complaint, no instruction
+_HAPPENS = frozenset("""gets fails breaks crashes takes hangs times returns throws shows says gives ends comes goes runs
+loses forgets picks dies freezes stalls errors complains asks tries looks feels turns starts stops makes loads finishes
+passes reaches wants thinks knows""".split())
 _RULE_PREFIX_RE = re.compile(
     r"^(?:(?:please|pls|plz|kindly)\s+)?(?P<p>(?:from now on|going forward|moving forward|in (?:the )?future|"
     r"henceforth|by default)(?:,\s*|\s+(?=(?:please\s+)?[a-z]+\b))|(?:as a rule|in general|generally|"
@@ -713,8 +717,8 @@ def _rule(clause: str, hint: str | None) -> list[Statement]:
         return []  # "never do that", "don't write a new one": what it is about is only in this conversation
     nxt = after[0].casefold().strip(",.") if after else ""
     if marker in _STRONG and (not nxt or nxt in _NOT_VERB or nxt.endswith("ed") and nxt not in (
-            "need", "feed", "seed", "embed")):
-        return []
+            "need", "feed", "seed", "embed") or nxt in _HAPPENS):
+        return []  # ("always gets stuck at step 3": what keeps happening, not what to do)
     if re.match(r"^(?:don't|do not|dont)\s+(?:worry|bother|mind|know|think|care|forget about|hesitate|get|have to|"
                 r"need to|be sorry|apologi|remember|understand|see|like|want|feel|really|even|judge|panic)\b",
                 body, re.I):

@@ -649,6 +649,19 @@ def test_what_is_scoped_to_now_or_asks_for_one_thing_is_no_record(said):
     assert extract_statements(said) == []
 
 
+@pytest.mark.parametrize("said, rules", [
+    # what keeps happening after "always"/"never" is a complaint, and a core rule is injected into every session
+    ("always crashes when i open the settings page", []),
+    ("Never heard back from the vendor about it.", []),
+    ("always teh same timeout lol whatever", []),
+    # a terse standing rule with a plural noun stays one
+    ("Never floats for money.", ["Never floats for money."]),
+    ("Always tabs in the Makefile.", ["Always tabs in the Makefile."]),
+])
+def test_always_or_never_before_what_happens_is_no_rule(said, rules):
+    assert [s.text for s in extract_statements(said) if s.kind == "rule"] == rules
+
+
 @pytest.mark.parametrize("said, texts", [
     ("I use Terraform and pulumi at work.", ["The user uses Terraform and pulumi at work."]),
     ("honestly I work with Spark and dbt most days", ["The user works with Spark and dbt most days."]),
