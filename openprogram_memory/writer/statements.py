@@ -793,6 +793,10 @@ def _decision(clause: str, hint: str | None) -> list[Statement]:
             return [Statement(finish(text), "decision", _choice(clause), old=_old_value(clause),
                               subject=_subject(clause))]
         return []
+    if re.search(r"\b(?:voted|agreed|decided|moved)\W*$", match.group(0), re.I) and re.fullmatch(
+            r"(?:(?:on|for)\s+(?:it|that|this)|unanimously|yesterday|today|last \w+)?", clause[match.end():].strip(" .,!"),
+            re.I):
+        return []  # "the team voted": who decided, not what (it belongs to the clause it follows)
     low = match.group(0).casefold()
     if re.match(r"^(?:we|the team|our team|team)(?:'ll| will)?\s+use\b", low) and "'ll" not in low and "will" not in low:
         return []  # "we use X" is a fact
@@ -1495,6 +1499,7 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
     listed: str | None = None  # the kind a "My preferences:" line gives the list items under it
     opening, greeted = True, False  # no sentence but a bare greeting yet: a self-introduction may come
     last_named = False  # the sentence before gave the person's name and ended there
+    retracted: re.Match[str] | None = None  # the sentence before took back what was said about something, and ended
 
     def keep(statement: Statement) -> None:  # each statement once, in order, said of "the user"
         statement = _of_the_user(statement)
@@ -1527,8 +1532,15 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
         if sentence.endswith(":") and not item:
             listed = label_hint(sentence[:-1]) if len(sentence.split()) <= 6 else None
             continue
+        retract = _RETRACT_RE.match(sentence)
+        if retract:  # "scratch that about Dramatiq, we're staying on Celery": what follows replaces it
+            sentence = sentence[retract.end():]
+            if not sentence.strip():  # "forget what I said about Dramatiq — we're …": the next sentence says what
+                retracted = retract
+                continue
+        retract, retracted = retract or retracted, None
         body, hint = strip_lead(_field(sentence))
-        hint = hint or listed
+        hint = hint or listed or ("decision" if retract else None)
         lead = sentence[:max(sentence.find(body), 0)]  # the lead-in strip_lead took off ("for this session only:")
         label, colon, rest = body.rpartition(": ")
         label = label if colon else lead
@@ -1551,6 +1563,10 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
             clause, inner = strip_lead(clause)
             inner = inner or then
             clause = _TRAILER_RE.sub("", clause.rstrip(" .!…"))
+            when = re.match(rf"(?:{_IM}|{_I}'ll be|{_I} will be)\s", clause) and _THEN_RE.search(clause) and \
+                _WHEN_RE.search(body[:max(body.find(clause), 0)])
+            if when:  # "swim lessons on tuesdays at 5, so I'm offline 16:30-18:00 then": then is on tuesdays
+                clause = f"{_THEN_RE.sub('', clause)} {when.group(0)}"
             if _SUBJECTLESS_RE.match(clause):  # "Speak Portuguese", "not a fan of ORMs", "mostly python"
                 verb = clause.split()[0].casefold()
                 if verb in ("mostly", "usually", "mainly", "primarily"):
@@ -1591,9 +1607,20 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
         last_named = bool(out) and out[-1].slot == "name"
         if not out:
             out.extend(_learned(sentence, person, thing))
+        first = next((i for i, st in enumerate(out) if st.kind in ("decision", "fact")), None) if retract else None
+        if retract and first is not None:  # (the first thing said after it is what replaces it)
+            out[first] = replace(out[first], old=out[first].old or retract.group("old"))
     return _task_constraints(groups)
 
 
+# "then" at a clause's end, and the time it points back to ("on tuesdays", "every Friday", "on weekends")
+_THEN_RE = re.compile(r"\s+then$", re.I)
+_WHEN_RE = re.compile(rf"\b(?:on|every|each)\s+(?:{lx.DAYS})s?\b", re.I)
+# taking back what was said about something ("scratch that about Dramatiq, …", "forget what I said about the VPN:")
+_RETRACT_RE = re.compile(
+    r"^(?:(?:actually|ok|okay|wait|hmm+|oh|so|and|sorry)[\s,.!—–-]+)*(?:scratch|forget|ignore|disregard|never\s?mind)\s+"
+    r"(?:that|this|what i (?:said|wrote|told you)|my last message|the (?:bit|part))?\s*(?:about|on|re:?|regarding)\s+"
+    r"(?:the\s+)?(?P<old>[^,;:—–]{2,40}?)\s*(?:[,;:—–.!]|\s-|$)\s*", re.I)
 # a time zone said as the person's own after their place: "so I'm on EAT", "so it's UTC+3 for me", "so use EAT"
 _SO_ZONE_RE = re.compile(rf"\bso\s+(?:I'm\s+on\s+|i am on\s+|im on\s+|it's\s+|use\s+)?(?P<z>{_ZONE_RE.pattern})", re.I)
 # the person an instruction sends the agent to ("talk to Siobhán", "ask Kofi", "loop in Mei Ling")

@@ -189,6 +189,48 @@ def test_a_new_employer_replaces_the_employer_and_keeps_the_role(rules_ws, store
         "The user is a data engineer.", "The user now works at Orbitly.", "The user is based in Tallinn."}
 
 
+def test_taking_back_what_was_said_about_a_thing_replaces_its_record(rules_ws, store):
+    say(store, "s", ["We decided to move the job queue from Celery to Dramatiq next quarter."])
+    write(rules_ws)
+    (decision,) = rules_ws.records()
+    say(store, "t", ["ok wait, forget what I said about Dramatiq — we're keeping Celery, the team voted."], start=LATER)
+    write(rules_ws, "t")
+    (after,) = rules_ws.records()
+    assert after.memory_id == decision.memory_id
+    assert "Celery" in after.content and "Dramatiq" not in after.content and "about" not in after.content
+
+
+@pytest.mark.parametrize("said, found", [
+    ("Scratch that about the VPN: we use Tailscale.", [("fact", "We use Tailscale.", "VPN")]),
+    ("never mind about the Friday freeze, we deploy whenever it's green.",
+     [("decision", "We deploy whenever it's green.", "Friday freeze")]),
+    # only the first thing said after it replaces; who decided is no decision of its own
+    ("Scratch that about Heroku: we use Fly.io, and the database stays on RDS.",
+     [("fact", "We use Fly.io.", "Heroku"), ("decision", "The database stays on RDS.", None)]),
+    ("Scratch that about Heroku: always deploy through the Makefile, we use Fly.io.",
+     [("rule", "Always deploy through the Makefile.", None), ("fact", "We use Fly.io.", "Heroku")]),
+    ("We're keeping Celery, the team voted.", [("decision", "We're keeping Celery, the team voted.", None)]),
+    ("we decided last week", []),
+    ("Monorepo stays.", [("decision", "Monorepo stays.", None)]),
+])
+def test_what_follows_taking_something_back_names_what_it_replaces(said, found):
+    assert [(s.kind, s.text, s.old) for s in extract_statements(said)] == found
+
+
+@pytest.mark.parametrize("said, texts", [
+    ("my daughter has violin on wednesdays at 4, so I'm away from the keyboard 15:45-17:00 then",
+     ["The user's daughter has violin on wednesdays at 4.", "The user is away from the keyboard 15:45-17:00 on wednesdays."]),
+    ("We ship every Friday, I'll be on call then.", ["We ship every Friday.", "The user will be on call every Friday."]),
+    ("I climb on weekends, so I'm offline then.", ["The user climbs on weekends.", "The user is offline on weekends."]),
+    ("the 1:1 with Ana is every Monday at 10, so I batch questions for then",  # what the person does for it: no state
+     ["The 1:1 with Ana is every Monday at 10."]),
+    # "then" that points at no day stays as it was said
+    ("standup is at 9:15 and I'm usually still commuting then", ["Standup is at 9:15."]),
+])
+def test_then_after_a_day_is_that_day(said, texts):
+    assert [s.text for s in extract_statements(said)] == texts
+
+
 def test_a_shorter_repeat_keeps_the_richer_record(rules_ws, store):
     say(store, "s", ["I live in Oslo, Norway, near the fjord."])
     write(rules_ws)
