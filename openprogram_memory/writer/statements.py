@@ -1558,8 +1558,10 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
         for clause, then in [(c, then) for part, then in parts for c in clauses(part)]:
             if then and not out and is_negative(parts[0][0]):
                 continue  # "I'm on the bus, so keep replies short": because of the moment, for the moment
-            if then and not _OUTLIVES_RE.search(clause):
-                then = None  # "…, so flag those in the PR": read as it stands, no rule for its reason alone
+            if then and not _OUTLIVES_RE.search(clause) and not (
+                    any(st.kind in ("personal", "identity") for st in out) and not _POINTS_HERE_RE.search(clause)):
+                then = None  # "…, so flag those in the PR": read as it stands, no rule for its reason alone (but
+                # what the person is makes it theirs: "I'm colour blind so avoid red/green badges")
             clause, inner = strip_lead(clause)
             inner = inner or then
             clause = _TRAILER_RE.sub("", clause.rstrip(" .!…"))
@@ -1613,6 +1615,9 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
     return _task_constraints(groups)
 
 
+# what points at something in this conversation ("ignore that slack paste", "give me times in that")
+_POINTS_HERE_RE = re.compile(r"\b(?:in|with|of|from|about|to)\s+(?:that|this|it)\b|\b(?:that|this|those|these)\s+\w",
+                             re.I)
 # "then" at a clause's end, and the time it points back to ("on tuesdays", "every Friday", "on weekends")
 _THEN_RE = re.compile(r"\s+then$", re.I)
 _WHEN_RE = re.compile(rf"\b(?:on|every|each)\s+(?:{lx.DAYS})s?\b", re.I)

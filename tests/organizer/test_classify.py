@@ -30,6 +30,9 @@ from openprogram_memory.placement.classify import (
     ("I speak Portuguese and English.", "identity"),
     ("Her time zone is Europe/Lisbon.", "identity"),
     ("Dana runs a bike shop.", "identity"),
+    ("The user teaches year 5 at Holm Park Primary.", "identity"),  # (the writer's wordings of a role)
+    ("The user is head of platform.", "identity"),
+    ("The user joined the data team.", "identity"),
     ("The Orbit project uses Postgres 16.", "project"),
     ("Use uv for the `orbit` repo.", "project"),
     ("Working on project Atlas: the migration.", "project"),

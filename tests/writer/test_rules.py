@@ -59,6 +59,20 @@ CONVERSATION = [
 ]
 
 
+def test_every_person_attribute_the_writer_reads_reaches_the_core_however_it_is_worded(rules_ws, store):
+    say(store, "s", ["Hola! I'm Tomás, I teach chemistry at a secondary school in Valencia."])
+    write(rules_ws)
+    assert {text: r.topic for text, r in records(rules_ws).items()} == {
+        "The user's name is Tomás.": "topics/core.md",
+        "The user teaches chemistry at a secondary school in Valencia.": "topics/core.md"}
+    say(store, "t", ["Career change: I joined the robotics lab as head of outreach."], start=LATER)
+    write(rules_ws, "t")
+    assert {text: r.topic for text, r in records(rules_ws).items()} == {  # (the new role replaces the old)
+        "The user's name is Tomás.": "topics/core.md",
+        "The user is head of outreach.": "topics/core.md",
+        "The user joined the robotics lab.": "topics/core.md"}
+
+
 def test_each_kind_goes_to_its_topic_and_the_core_only_holds_the_person(rules_ws, store):
     say(store, "s", CONVERSATION)
     write(rules_ws)
@@ -876,6 +890,16 @@ def test_a_place_ends_where_the_reason_starts_and_the_time_zone_after_it_is_thei
      ["Don't explain what a compiler flag is."]),
     ("I'm partially colorblind (red-green), so use shapes as well as colours in plots.",
      ["The user is partially colorblind (red-green).", "Use shapes as well as colours in plots."]),
+    # what the person is makes the instruction theirs, with no word of time
+    ("I'm dyslexic so avoid walls of text.", ["The user is dyslexic.", "Avoid walls of text."]),
+    ("I moved to Porto, so dates in DD/MM please, not MM/DD.",
+     ["The user moved to Porto.", "Dates in DD/MM please, not MM/DD."]),
+    ("oh and I'm colour blind so avoid red/green status badges",
+     ["The user is colour blind.", "Avoid red/green status badges."]),
+    # … unless it points at something in this conversation
+    ("I'm vegan, so ignore that meal-prep paste from before.", ["The user is vegan."]),
+    ("I moved to Oslo, so dates in that format please, not the US one.", ["The user moved to Oslo."]),
+    ("I moved to Oslo, so give me times in that.", ["The user moved to Oslo."]),
 ])
 def test_an_instruction_given_because_of_a_durable_fact_is_a_rule_of_its_own(said, texts):
     assert [s.text for s in extract_statements(said)] == texts
