@@ -74,7 +74,7 @@ def conjugate(verb: str) -> str:
 def third_person(clause: str) -> str:
     """Lightly turn a first-person clause into a statement about "The user"."""
     text = clause
-    pair = re.match(r"^(?:my|My)\s+(\w+)\s+and\s+(?:I|i)(\s+(?:have|are|live|own|both)\b.*)$", text, re.S)
+    pair = re.match(r"^(?:my|My)\s+(\w+)\s+and\s+(?:I|i)(\s+\w.*)$", text, re.S)
     if pair:  # "my partner and I have two cats": both of them, not "… and they have"
         return f"The user and their {pair.group(1)}{pair.group(2)}"
     for pattern, replacement in _SUBJECT_FORMS:

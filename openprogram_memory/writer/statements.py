@@ -155,10 +155,14 @@ _TEAM_RE = re.compile(
     rf"joined)\s+(?:the\s+)?|{_I}{_ADV}\s+(?:run|lead|manage|head|own)\s+(?:the\s+|a\s+|an\s+|our\s+)?)"
     rf"(?P<v>(?:[\w&/+-]+\s+){{0,4}}?(?:team|squad|group|department|org|tribe|guild|crew|lab|division|unit|"
     rf"company|startup|studio|agency|business|shop|practice|clinic|consultancy|chapter|pod|office|committee|"
-    rf"programme|program|unit|lab)\b.*)$",
+    rf"programme|program|unit|lab)\b.*|(?:[\w-]+\s+)?(?:engineering|design|analytics|research|marketing|sales|security|"
+    rf"operations|ops|support|product|infrastructure|infra|platform|qa|testing|finance|growth|devops|data science)"
+    rf"(?=\s+(?:at|for)\s|$).*)$",  # (or a field of work: "I run data engineering at …")
     re.I,
 )
 _EMPLOYER_IN_RE = re.compile(r"\b(?:at|for|with)\s+(?P<e>[A-Z][\w&.'’-]*(?:\s+[A-Z][\w&.'’-]*){0,2})")
+_CALLED_RE = re.compile(r"\s+(?:at|for|with)\s+(?:an?\s+)?(?:[\w-]+\s+){0,3}?(?:called|named)\s+"
+                        r"(?P<e>[A-Z][\w&.'’-]*(?:\s+[A-Z][\w&.'’-]*){0,2})")
 # where an employer's name ends inside a role ("at Paystack's Lagos office, team checkout")
 _EMPLOYER_END_RE = re.compile(r"\s*[,;(]|\s+(?:on|in|as|and|but|so|because|where|which|who|since|now|these days)\s+|"
                               r"\s+(?:now|these days|(?:this|last) \w+)$")
@@ -184,7 +188,7 @@ def _as_role(value: str) -> tuple[str, list[Statement]]:
 def _job_parts(value: str) -> tuple[str, str | None]:
     """A role phrase cut before the employer it names, and that employer ("data engineer at Glovo" → "data engineer",
     "Glovo"); the employer is a record of its own, so a new job replaces it and leaves the role alone."""
-    found = _EMPLOYER_IN_RE.search(value)
+    found = _CALLED_RE.search(value) or _EMPLOYER_IN_RE.search(value)  # ("at a fintech called Ledgerly")
     if not found or not _looks_like_org(found.group("e")):
         return value, None
     employer = _EMPLOYER_END_RE.split(value[found.start("e"):], maxsplit=1)[0].strip()
@@ -217,11 +221,10 @@ def _identity(clause: str) -> list[Statement]:
         if match and slot == "team":  # "I lead the data team at Corvid Health, based in Dublin": three records
             head, *appositives = re.split(r"\s*,\s*(?:and\s+)?", match.group("v"))
             head, roles = _as_role(head)
+            team, employer = _job_parts(head)
             called = re.search(r"\s(?:called|named)\s+(?P<e>(?-i:[A-Z]).*)$", head)
-            if called:  # "I joined a small agency called Moss & Pine": where the person works
+            if called and employer is None:  # "I joined a small agency called Moss & Pine": where the person works
                 team, employer = "", _EMPLOYER_END_RE.split(called.group("e"), maxsplit=1)[0]
-            else:
-                team, employer = _job_parts(head)
             out = [Statement(finish(third_person(clause[:match.start("v")] + team)), "identity", keyword(team), slot)
                    ] if team else []
             if employer:
@@ -1582,6 +1585,12 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
             pronoun = _PRONOUN_RE.match(clause)
             if pronoun and person:
                 clause = _named_subject(person, pronoun, clause)
+            condition = _CONDITION_RE.match(clause)
+            pronoun = _PRONOUN_RE.match(clause[condition.end():]) if condition else None
+            if condition and pronoun and person:  # "If a dashboard breaks, he's the one to ping": named before
+                cond = clause[:condition.end()].rstrip(", ")
+                head, sep, tail = _named_subject(person, pronoun, clause[condition.end():]).partition(", ")
+                clause = f"{head} {cond[:1].lower()}{cond[1:]}{sep}{tail}"  # (said of them, it files under them)
             clause = _named_in_clause(clause, person)
             since = _WHEN_END_RE.sub("", _SINCE_RE.sub("", clause))
             if since != clause and any(s.slot in _JOB for s in _identity(since)):
@@ -1615,6 +1624,8 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
     return _task_constraints(groups)
 
 
+# a condition before the clause it holds for ("if a dashboard breaks, …", "whenever prod is down, …")
+_CONDITION_RE = re.compile(r"^(?:if|when|whenever|once|before|after|for anything)\b[^,]{3,80},\s*", re.I)
 # what points at something in this conversation ("ignore that slack paste", "give me times in that")
 _POINTS_HERE_RE = re.compile(r"\b(?:in|with|of|from|about|to)\s+(?:that|this|it)\b|\b(?:that|this|those|these)\s+\w",
                              re.I)

@@ -33,6 +33,8 @@ from openprogram_memory.placement.classify import (
     ("The user teaches year 5 at Holm Park Primary.", "identity"),  # (the writer's wordings of a role)
     ("The user is head of platform.", "identity"),
     ("The user joined the data team.", "identity"),
+    ("The user is in Nairobi.", "identity"),
+    ("The user is in a meeting until noon.", "other"),
     ("The Orbit project uses Postgres 16.", "project"),
     ("Use uv for the `orbit` repo.", "project"),
     ("Working on project Atlas: the migration.", "project"),

@@ -740,7 +740,7 @@ def test_working_with_tools_is_no_employer():
     ("I'm Dagny, I do data engineering at Norsk Kraft.",
      ["The user's name is Dagny.", "The user does data engineering.", "The user works at Norsk Kraft."]),
     ("I do frontend for a startup called Pebble so keep the CSS tidy.",
-     ["The user does frontend for a startup called Pebble."]),
+     ["The user does frontend.", "The user works at Pebble."]),
     ("I do my backups on Sundays.", []),
     ("Hello, Farida here, i'm the new EM for payments.", ["The user's name is Farida.", "The user is the new EM for payments."]),
 ])
@@ -945,6 +945,7 @@ def test_abbreviated_days_stay_a_list_a_named_relative_is_who_his_or_her_means_a
      ["The user is in Perth.", "The user's timezone is AWST (UTC+8)."]),
     ("My husband and I have a border collie called Pip.",
      ["The user and their husband have a border collie called Pip."]),
+    ("My girlfriend and I recently moved in together.", ["The user and their girlfriend recently moved in together."]),
 ])
 def test_a_never_with_a_place_stays_with_its_fact_the_offset_stays_with_its_zone_and_a_couple_is_both(said, texts):
     assert [s.text for s in extract_statements(said)] == texts
@@ -1109,6 +1110,12 @@ def test_the_new_thing_at_hand_is_no_rule_any_new_thing_is(said, texts):
      [("The user works at Pimlico Health.", "employer"), ("The user is a nurse manager.", "role")]),
     ("I'm with Pimlico Health now on the renal ward.", [("The user works at Pimlico Health.", "employer")]),
     ("I'm at Quill & Co these days.", [("The user works at Quill & Co.", "employer")]),
+    ("I head security for Kestrel Pay, based in Leeds.",
+     [("The user heads security.", "team"), ("The user works at Kestrel Pay.", "employer"),
+      ("The user is based in Leeds.", "location")]),
+    ("I run growth at a tiny startup called Pollen.",
+     [("The user runs growth.", "team"), ("The user works at Pollen.", "employer")]),
+    ("I run the tests before lunch.", []),
     ("I left Ondine last month and joined Kestrel Pay this week as a data engineer.",
      [("The user now works at Kestrel Pay.", "employer"), ("The user is a data engineer.", "role")]),
 ])
@@ -1126,6 +1133,14 @@ def test_a_job_is_said_as_a_role_an_employer_and_a_place_each_its_own_record(sai
 ])
 def test_a_role_split_off_by_a_dash_after_the_name_and_a_name_said_in_another_tongue(said, texts):
     assert [s.text for s in extract_statements(said)] == texts
+
+
+def test_he_or_she_after_a_condition_is_the_person_named_before_and_files_under_them():
+    said = extract_statements("Wanjiru looks after the print queue. Whenever the plotter jams, she is the person to "
+                              "call, not facilities.")
+    assert [(s.subject, s.text) for s in said] == [
+        ("Wanjiru", "Wanjiru looks after the print queue."),
+        ("Wanjiru", "Wanjiru is the person to call whenever the plotter jams, not facilities.")]
 
 
 def test_myself_introduces_the_person_and_working_as_gives_their_role():
