@@ -32,7 +32,7 @@ ROLE_NOUNS = (
 )
 ROLE_RE = re.compile(rf"\b(?:{ROLE_NOUNS})s?\b", re.I)
 
-FAMILY = (r"wife|husband|partner|spouse|girlfriend|boyfriend|fianc[ée]e?|kids?|children|child|son|sons|daughters?|"
+FAMILY = (r"wife|husband|partner|spouse|girlfriend|boyfriend|fianc[ée]e?|kids?|children|child|son|sons|daughters?|boys|girls|"
           r"baby|toddler|twins|mom|mum|mother|dad|father|parents|brother|sister|siblings?|grandma|grandpa|"
           r"grandmother|grandfather|family|dog|dogs|cat|cats|puppy|kitten|pets?|parrot|rabbit|hamster|horse|newborn|"
           r"infant|grandkids|grandchildren|stepson|stepdaughter|retriever|labrador|lab|terrier|poodle|spaniel|"

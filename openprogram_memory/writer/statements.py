@@ -364,7 +364,7 @@ def _looks_like_org(value: str) -> bool:
 
 # -- personal -------------------------------------------------------------------------
 _PERSONAL_RE = re.compile(
-    rf"^(?:my\s+(?:(?:little|older|younger|big|baby|two|three|\w+-year-old)\s+)*(?:{lx.FAMILY})\b|"
+    rf"^(?:(?:my|our(?!\s+lab\b))\s+(?:(?:little|older|younger|big|baby|two|three|\w+-year-old)\s+)*(?:{lx.FAMILY})\b|"
     rf"{_IM}{_ADV}\s+(?:a\s+|an\s+)?(?:(?:strict|lifelong|proud|new|first-time|single|big|huge|type\s+[12i]+|red[- ]green|partially)\s+)?"
     r"(?:vegetarian|vegan|pescatarian|gluten[- ]free|lactose[- ]intolerant|diabetic|celiac|coeliac|colou?r[- ]?blind|"
     r"dyslexic|left[- ]handed|right[- ]handed|allergic|a morning person|morning person|a night owl|night owl|"
@@ -409,6 +409,14 @@ def _personal(clause: str) -> list[Statement]:
     match = _PERSONAL_RE.match(clause)
     if not match or re.fullmatch(rf"my\s+(?:\w+\s+)?(?:{lx.FAMILY})", clause.strip(), re.I):
         return []  # ("My partner and I have two cats": "My partner" alone says nothing)
+    named = re.fullmatch(rf"(?:my|our)\s+(?P<k>(?:\w+\s+)?(?:{lx.FAMILY})),?\s+(?P<n>(?-i:[A-Z][\w'’-]+))", clause.strip(),
+                         re.I)
+    if named:  # "…, my husband Tom and …": who they are
+        return [Statement(f"The user's {named.group('k')} is {named.group('n')}.", "personal", named.group("n"))]
+    ages = re.fullmatch(rf"our\s+(?P<k>(?:\w+\s+){{0,2}}(?:{lx.FAMILY})),?\s+(?P<a>\d{{1,2}}(?:,?\s+(?:and\s+)?\d{{1,2}})*)",
+                        clause.strip(), re.I)
+    if ages:  # "our two boys, 7 and 10"
+        return [Statement(f"The user has {ages.group('k')}, aged {ages.group('a')}.", "personal", ages.group("k"))]
     if re.match(rf"^{_I}{_ADV}\s+(?:speak)\b", clause, re.I):
         return []  # languages are identity
     if re.match(rf"^{_I}{_ADV}\s+(?:run|read|write|train|coach|practice|practise|play)\b", clause, re.I) and not re.search(
@@ -1502,6 +1510,7 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
     listed: str | None = None  # the kind a "My preferences:" line gives the list items under it
     opening, greeted = True, False  # no sentence but a bare greeting yet: a self-introduction may come
     last_named = False  # the sentence before gave the person's name and ended there
+    kin_of: dict[str, str] = {}  # family named in a personal record: "Tom" → "husband"
     retracted: re.Match[str] | None = None  # the sentence before took back what was said about something, and ended
 
     def keep(statement: Statement) -> None:  # each statement once, in order, said of "the user"
@@ -1579,6 +1588,9 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
                     continue
                 clause = (("I'm " if verb in ("based", "originally", "not", "big", "working") else "I ")
                           + clause[:1].lower() + clause[1:])
+            named_kin = re.match(r"(?P<n>[A-Z][\w'’-]+)\s+(?=is|has|can't|cannot|doesn't|won't|hates|loves|needs)\b", clause)
+            if named_kin and named_kin.group("n") in kin_of:  # "Tom is allergic to shellfish": the husband named before
+                clause = f"my {kin_of[named_kin.group('n')]} {clause}"
             it = _THING_PRONOUN_RE.match(clause)
             if it and thing:  # "The search cluster is Elasticsearch … it's managed by the infra team"
                 clause = f"the {thing}{_PRONOUN_VERB.get(it.group('v') or '', '')}{clause[it.end():]}"
@@ -1601,6 +1613,7 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
                         person = statement.subject
                     elif statement.kind == "personal" and (kin := _KIN_NAME_RE.search(statement.text)):
                         person = kin.group("n")  # "my wife Giulia is a nurse … Her rota …": Giulia's
+                        kin_of[person] = kin.group("k")
                     if statement.kind == "fact":
                         thing = _thing_phrase(statement.text) or thing
                     keep(statement)
@@ -1643,8 +1656,8 @@ _SO_ZONE_RE = re.compile(rf"\bso\s+(?:I'm\s+on\s+|i am on\s+|im on\s+|it's\s+|us
 _TOLD_RE = re.compile(r"\b(?:talk to|speak to|ask|ping|tag|loop in|contact|email|message|check with|go to)\s+"
                       r"((?-i:[A-Z][\w'’-]+(?:\s+[A-Z][\w'’-]+)?))", re.I)
 # a named family member in a personal record ("The user's wife Giulia is a nurse")
-_KIN_NAME_RE = re.compile(rf"\b(?:user's|my)\s+(?:(?:little|older|younger|big|baby)\s+)?(?:{lx.FAMILY}),?\s+"
-                          r"(?P<n>(?-i:[A-Z][\w'’-]+))\b", re.I)
+_KIN_NAME_RE = re.compile(rf"\b(?:user's|my|our)\s+(?P<k>(?:(?:little|older|younger|big|baby)\s+)?(?:{lx.FAMILY})),?\s+"
+                          r"(?:is\s+)?(?P<n>(?-i:[A-Z][\w'’-]+))\b", re.I)
 # "…, so <an instruction>": what the person asks because of what they just said ("I'm colorblind, so please don't
 # rely on red vs green", "I moved to Lisbon, so timestamps in WET please")
 _SO_THEN_RE = re.compile(

@@ -1143,6 +1143,24 @@ def test_he_or_she_after_a_condition_is_the_person_named_before_and_files_under_
         ("Wanjiru", "Wanjiru is the person to call whenever the plotter jams, not facilities.")]
 
 
+@pytest.mark.parametrize("said, texts", [
+    # a household: who is in it, and what holds for each of them
+    ("For meal plans it's me, my wife Ines and our three girls, 4, 9 and 12. Ines can't eat gluten.",
+     ["The user's wife is Ines.", "The user has three girls, aged 4, 9 and 12.", "The user's wife Ines can't eat gluten."]),
+    ("Our dog Biscuit is 12. Biscuit can't climb stairs anymore.",
+     ["Our dog Biscuit is 12.", "The user's dog Biscuit can't climb stairs anymore."]),
+    # red meat and anything green are food, not a build's status
+    ("Please avoid red meat in the meal plans.", ["Avoid red meat in the meal plans."]),
+    ("Avoid anything green in the kids' lunches.", ["Avoid anything green in the kids' lunches."]),
+])
+def test_a_household_and_each_of_its_people(said, texts):
+    assert [s.text for s in extract_statements(said)] == texts
+
+
+def test_our_lab_is_a_workplace_not_a_pet():
+    assert [s.kind for s in extract_statements("Our lab books the microscope on Fridays.")] == ["schedule"]
+
+
 def test_myself_introduces_the_person_and_working_as_gives_their_role():
     said = extract_statements("Myself Anand Kumar, working as QA engineer at Wipro.")
     assert [(s.text, s.slot) for s in said] == [("The user's name is Anand Kumar.", "name"),
