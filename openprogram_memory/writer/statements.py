@@ -1057,7 +1057,11 @@ def _clean_subject(subject: str) -> str:
 # -- the clause classifier ----------------------------------------------------------------
 def classify_clause(clause: str, hint: str | None = None) -> list[Statement]:
     """The durable statements in one clause (usually none or one), in the order the detectors run."""
+    quoted = re.search(r"\s(?:'[^'\"“”]+(?P<q>')|[\"“][^\"'“”]{1,11}(?P<qq>[\"”]))[\s.!…]*$", clause)
     clause = re.sub(r"^[\s\"'“(\[*_]+|[\s\"'”)\]*_]+$", "", clause.strip())
+    if quoted:  # (a quote the clause ends with keeps its closing mark: "… start with 'Great question'")
+        clause = re.sub(r"[\s.!…,]+$", "", clause) + (quoted.group("q") or quoted.group("qq"))
+    # (a longer double-quoted span stays open: whole, it reads as reported speech)
     if clause.count("(") > clause.count(")"):
         clause += ")"  # (the bracket closing an aside at the end went with the quotes and brackets around it)
     if clause.endswith("?"):
@@ -1124,9 +1128,9 @@ def _statements(clause: str, hint: str | None) -> list[Statement]:
     found = classify_clause(clause, hint)
     if found:
         return found
-    inner = re.search(r"(?:^|\s)(?=(?:I|i)(?:'m|’m|'d|’d|'ve)?\s+(?:(?:always|usually|generally|really|mostly|"
+    inner = re.search(r"(?:^|\s)(?<!if )(?=(?:I|i)(?:'m|’m|'d|’d|'ve)?\s+(?:(?:always|usually|generally|really|mostly|"
                       r"also|still|strongly|much)\s+)?(?:prefer|like|love|hate|can't stand|"
-                      r"would rather|'d rather|rather|work|live|speak|am|'m)\b)", clause)
+                      r"would rather|'d rather|rather|work|live|speak|am|'m|use)\b)", clause)
     if inner and inner.start() > 0:
         found = classify_clause(clause[inner.start():].strip(), hint)
         scope = clause[:inner.start()].strip(" ,")

@@ -719,6 +719,29 @@ def test_always_or_never_before_what_happens_is_no_rule(said, rules):
 
 
 @pytest.mark.parametrize("said, texts", [
+    # what the person uses for a purpose holds for that purpose
+    ("For charts I always use Vega-Lite.", ["For charts, the user always uses Vega-Lite."]),
+    ("In side projects I usually use Deno.", ["In side projects, the user usually uses Deno."]),
+    # … but not what they would use in a question's "if"
+    ("quick check: if I use SELECT ... FOR UPDATE here, does it block readers?", []),
+])
+def test_what_the_person_uses_for_something_is_a_preference_for_it(said, texts):
+    assert [s.text for s in extract_statements(said)] == texts
+
+
+@pytest.mark.parametrize("said, text", [
+    # a quote the sentence ends with keeps its closing mark
+    ("Never call it 'the monolith'.", "Never call it 'the monolith'."),
+    ('Always tag releases as "vX.Y.Z".', 'Always tag releases as "vX.Y.Z".'),
+    ("I can't stand the phrase 'circle back'.", "The user can't stand the phrase 'circle back'."),
+    ("Always end emails with 'Best wishes.'", "Always end emails with 'Best wishes'."),
+    ('"always squash before merging"', "Always squash before merging."),  # (quoted whole: the marks go)
+])
+def test_a_closing_quote_stays(said, text):
+    assert [s.text for s in extract_statements(said)] == [text]
+
+
+@pytest.mark.parametrize("said, texts", [
     ("I use Terraform and pulumi at work.", ["The user uses Terraform and pulumi at work."]),
     ("honestly I work with Spark and dbt most days", ["The user works with Spark and dbt most days."]),
     ("I speak Hindi and marathi at home.", ["The user speaks Hindi and marathi at home."]),
