@@ -89,8 +89,15 @@ def third_person(clause: str) -> str:
     if sep:
         for pattern, replacement in _LATER_FORMS:
             rest = pattern.sub(replacement, rest)
+        # a second verb of the same subject ("loves Rust but hate the compile times"): said of them too
+        rest = re.sub(rf"\b(and|but)\s+(?:(also|still|really)\s+)?({_SHARED_VERBS})\b",
+                      lambda m: f"{m.group(1)} {m.group(2) + ' ' if m.group(2) else ''}{conjugate(m.group(3))}", rest)
         text = head + sep + rest
     return text
+
+
+# verbs a person's second clause often starts with, subject carried over ("I use vim and love it")
+_SHARED_VERBS = "hate|love|like|prefer|dislike|enjoy|need|want|use|avoid|speak|live|work|own|run|write|read|play"
 
 
 _FIRST_WORD_RE = re.compile(r"\b(?:(?P<im>I'm|I’m|i'm|i’m)|(?P<my>[Mm]y)|(?P<me>me))\b|(?P<i>\bI\b|(?<![\w'’.-])i(?![\w'’.-]))")

@@ -585,7 +585,19 @@ _BEST_FOR_ME_RE = re.compile(r"^(?P<x>.+?)\s+(?:is|are|works?|suits?|helps?)\s+(
                              re.I)
 
 
+# "tabs over spaces, always", "composition over inheritance": one thing preferred to another, said as a motto
+_OVER_RE = re.compile(r"^(?P<a>(?!(?:it|that|this|we|i|you|they|he|she|all|go|come|move|get)\b)(?![\w-]+ed\b)[\w.#+-]+"
+                      r"(?:\s+[\w.#+-]+)?)"
+                      r"\s+over\s+(?P<b>(?!(?:the|a|an|my|our|their|his|her|it|there|here|time|lunch|coffee|to|with|by|"
+                      r"zoom|slack|email|text)\b)[\w.#+-]+(?:\s+[\w.#+-]+)?)"
+                      r"(?:,?\s+(?:always|every time|any day|for me|please))?$", re.I)
+
+
 def _preference(clause: str) -> list[Statement]:
+    over = _OVER_RE.match(clause)
+    if over:
+        return [Statement(finish(f"The user prefers {over.group('a')} over {over.group('b')}"), "preference",
+                          keyword(over.group("a")))]
     what = _WHAT_I_LIKE_RE.match(clause)
     if what:
         return [Statement(finish(_possessive(f"The user {what.group('v').lower()}s {what.group('x')}"

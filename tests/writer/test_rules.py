@@ -730,6 +730,27 @@ def test_what_the_person_uses_for_something_is_a_preference_for_it(said, texts):
 
 
 @pytest.mark.parametrize("said, text", [
+    ("I adore Elixir but dislike the deploy story.", "The user adores Elixir but dislikes the deploy story."),
+    ("I love Postgres but really hate its upgrade path.", "The user loves Postgres but really hates its upgrade path."),
+])
+def test_a_second_verb_of_the_person_agrees_with_them(said, text):
+    assert [s.text for s in extract_statements(said)] == [text]
+
+
+@pytest.mark.parametrize("said, texts", [
+    ("Composition over inheritance, always.", ["The user prefers Composition over inheritance."]),
+    ("uv over poetry any day", ["The user prefers uv over poetry."]),
+    ("we went over the plan", []),
+    ("migrated over Christmas", []),
+    ("switch over to GitLab", []),
+])
+def test_one_thing_over_another_said_as_a_motto_is_a_preference(said, texts):
+    assert [s.text for s in extract_statements(said) if s.kind == "preference"] == texts
+
+
+
+
+@pytest.mark.parametrize("said, text", [
     # a quote the sentence ends with keeps its closing mark
     ("Never call it 'the monolith'.", "Never call it 'the monolith'."),
     ('Always tag releases as "vX.Y.Z".', 'Always tag releases as "vX.Y.Z".'),
