@@ -932,6 +932,8 @@ _FACT_NAMED_RE = re.compile(
     r"configured|pinned|locked|set)\b)",
 )
 _WE_FACT_RE = re.compile(
+    rf"^we(?:'re|’re| are)(?:{_ADV})\s+(?:on\s+(?!(?:a|an|the|it|this|that|track|call|leave|holiday|vacation|break|"
+    rf"time|schedule|board|hold|top|fire|standby|site|our|my|mute|pto|shift|duty)\b)|an?\s+[\w.#+-]+(?:\s+[\w.#+-]+)?\s+(?:shop|house|company|startup)\b)|"
     rf"^(?:{_WE}|our company|the company)(?:{_ADV})\s+(?:use|run|deploy|host|ship|build|store|keep|have|"
     r"rely on|depend on|are on|'re on|target|support|release|publish|track|manage|write|test|pin|vendor|"
     r"mirror|monitor|log|back up|encrypt|sign|tag|version|serve|sell|make|maintain|own|'ve got|got)\b",

@@ -738,6 +738,17 @@ def test_a_second_verb_of_the_person_agrees_with_them(said, text):
 
 
 @pytest.mark.parametrize("said, texts", [
+    # what the team is on, or what kind of shop it is, is a fact of the setup
+    ("We're on Node 20 across the board.", ["We're on Node 20 across the board."]),
+    ("we're a Go shop, so examples in Go please", ["We're a Go shop.", "Examples in Go."]),
+    ("we're on a call with the vendor", []),
+    ("We're on track for the Friday release.", []),
+])
+def test_what_the_team_is_on_is_a_fact(said, texts):
+    assert [s.text for s in extract_statements(said)] == texts
+
+
+@pytest.mark.parametrize("said, texts", [
     ("Composition over inheritance, always.", ["The user prefers Composition over inheritance."]),
     ("uv over poetry any day", ["The user prefers uv over poetry."]),
     ("we went over the plan", []),
