@@ -1471,14 +1471,16 @@ _PARTICIPLE_RE = re.compile(r"^(?:deployed|hosted|built|written|run|running|serv
                             re.I)
 
 
-def _stack(body: str) -> list[Statement]:
+def _stack(body: str, named: bool = False) -> list[Statement]:
     """A list of the parts of a system under a context label ("context: rails 7.1 monolith, sidekiq for jobs,
     postgres 15 on RDS"): one fact a part. Empty unless every part is a short phrase naming something concrete
     (a version, a name, a path) without a verb of its own."""
     body = re.sub(r"^(?:(?:this|it)(?:'s|’s| is) (?:an? )?|we(?:'re|’re| are) on |we use )", "", body, flags=re.I)
     items = [i.strip(" .") for i in re.split(r"\s*,\s*(?:and\s+)?|\s*;\s*", body) if i.strip(" .")]
     if len(items) < 2 or not all(_STACK_ITEM_RE.match(i) and not re.search(rf"\s{_FACT_VERBS}\s", f" {i} ")
-                                 and (re.search(r"\d|[A-Z]|`|/", i) or len(i.split()) >= 2) for i in items):
+                                 and (re.search(r"\d|[A-Z]|`|/", i) or len(i.split()) >= 2 and not named)
+                                 and not (named and _TASK_RE.match(i)) for i in items):
+        # (``named``: no label said it is a stack, so each part names something and none is a task)
         return []
     return [Statement(finish(f"The project is {i}" if _PARTICIPLE_RE.match(i) else f"The project uses {i}"), "fact",
                       keyword(i)) for i in items]  # (no subject: the parts of one system stay together)
@@ -1581,7 +1583,9 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
             hint = hint or strip_lead(label + ":  x")[1]
             body = rest
         body = _EVER_RE.sub(r"never \g<what>", body)  # "don't touch vendor/, ever": a standing "never"
-        stack = _stack(body) if hint == "fact" else []
+        after_fact = len(groups) > 1 and any(st.kind == "fact" for st in groups[-2][1]) and re.search(
+            r"[—–-]\s*" + re.escape(sentence[:24]), text)  # "We're on GCP — BigQuery for the warehouse, …"
+        stack = _stack(body) if hint == "fact" else _stack(body, named=True) if after_fact else []
         for statement in stack:
             keep(statement)
         parts = [] if stack else _so_then(body)

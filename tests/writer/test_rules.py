@@ -749,6 +749,21 @@ def test_what_the_team_is_on_is_a_fact(said, texts):
 
 
 @pytest.mark.parametrize("said, texts", [
+    # the parts of a system listed after a dash that follows a fact about it
+    ("We're on Azure — Cosmos DB for documents, Service Bus for events.",
+     ["We're on Azure.", "The project uses Cosmos DB for documents.", "The project uses Service Bus for events."]),
+    # … but not a list of tasks, nor parts that name nothing
+    ("The API is Flask — fix the login view in app/auth.py, add a test under tests/", ["The API is Flask."]),
+    ("The API is Flask — small tweaks mostly, nothing big", ["The API is Flask."]),
+    # (after a full stop the next sentence is its own: "Subjects follow `a.b.c`, e.g. `x.y.z`" is no list of parts)
+    ("The event bus is NATS. Subjects follow `domain.event`, e.g. `billing.paid`.",
+     ["The event bus is NATS.", "Subjects follow `domain.event`, e.g. `billing.paid`."]),
+])
+def test_the_parts_of_a_system_after_a_dash_are_facts(said, texts):
+    assert [s.text for s in extract_statements(said)] == texts
+
+
+@pytest.mark.parametrize("said, texts", [
     ("Composition over inheritance, always.", ["The user prefers Composition over inheritance."]),
     ("uv over poetry any day", ["The user prefers uv over poetry."]),
     ("we went over the plan", []),
