@@ -1638,6 +1638,10 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
                         kin_of[person] = kin.group("k")
                     if statement.kind == "fact":
                         thing = _thing_phrase(statement.text) or thing
+                    things = _PLURAL_END_RE.search(out[-1].text) if out and statement.kind == "rule" else None
+                    if things and re.search(r"\bthem\b", statement.text):  # "strict about migrations, always run them
+                        # by him first": the migrations
+                        statement = replace(statement, text=re.sub(r"\bthem\b", things.group("p"), statement.text, 1))
                     keep(statement)
             name = _subject_person(clause)
             if name and re.match(r"^[A-Z]", clause) and len(name.split()) <= 3 and clause[len(name):].startswith(" "):
@@ -1661,6 +1665,8 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
 
 # a condition before the clause it holds for ("if a dashboard breaks, …", "whenever prod is down, …")
 _CONDITION_RE = re.compile(r"^(?:if|when|whenever|once|before|after|for anything)\b[^,]{3,80},\s*", re.I)
+# the plural thing a statement ends on ("… is strict about migrations."): what a "them" right after it means
+_PLURAL_END_RE = re.compile(r"\b(?:about|on|with|for|of)\s+(?P<p>(?:(?:the|our|all|any)\s+)?(?:[\w-]+\s+)?[a-z][\w-]*[^s\W]s)\.?$")
 # what points at something in this conversation ("ignore that slack paste", "give me times in that")
 _POINTS_HERE_RE = re.compile(r"\b(?:in|with|of|from|about|to)\s+(?:that|this|it)\b|\b(?:that|this|those|these)\s+\w",
                              re.I)

@@ -1205,6 +1205,12 @@ def test_a_role_split_off_by_a_dash_after_the_name_and_a_name_said_in_another_to
     assert [s.text for s in extract_statements(said)] == texts
 
 
+def test_them_right_after_what_a_person_is_strict_about_is_that_thing():
+    said = extract_statements("Marek owns the data platform and he's fussy about schema changes, always run them "
+                              "past him first.")
+    assert [s.text for s in said if s.kind == "rule"] == ["Always run schema changes past Marek first."]
+
+
 def test_he_or_she_after_a_condition_is_the_person_named_before_and_files_under_them():
     said = extract_statements("Wanjiru looks after the print queue. Whenever the plotter jams, she is the person to "
                               "call, not facilities.")
