@@ -168,6 +168,11 @@ _EMPLOYER_END_RE = re.compile(r"\s*[,;(]|\s+(?:on|in|as|and|but|so|because|where
                               r"\s+(?:now|these days|(?:this|last) \w+)$")
 
 
+def _works_at(employer: str, now: str = "") -> Statement:
+    """The employer record: "The user works at Globex." ("now works at" after leaving another)."""
+    return Statement(finish(f"The user {now}works at {employer}"), "identity", keyword(employer), "employer")
+
+
 def _place_in(value: str) -> list[Statement]:
     """Where a job is, when its phrase ends with it ("data engineer at Glovo in Barcelona")."""
     value = re.sub(r"\s+(?:now|these days|nowadays|at the moment|currently)$", "", value)
@@ -228,7 +233,7 @@ def _identity(clause: str) -> list[Statement]:
             out = [Statement(finish(third_person(clause[:match.start("v")] + team)), "identity", keyword(team), slot)
                    ] if team else []
             if employer:
-                out.append(Statement(finish(f"The user works at {employer}"), "identity", keyword(employer), "employer"))
+                out.append(_works_at(employer))
             return out + roles + [s for part in appositives for s in _appositive(part)]
         if match:
             value = match.group("v")
@@ -262,12 +267,11 @@ def _identity(clause: str) -> list[Statement]:
         value, roles = _as_role(match.group("v"))
         if re.match(rf"^{_I}(?:'ve| have)?\s+(?:left|quit)\b", clause):
             value = _EMPLOYER_END_RE.split(value, maxsplit=1)[0]
-            return [Statement(finish(f"The user now works at {value}"), "identity", keyword(value), "employer"), *roles]
+            return [_works_at(value, "now "), *roles]
         said = third_person(clause[:match.start("v")] + value)
         if re.match(rf"{_IM}\s+(?:now\s+)?(?:at|with)\s", clause, re.I):  # "I'm at Globex now": works there
             value, place = _EMPLOYER_END_RE.split(value, maxsplit=1)[0], _place_in(value)
-            return [Statement(finish(f"The user works at {value}"), "identity", keyword(value), "employer"), *roles,
-                    *place]
+            return [_works_at(value), *roles, *place]
         return [Statement(finish(said), "identity", keyword(value), "employer"), *roles]
     match = _ROLE_RE.match(clause)
     if match:
@@ -285,7 +289,7 @@ def _identity(clause: str) -> list[Statement]:
             said = clause[:match.start("v")] + role
             out = [Statement(finish(third_person(said)), "identity", keyword(role), "role")]
             if employer:
-                out.append(Statement(finish(f"The user works at {employer}"), "identity", keyword(employer), "employer"))
+                out.append(_works_at(employer))
             on_team = re.search(r"\bon the (?P<t>(?:[\w&/+-]+\s+){1,3}team)\b", value, re.I)
             if on_team:
                 out.append(Statement(finish(f"The user is on the {on_team.group('t')}"), "identity", on_team.group("t"),
