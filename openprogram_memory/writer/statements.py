@@ -409,7 +409,17 @@ _TIMEZONE_RE = re.compile(r"\b(?:time ?zone|tz|utc|gmt|(?-i:[A-Z]{2,4}T)\b|[A-Z]
                           re.I)
 
 
+# a long leave the person will take ("I'll be on parental leave most of Q4", "… on leave from March 1 to April 15"):
+# the agent should know; a day or a week off is the moment's
+_LEAVE_RE = re.compile(
+    rf"^(?:{_I}(?:'ll|’ll| will)\s+be|{_IM})\s+(?:on|taking|off on)\s+(?:(?:parental|maternity|paternity|sick|medical|"
+    rf"long|extended|study|unpaid|sabbatical)\s+)?leave\b(?=.*\b(?:{lx.MONTHS}|Q[1-4]|\d+\s+(?:weeks|months)|the summer|the rest of the year)\b)",
+    re.I)
+
+
 def _personal(clause: str) -> list[Statement]:
+    if _LEAVE_RE.match(clause):  # (a span of dates: a schedule)
+        return [Statement(finish(third_person(clause)), "schedule", keyword(clause))]
     match = _PERSONAL_RE.match(clause)
     if not match or re.fullmatch(rf"my\s+(?:\w+\s+)?(?:{lx.FAMILY})", clause.strip(), re.I):
         return []  # ("My partner and I have two cats": "My partner" alone says nothing)

@@ -1205,6 +1205,18 @@ def test_a_role_split_off_by_a_dash_after_the_name_and_a_name_said_in_another_to
     assert [s.text for s in extract_statements(said)] == texts
 
 
+@pytest.mark.parametrize("said, texts", [
+    # a long leave is something the agent should plan around; a day off is the moment's
+    ("Heads up: I'll be on sabbatical leave from June to August.", ["The user will be on sabbatical leave from June to August."]),
+    ("I'm on medical leave for 6 weeks starting Monday.", ["The user is on medical leave for 6 weeks starting Monday."]),
+    ("I'm on leave tomorrow, so no rush.", []),
+    ("I'll be on leave on Friday.", []),
+])
+def test_a_long_leave_is_a_schedule(said, texts):
+    said = extract_statements(said)
+    assert [s.text for s in said] == texts and all(s.kind == "schedule" for s in said)
+
+
 def test_them_right_after_what_a_person_is_strict_about_is_that_thing():
     said = extract_statements("Marek owns the data platform and he's fussy about schema changes, always run them "
                               "past him first.")
