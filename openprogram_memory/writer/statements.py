@@ -488,7 +488,9 @@ def _people(clause: str) -> list[Statement]:
         rest = clause[colleague.end():].strip(" ,")
         name = colleague.group("n")
         if name or _PERSON_VERB_RE.match(rest):
-            subject = name or colleague.group(0)
+            named = re.match(r"(?:is|'s)\s+(?P<n>(?:(?:Dr|Prof)\.?\s+)?(?-i:[A-Z][\w'’-]+)(?:\s+(?-i:[A-Z][\w'’-]+))?)\W*$",
+                             rest)
+            subject = name or (named.group("n") if named else colleague.group(0))  # ("my manager is Yuki": Yuki)
             return [Statement(finish(third_person(clause)), "people", keyword(subject), subject=subject)]
     owned = re.match(r"^(?P<n>(?-i:[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)?))['’]s\s+(?:team|squad|group|org)\s+"
                      r"(?:owns|runs|handles|maintains|manages|builds|is responsible for)\b", clause)
@@ -1652,6 +1654,10 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
                         kin_of[person] = kin.group("k")
                     if statement.kind == "fact":
                         thing = _thing_phrase(statement.text) or thing
+                    pronoun = _PRONOUN_RE.match(statement.text)
+                    if pronoun and person:  # "My supervisor is Dr. Weber, she wants
+                        # weekly reports": the person the clause before named
+                        statement = replace(statement, text=finish(_named_subject(person, pronoun, statement.text)))
                     things = _PLURAL_END_RE.search(out[-1].text) if out and statement.kind == "rule" else None
                     if things and re.search(r"\bthem\b", statement.text):  # "strict about migrations, always run them
                         # by him first": the migrations

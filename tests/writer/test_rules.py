@@ -1217,6 +1217,15 @@ def test_a_long_leave_is_a_schedule(said, texts):
     assert [s.text for s in said] == texts and all(s.kind == "schedule" for s in said)
 
 
+def test_a_colleague_named_by_role_is_filed_under_their_name_and_she_is_them():
+    said = extract_statements("My advisor is Prof. Ines Duarte, she reviews my drafts every Friday. "
+                              "She also decides which venues we target.")
+    assert [(s.subject, s.text) for s in said] == [
+        ("Prof. Ines Duarte", "The user's advisor is Prof. Ines Duarte."),
+        (None, "Prof. Ines Duarte reviews the user's drafts every Friday."),
+        ("Prof. Ines Duarte", "Prof. Ines Duarte also decides which venues we target.")]
+
+
 def test_them_right_after_what_a_person_is_strict_about_is_that_thing():
     said = extract_statements("Marek owns the data platform and he's fussy about schema changes, always run them "
                               "past him first.")
