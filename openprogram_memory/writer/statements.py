@@ -716,6 +716,12 @@ _ASK_FOR_ONE_RE = re.compile(
     r"^(?:(?:please|pls|plz|can you|could you|just|now|ok|okay)\s+)*(?:give|show|send|get|find|list|make|write|draft|"
     r"generate|create|build|bring)\s+me\s+(?:a|an|some|\d+|one|two|three|four|five|ten|a few|a couple)\b", re.I)
 # or a change to what is there ("redo the chart please"), unless a word of time makes it a way of working
+# how to explain anything: a generic object and a manner ("explain things step by step", "explain concepts slowly")
+_HOW_TO_EXPLAIN_RE = re.compile(
+    r"^(?:(?:please|pls|plz|kindly)\s+)?explain\s+(?:things|everything|"
+    r"stuff|concepts|new concepts|it all|your answers|your reasoning|your changes|changes)\s+(?:to me\s+)?(?:step by step|"
+    r"simply|slowly|in plain (?:english|language|terms|words)|like i'?m (?:five|5|new|a beginner)|with (?:an? )?examples?|"
+    r"in detail|briefly)\b", re.I)
 _ONE_OFF_ASK_RE = re.compile(
     r"^(?:(?:please|pls|plz|can you|could you|just|now|ok|okay)\s+)*(?:redo|rerun|retry|undo|revert|rename|fix|delete|"
     r"remove|move|rewrite|reword|regenerate|tidy up|clean up)\b", re.I)
@@ -773,7 +779,8 @@ def _rule(clause: str, hint: str | None) -> list[Statement]:
                 re.fullmatch(r"(?:there|then|it)", one_off.group(0).strip(), re.I) and _QUANTIFIED_RE.search(clause)):
             return []
     elif not standing:
-        generic = _STYLE_VERBS.match(re.sub(r"^(?:please|pls|plz|kindly)\s+", "", body, flags=re.I))
+        generic = _STYLE_VERBS.match(re.sub(r"^(?:please|pls|plz|kindly)\s+", "", body, flags=re.I)) or (
+            _HOW_TO_EXPLAIN_RE.search(body))  # ("explain things step by step": how, for anything)
         if one_off or not (generic or _QUANTIFIED_RE.search(clause)):
             return []
     text = re.sub(r"^(?:please|pls|plz|kindly)\s+", "", clause, flags=re.I)

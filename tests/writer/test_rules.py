@@ -789,6 +789,16 @@ def test_a_closing_quote_stays(said, text):
 
 
 @pytest.mark.parametrize("said, texts", [
+    # how to explain anything is a standing rule; explaining one thing is the task at hand
+    ("Please explain concepts slowly, I'm new to Rust.", ["Explain concepts slowly."]),
+    ("Explain your changes with examples.", ["Explain your changes with examples."]),
+    ("explain this stack trace step by step", []),
+])
+def test_how_to_explain_anything_is_a_rule(said, texts):
+    assert [s.text for s in extract_statements(said) if s.kind == "rule"] == texts
+
+
+@pytest.mark.parametrize("said, texts", [
     ("I use Terraform and pulumi at work.", ["The user uses Terraform and pulumi at work."]),
     ("honestly I work with Spark and dbt most days", ["The user works with Spark and dbt most days."]),
     ("I speak Hindi and marathi at home.", ["The user speaks Hindi and marathi at home."]),
