@@ -129,7 +129,7 @@ _EMPLOYER_RE = re.compile(
     rf"^(?:{_I}{_ADV}(?:\s+(?:remotely|full-time|part-time|freelance|fully remote))?\s+(?:work|am working|'m working)"
     rf"(?:\s+(?:remotely|full-time|part-time|freelance|fully remote))?\s+(?:at|for)\s+|{_IM}\s+(?:now\s+)?(?:at|with|employed by|"
     rf"working (?:at|for))\s+|{_I}(?:'ve| have)?{_ADV}\s+(?:joined|started at|started working at)\s+|"
-    rf"my (?:employer|company|day job) is\s+|{_I}(?:'ve| have) been (?:at|with|working (?:at|for))\s+|"
+    rf"my (?:employer|company|day job) is\s+|{_I}{_ADV}\s+(?:study|am studying|'m studying)\s+at\s+|{_I}(?:'ve| have) been (?:at|with|working (?:at|for))\s+|"
     rf"{_I}{_ADV}\s+(?:co-?founded|founded|started|run|own)\s+(?=(?-i:[A-Z]))|{_IM}\s+(?:the\s+)?(?:co-?)?founder of\s+|"
     rf"{_I}{_ADV}\s+(?:start(?:ed|ing)?|begin|began)\s+(?:work(?:ing)?\s+)?at\s+|{_I}(?:'ve| have)?\s+(?:left|quit)\s+.+?,?\s+(?:and\s+)?"
     rf"(?:(?:I'm|i'm|im|I am)\s+)?(?:now\s+)?(?:at|with|working (?:at|for)|joined)\s+)(?P<v>.+)$",
@@ -168,9 +168,10 @@ _EMPLOYER_END_RE = re.compile(r"\s*[,;(]|\s+(?:on|in|as|and|but|so|because|where
                               r"\s+(?:now|these days|(?:this|last) \w+)$")
 
 
-def _works_at(employer: str, now: str = "") -> Statement:
-    """The employer record: "The user works at Globex." ("now works at" after leaving another)."""
-    return Statement(finish(f"The user {now}works at {employer}"), "identity", keyword(employer), "employer")
+def _works_at(employer: str, now: str = "", studies: bool = False) -> Statement:
+    """The employer record: "The user works at Globex." ("now works at" after leaving another; "studies at")."""
+    return Statement(finish(f"The user {now}{'studies' if studies else 'works'} at {employer}"), "identity",
+                     keyword(employer), "employer")
 
 
 def _place_in(value: str) -> list[Statement]:
@@ -288,8 +289,9 @@ def _identity(clause: str) -> list[Statement]:
             role, employer = _job_parts(value)
             said = clause[:match.start("v")] + role
             out = [Statement(finish(third_person(said)), "identity", keyword(role), "role")]
-            if employer:
-                out.append(_works_at(employer))
+            if employer:  # (a student studies there: "PhD student at TU Delft")
+                out.append(_works_at(employer, studies=bool(re.search(
+                    r"\b(?:student|phd|undergrad|undergraduate|master's|masters|msc|bsc)\b", role, re.I))))
             on_team = re.search(r"\bon the (?P<t>(?:[\w&/+-]+\s+){1,3}team)\b", value, re.I)
             if on_team:
                 out.append(Statement(finish(f"The user is on the {on_team.group('t')}"), "identity", on_team.group("t"),

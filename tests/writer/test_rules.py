@@ -203,6 +203,16 @@ def test_a_new_employer_replaces_the_employer_and_keeps_the_role(rules_ws, store
         "The user is a data engineer.", "The user now works at Orbitly.", "The user is based in Tallinn."}
 
 
+def test_a_student_studies_at_their_university_until_a_job_replaces_it(rules_ws, store):
+    say(store, "s", ["Context: I'm a master's student at Aalto University, writing my thesis on sensor fusion."])
+    write(rules_ws)
+    assert "The user studies at Aalto University." in records(rules_ws)
+    say(store, "t", ["Update: I've joined Nokia as a junior engineer."], start=LATER)
+    write(rules_ws, "t")
+    contents = set(records(rules_ws))
+    assert "The user has joined Nokia." in contents and not any("Aalto" in c for c in contents)
+
+
 def test_taking_back_what_was_said_about_a_thing_replaces_its_record(rules_ws, store):
     say(store, "s", ["We decided to move the job queue from Celery to Dramatiq next quarter."])
     write(rules_ws)
