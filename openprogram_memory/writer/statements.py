@@ -836,7 +836,8 @@ _DROP_FOR_RE = re.compile(r"\b(?:drop(?:ping|ped)?|ditch(?:ing|ed)?|replac(?:e|i
 def _decision(clause: str, hint: str | None) -> list[Statement]:
     match = _DECISION_I_RE.match(clause)
     if not match:
-        if hint == "decision" and len(clause.split()) >= 2:
+        if hint == "decision" and len(clause.split()) >= 2 and not (  # ("…: Ana owns deploys" is about Ana)
+                _subject_person(clause) and _PERSON_VERB_RE.match(clause[len(_subject_person(clause) or ""):].strip())):
             text = clause if re.match(r"^(?:we|our|the)\b", clause, re.I) else f"We decided: {clause}"
             return [Statement(finish(text), "decision", _choice(clause), old=_old_value(clause),
                               subject=_subject(clause))]

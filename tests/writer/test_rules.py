@@ -234,6 +234,10 @@ def test_taking_back_what_was_said_about_a_thing_replaces_its_record(rules_ws, s
     ("Scratch that about Heroku: always deploy through the Makefile, we use Fly.io.",
      [("rule", "Always deploy through the Makefile.", None), ("fact", "We use Fly.io.", "Heroku")]),
     ("We're keeping Celery, the team voted.", [("decision", "We're keeping Celery, the team voted.", None)]),
+    ("Scratch that about Heroku: Bea owns deploys, and we use Fly.io.",  # (what a person does stays theirs)
+     [("people", "Bea owns deploys.", None), ("fact", "We use Fly.io.", "Heroku")]),
+    ("Scratch that about Peewee: SQLModel 0.14, no Tortoise ORM.",
+     [("decision", "We decided: SQLModel 0.14.", "Peewee"), ("decision", "We decided: no Tortoise ORM.", None)]),
     ("we decided last week", []),
     ("Monorepo stays.", [("decision", "Monorepo stays.", None)]),
 ])
