@@ -420,8 +420,6 @@ _LEAVE_RE = re.compile(
 
 
 def _personal(clause: str) -> list[Statement]:
-    if _LEAVE_RE.match(clause):  # (a span of dates: a schedule)
-        return [Statement(finish(third_person(clause)), "schedule", keyword(clause))]
     match = _PERSONAL_RE.match(clause)
     if not match or re.fullmatch(rf"my\s+(?:\w+\s+)?(?:{lx.FAMILY})", clause.strip(), re.I):
         return []  # ("My partner and I have two cats": "My partner" alone says nothing)
@@ -836,8 +834,9 @@ _DROP_FOR_RE = re.compile(r"\b(?:drop(?:ping|ped)?|ditch(?:ing|ed)?|replac(?:e|i
 def _decision(clause: str, hint: str | None) -> list[Statement]:
     match = _DECISION_I_RE.match(clause)
     if not match:
-        if hint == "decision" and len(clause.split()) >= 2 and not (  # ("…: Ana owns deploys" is about Ana)
-                _subject_person(clause) and _PERSON_VERB_RE.match(clause[len(_subject_person(clause) or ""):].strip())):
+        person = _subject_person(clause)  # ("…: Ana owns deploys" is about Ana)
+        if hint == "decision" and len(clause.split()) >= 2 and not (
+                person and _PERSON_VERB_RE.match(clause[len(person):].strip())):
             text = clause if re.match(r"^(?:we|our|the)\b", clause, re.I) else f"We decided: {clause}"
             return [Statement(finish(text), "decision", _choice(clause), old=_old_value(clause),
                               subject=_subject(clause))]
@@ -892,6 +891,8 @@ _LED_RE = re.compile(rf"^(?P<lead>(?:around|on|in|during|every|each|most|after|b
 
 
 def _schedule(clause: str) -> list[Statement]:
+    if _LEAVE_RE.match(clause):  # a span of dates the person is away
+        return [Statement(finish(third_person(clause)), "schedule", keyword(clause))]
     named = _COLLEAGUE_RE.match(clause)
     person = _subject_person(clause)
     acts = person and re.match(r"(?:\s+(?:from|at|in|on)\s+\w+)?\s+(?:(?!is\s+(?:(?:only|usually|always|never|also)\s+)*"
