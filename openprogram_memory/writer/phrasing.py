@@ -100,8 +100,10 @@ def third_person(clause: str) -> str:
 _SHARED_VERBS = "hate|love|like|prefer|dislike|enjoy|need|want|use|avoid|speak|live|work|own|run|write|read|play"
 
 
-_FIRST_WORD_RE = re.compile(r"\b(?:(?P<im>I'm|I’m|i'm|i’m)|(?P<my>[Mm]y)|(?P<me>me))\b|(?P<i>\bI\b|(?<![\w'’.-])i(?![\w'’.-]))")
-_FIRST_FORMS = {"im": "the user is", "my": "the user's", "me": "the user", "i": "the user"}
+_FIRST_WORD_RE = re.compile(r"\b(?:(?P<im>[Ii]['’]m)|(?P<ive>[Ii]['’]ve)|(?P<ill>[Ii]['’]ll)|(?P<id>[Ii]['’]d)|(?P<my>[Mm]y)|"
+                            r"(?P<me>me))\b|(?P<i>\bI\b|(?<![\w'’.-])i(?![\w'’.-]))")
+_FIRST_FORMS = {"im": "the user is", "ive": "the user has", "ill": "the user will", "id": "the user would",
+                "my": "the user's", "me": "the user", "i": "the user"}
 
 
 def about_user(clause: str) -> str:

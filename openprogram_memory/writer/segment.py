@@ -234,10 +234,30 @@ _NAMED_ROLE_RE = re.compile(rf"(?<=[A-Z][\w'’-])\s+\(((?:the|our|my|a|an)\s+(?
                             rf"{lx.COLLEAGUES})s?)\)", re.I)
 
 
+# contractions typed without the apostrophe, and a lower-case "i": read (and kept in records) as written properly
+_CASUAL = {"dont": "don't", "doesnt": "doesn't", "didnt": "didn't", "cant": "can't", "wont": "won't",
+           "isnt": "isn't", "arent": "aren't", "wasnt": "wasn't", "shouldnt": "shouldn't", "wouldnt": "wouldn't",
+           "couldnt": "couldn't", "havent": "haven't", "hasnt": "hasn't", "im": "I'm", "ive": "I've", "i": "I",
+           "i'm": "I'm", "i've": "I've", "i'll": "I'll", "i'd": "I'd", "thats": "that's", "youre": "you're"}
+_CASUAL_RE = re.compile(rf"(?<![\w'’`/.@#-])(?:{'|'.join(_CASUAL)})(?![\w'’`/@#-]|\.\w)", re.I)
+
+
+def _written_out(line: str) -> str:
+    """``line`` with :data:`_CASUAL` forms written out, outside backticks."""
+    parts = line.split("`")
+    for i in range(0, len(parts), 2):
+        parts[i] = _CASUAL_RE.sub(lambda m: _case_like(m.group(0), _CASUAL[m.group(0).casefold()]), parts[i])
+    return "`".join(parts)
+
+
+def _case_like(typed: str, written: str) -> str:
+    return written if written[0] == "I" or not typed[0].isupper() else written[0].upper() + written[1:]
+
+
 def marked_sentences(text: str) -> list[tuple[str, bool]]:
     """``(sentence, whether it comes from a list item)`` of the message's prose."""
     out: list[tuple[str, bool]] = []
-    for line in prose(text):
+    for line in map(_written_out, prose(text)):
         item = bool(_BULLET_RE.match(line))
         line = _CHECKBOX_RE.sub("", _BULLET_RE.sub("", line))
         # someone else's words in quotes: several sentences of them, or a quote the line says is someone's

@@ -88,7 +88,7 @@ _ADV = rf"(?:\s+{ADVERBS})*"
 
 def _is_name_word(word: str) -> bool:
     bare = word.rstrip(".,'’-")
-    return (len(bare) >= 2 and bare[0].isupper() and not bare.isupper() and any(c.islower() for c in bare[1:])
+    return (len(bare) >= 2 and bare[0].isupper() and not re.match(r"I['’]", bare) and not bare.isupper() and any(c.islower() for c in bare[1:])
             and bare.casefold() not in lx.COMMON_CAPS) or (len(bare) == 2 and bare[0].isupper() and bare[1] == ".")
 
 
@@ -1164,8 +1164,16 @@ def _mostly(clause: str) -> list[Statement]:
     return [Statement(finish(f"The user {found.group('how').lower()} works with {what}"), "preference", keyword(what))]
 
 
+# "what I really can't stand is 200-char lines": said of the thing, the way "I can't stand 200-char lines" is
+_WHAT_I_RE = re.compile(rf"^(?:[^,]*,\s*)?what\s+(?P<s>{_I}{_ADV}\s+(?:\S+\s+){{0,2}}?(?:prefer|like|love|enjoy|hate|dislike|stand|"
+                        r"bear))\s+(?:is|are)\s+(?P<x>.+)$", re.I)
+
+
 def _statements(clause: str, hint: str | None) -> list[Statement]:
     """A clause's statements; a clause that gives none alone may hold a first-person one further in."""
+    what = _WHAT_I_RE.match(clause)
+    if what:
+        clause = f"{what.group('s')} {what.group('x')}"
     found = classify_clause(clause, hint)
     if found:
         return found

@@ -92,7 +92,7 @@ def test_a_question_is_never_a_record_whatever_the_classifier_says(monkeypatch):
 @pytest.mark.parametrize("said, record", [
     ("Outside work i sing in a choir on thursdays.", "Outside work the user sings in a choir on thursdays."),
     ("Farida is my skip-level and she signs off all my promo packets.", "the user's"),
-    ("what i really cant stand is 200-char lines.", "the user really cant stand"),
+    ("what i really cant stand is 200-char lines.", "The user really can't stand 200-char lines."),
 ])
 def test_no_first_person_is_left_in_a_record_about_the_person(said, record):
     texts = [s.text for s in extract_statements(said)]

@@ -73,6 +73,38 @@ def test_every_person_attribute_the_writer_reads_reaches_the_core_however_it_is_
         "The user joined the robotics lab.": "topics/core.md"}
 
 
+def test_a_rule_typed_without_apostrophes_is_written_out_and_reaches_the_core(rules_ws, store):
+    say(store, "s", ["ok so pls dont ever merge to release yourself, i'll do the merge",
+                     "sorry i've been slow today, my pronouns are they/them btw",
+                     "and i'd rather you didnt paste whole files back at me, diffs only"])
+    write(rules_ws)
+    assert {text: r.topic for text, r in records(rules_ws).items()} == {
+        "Don't ever merge to release yourself.": "topics/core.md",
+        "The user's pronouns are they/them.": "topics/core.md",
+        "The user would rather you didn't paste whole files back at them, diffs only.": "topics/core.md"}
+
+
+@pytest.mark.parametrize("said, texts", [
+    # "I've" is the person speaking, never a name that a later "her" stands for
+    ("heads up, I've moved to the infra team — pronouns she/her",
+     ["The user has moved to the infra team.", "The user's pronouns are she/her."]),
+    ("Good news, i've got twins (8), the eldest is in her first year.",
+     ["Good news, the user has got twins (8), the eldest is in her first year."]),
+])
+def test_i_have_inside_a_sentence_is_the_user_has(said, texts):
+    assert [s.text for s in extract_statements(said)] == texts
+
+
+@pytest.mark.parametrize("said, texts", [
+    ("Honestly what I hate is when a PR touches forty files.", ["The user hates when a PR touches forty files."]),
+    ("not gonna lie, what i really can't bear is tabs mixed with spaces",
+     ["The user really can't bear tabs mixed with spaces."]),
+    ("What I want is the login bug fixed by noon.", []),
+])
+def test_what_the_person_likes_or_hates_said_as_what_i_x_is_y(said, texts):
+    assert [s.text for s in extract_statements(said)] == texts
+
+
 def test_each_kind_goes_to_its_topic_and_the_core_only_holds_the_person(rules_ws, store):
     say(store, "s", CONVERSATION)
     write(rules_ws)
