@@ -161,7 +161,7 @@ _TEAM_RE = re.compile(
     re.I,
 )
 _EMPLOYER_IN_RE = re.compile(r"\b(?:at|for|with)\s+(?P<e>[A-Z][\w&.'’-]*(?:\s+[A-Z][\w&.'’-]*){0,2})")
-_CALLED_RE = re.compile(r"\s+(?:at|for|with)\s+(?:an?\s+)?(?:[\w-]+\s+){0,3}?(?:called|named)\s+"
+_CALLED_RE = re.compile(r"\s+(?:at|for|with)\s+(?:an?\s+)?(?:[\w-]+\s+){0,3}?(?:(?:called|named)\s+|[\w-]+\s+\()"
                         r"(?P<e>[A-Z][\w&.'’-]*(?:\s+[A-Z][\w&.'’-]*){0,2})")
 # where an employer's name ends inside a role ("at Paystack's Lagos office, team checkout")
 _EMPLOYER_END_RE = re.compile(r"\s*[,;(]|\s+(?:on|in|as|and|but|so|because|where|which|who|since|now|these days)\s+|"
@@ -197,7 +197,7 @@ def _job_parts(value: str) -> tuple[str, str | None]:
     found = _CALLED_RE.search(value) or _EMPLOYER_IN_RE.search(value)  # ("at a fintech called Ledgerly")
     if not found or not _looks_like_org(found.group("e")):
         return value, None
-    employer = _EMPLOYER_END_RE.split(value[found.start("e"):], maxsplit=1)[0].strip()
+    employer = _EMPLOYER_END_RE.split(value[found.start("e"):], maxsplit=1)[0].strip(" )")
     return value[:found.start()].rstrip(" ,"), employer
 
 
@@ -390,7 +390,7 @@ _PERSONAL_RE = re.compile(
     r"my (?:birthday|bday|hobby|hobbies|diet|allergy|allergies|time ?zone|tz|weekends?|evenings|"
     r"partner's|wife's|husband's|kids'|kid's|son's|daughter's)\b|"
     rf"{_I} was born\b|{_IM}\s+on\s+(?-i:[A-Z]\w+)\s+time\b|(?:we|I|i)(?:'ve| have)?\s+(?:got\s+)?(?:a|an|two|three|four|\d+)\s+"
-    rf"(?:\w+\s+){{0,2}}(?:{lx.FAMILY})\b|{_I}{_ADV}\s+grew up\b|{_IM}\s+(?:born and raised|raised)\b|{_IM}\s+(?:on|in)\s+(?:[A-Z]{{2,5}}T?|UTC|GMT)(?:\s*[+-]\s*\d{{1,2}}(?::\d{{2}})?)?\b|"
+    rf"(?:\w+\s+){{0,2}}(?:{lx.FAMILY})\b|{_I}{_ADV}\s+grew up\b|{_IM}\s+(?:born and raised|raised)\b|{_IM}\s+(?:on|in)\s+(?:(?-i:[A-Z]{{2,5}}T?|[A-Z][a-z]+/[A-Z][a-z_]+)|UTC|GMT)(?:\s*[+-]\s*\d{{1,2}}(?::\d{{2}})?)?\b|"
     rf"{_IM}\s+(?:\w+\s+)?(?:hours?|hrs?)\s+(?:ahead|behind)|{_I}{_ADV}\s+(?:don't|do not)\s+(?:work|check slack|"
     r"answer)\s+(?:on\s+)?(?:weekends|fridays|evenings)|"
     rf"{_I}{_ADV}\s+(?:speak|am learning|'m learning|learn)\s+|{_IM}\s+learning\s+|{_IM}\s+(?:really\s+)?into\s+|"

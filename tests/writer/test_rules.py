@@ -105,6 +105,22 @@ def test_what_the_person_likes_or_hates_said_as_what_i_x_is_y(said, texts):
     assert [s.text for s in extract_statements(said)] == texts
 
 
+def test_an_employer_named_in_brackets_after_what_it_is_is_where_the_person_works():
+    said = extract_statements("Evening! I'm Ines, a QA lead at a small insurance firm (Verdana Mutual), mostly manual testing.")
+    assert [(s.text, s.slot) for s in said][:3] == [
+        ("The user's name is Ines.", "name"), ("The user is a QA lead.", "role"),
+        ("The user works at Verdana Mutual.", "employer")]
+
+
+@pytest.mark.parametrize("said, kind", [
+    ("fyi I'm on call every second week.", "schedule"),
+    ("for context I'm in Europe/Lisbon time.", "personal"),
+    ("I'm on PDT, so expect late replies.", "personal"),
+])
+def test_being_on_call_is_a_schedule_and_only_a_zone_in_capitals_is_a_time_zone(said, kind):
+    assert [s.kind for s in extract_statements(said)] == [kind]
+
+
 def test_each_kind_goes_to_its_topic_and_the_core_only_holds_the_person(rules_ws, store):
     say(store, "s", CONVERSATION)
     write(rules_ws)
