@@ -68,6 +68,8 @@ _PROGRESS_RE = re.compile(
 _PREFERENCE_RE = re.compile(
     r"(?i:\b(?:prefers?|preferred|preference|enjoys?|dislikes?|hates?|can't\s+stand|cannot\s+stand|"
     r"favou?rite|would\s+(?:\w+\s+)?rather|rather\s+than|fan\s+of)\b)"
+    # the tools the person works with ("The user uses PyTorch Geometric, not DGL", "… writes everything in Go")
+    r"|\b(?:[Ii]|[Uu]ser)\s+(?:\w+ly\s+)?(?:uses?|writes?\s+(?:everything|all\s+\w+)\s+in)\b"
     r"|\b(?:[Ii]|[Ww]e|[Hh]e|[Ss]he|[Tt]hey|[Uu]ser|(?!(?:Looks|Seems|Sounds|Feels|Just|Much|More|Something)\b)[A-Z][a-z]+)\s+(?i:really\s+|also\s+|don't\s+|doesn't\s+|do\s+not\s+)?"
     r"(?i:like|likes|love|loves)\b"
 )
@@ -79,7 +81,7 @@ _STALE_RE = re.compile(
 )
 _IDENTITY_RE = re.compile(
     r"\b(?:my\s+name\s+is|name\s+is|is\s+called|i\s+am|i'm|i\s+was|lives?\s+in|based\s+in|born|grew\s+up|"
-    r"works?\s+as|works?\s+at|is\s+an?|am\s+an?|speaks?|native|pronouns?|time\s*zone|"
+    r"works?\s+as|works?\s+at|stud(?:y|ies)\s+at|(?:user|I)\s+(?:\w+ly\s+)?works?\s+on|is\s+an?|am\s+an?|speaks?|native|pronouns?|time\s*zone|"
     r"birthday|years\s+old|married|partner|daughter|son|wife|husband|(?:runs|owns)\s+an?|"
     r"(?:runs|leads|manages|heads)\s+the\s+(?:[\w&-]+\s+){0,3}?(?:team|department|group|company|business|shop|lab)|"
     r"user\s+is\s+(?:now\s+|currently\s+)?in\s+(?-i:[A-Z])\w*|(?:teaches|lectures)\s+\w+|"

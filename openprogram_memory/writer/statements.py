@@ -324,6 +324,10 @@ _TEACH_RE = re.compile(
 def _appositive(part: str) -> list[Statement]:
     """What a phrase after a name says ("staff engineer at Brightwell", "based in Lagos", "from the infra team")."""
     part = part.strip(" .")
+    topic = re.match(r"(?:(?P<how>mostly|usually|mainly|primarily)\s+)?working\s+on\s+(?P<x>.+)$", part, re.I)
+    if topic:  # "PhD student at KTH, working on graph neural nets for protein folding": what the person works on
+        how = f"{topic.group('how').lower()} " if topic.group("how") else ""
+        return [Statement(finish(f"The user {how}works on {topic.group('x')}"), "identity", keyword(topic.group("x")))]
     place = re.match(r"(?:mostly|usually|mainly|primarily)\s+(?:out of|from|in)\s+(?=[A-Z])", part)
     if place:  # "…, mostly out of Ghent": where the person works from
         return _identity(f"I'm based in {part[place.end():]}")

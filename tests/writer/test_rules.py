@@ -121,6 +121,18 @@ def test_being_on_call_is_a_schedule_and_only_a_zone_in_capitals_is_a_time_zone(
     assert [s.kind for s in extract_statements(said)] == [kind]
 
 
+def test_where_a_student_studies_what_they_work_on_and_the_tools_they_use_reach_the_core(rules_ws, store):
+    say(store, "s", ["Hello! I'm Wen, a PhD student at NTNU, mostly working on graph neural nets for protein folding. "
+                     "I use PyTorch Geometric, not DGL. Could you look at my dataloader?"])
+    write(rules_ws)
+    assert {text: r.topic for text, r in records(rules_ws).items()} == {
+        "The user's name is Wen.": "topics/core.md",
+        "The user is a PhD student.": "topics/core.md",
+        "The user studies at NTNU.": "topics/core.md",
+        "The user mostly works on graph neural nets for protein folding.": "topics/core.md",
+        "The user uses PyTorch Geometric, not DGL.": "topics/core.md"}
+
+
 def test_each_kind_goes_to_its_topic_and_the_core_only_holds_the_person(rules_ws, store):
     say(store, "s", CONVERSATION)
     write(rules_ws)
