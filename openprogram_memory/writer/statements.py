@@ -1489,7 +1489,8 @@ def _named_subject(person: str, pronoun: re.Match[str], clause: str) -> str:
     rest = clause[pronoun.end():]
     rest = re.sub(r"^['’]ll\b", " will", re.sub(r"^['’]d\b", " would", rest))
     if pronoun.group(0)[-2:] in ("'s", "’s"):
-        done = re.match(r"\s+(?:(?:already|just|also|now|finally)\s+)?(?:\w+ed|been|got|gone|made|taken|left|done|"
+        # ("she's based in Oslo", "he's married": a state, said with "is")
+        done = re.match(r"\s+(?:(?:already|just|also|now|finally)\s+)?(?:(?!(?:based|located|married)\b)\w+ed|been|got|gone|made|taken|left|done|"
                         r"had|built|written|seen|become)\b", rest)
         rest = (" has" if done else " is") + rest
     return person + rest
@@ -1681,6 +1682,9 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
                     if pronoun and person:  # "My supervisor is Dr. Weber, she wants
                         # weekly reports": the person the clause before named
                         statement = replace(statement, text=finish(_named_subject(person, pronoun, statement.text)))
+                    if statement.kind in ("fact", "people") and person and statement.text.startswith(f"{person} "):
+                        # "Lukas runs the wet lab, he's in Munich": more about the person named before (or family)
+                        statement = replace(statement, kind="personal" if person in kin_of else "people", subject=person)
                     things = _PLURAL_END_RE.search(out[-1].text) if out and statement.kind == "rule" else None
                     if things and re.search(r"\bthem\b", statement.text):  # "strict about migrations, always run them
                         # by him first": the migrations

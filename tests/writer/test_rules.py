@@ -133,6 +133,31 @@ def test_where_a_student_studies_what_they_work_on_and_the_tools_they_use_reach_
         "The user uses PyTorch Geometric, not DGL.": "topics/core.md"}
 
 
+def test_what_a_message_says_next_of_a_person_or_pet_it_named_is_about_them():
+    said = extract_statements("My co-author Lukas handles all the wet-lab validation, he's based in Munich. "
+                              "Petra owns CI, she's located in Brno. My wife Giulia is a nurse. She's based in Turin "
+                              "on weekdays. Tom owns infra, he's married to my cousin. My dog Pixel sleeps under my desk. He's a rescue greyhound.")
+    assert [(s.kind, s.text, s.subject) for s in said] == [
+        ("people", "The user's co-author Lukas handles all the wet-lab validation.", "Lukas"),
+        ("people", "Lukas is based in Munich.", "Lukas"),
+        ("people", "Petra owns CI.", "Petra"),
+        ("people", "Petra is located in Brno.", "Petra"),
+        ("personal", "The user's wife Giulia is a nurse.", None),
+        ("personal", "Giulia is based in Turin on weekdays.", "Giulia"),
+        ("people", "Tom owns infra.", "Tom"),
+        ("people", "Tom is married to the user's cousin.", "Tom"),
+        ("personal", "The user's dog Pixel sleeps under their desk.", None),
+        ("personal", "Pixel is a rescue greyhound.", "Pixel")]
+
+
+@pytest.mark.parametrize("said, who", [
+    ("my collaborator Aiko runs the mass spec, ask her before booking it", "Aiko"),
+    ("My labmate Priya maintains the cluster scripts.", "Priya"),
+])
+def test_people_one_does_research_with_are_filed_under_their_name(said, who):
+    assert [(s.kind, s.subject) for s in extract_statements(said)] == [("people", who)]
+
+
 def test_each_kind_goes_to_its_topic_and_the_core_only_holds_the_person(rules_ws, store):
     say(store, "s", CONVERSATION)
     write(rules_ws)
