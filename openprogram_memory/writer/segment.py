@@ -306,7 +306,8 @@ _PUNCTUATED_WORDS = (  # lead-ins only when punctuation follows ("No, …" but n
     r"no|nope|yes|yeah|yep|sure|cool|great|nice|thanks|thank you|ty|right|k|first|second|third|then|finally|"
     r"note|reminder|update|correction|context|background|change of plans?|change of mind|wait|final call|"
     r"final answer|final decision|decision made|decision|verdict|"
-    r"good|perfect|awesome|got it|understood|makes sense|sounds good|lol|haha"
+    r"good|perfect|awesome|got it|understood|makes sense|sounds good|lol|haha|"
+    r"sir|there"  # "Hello sir, …", "Hi there, …"
 )
 _FILLER_RE = re.compile(
     rf"^(?:(?:(?:{_FILLER_WORDS})\b[\s,:;!.…—–-]*)|(?:(?:{_PUNCTUATED_WORDS})\b\s*[,:;!.…—–-]+\s*))+",

@@ -152,7 +152,8 @@ _FIRST_LANGUAGE_RE = re.compile(r"^(?P<v>(?-i:[A-Z]\w+)(?:\s+and\s+(?-i:[A-Z]\w+
 _PRONOUNS_RE = re.compile(r"^(?:my pronouns are|i use|pronouns:?)\s+(?P<v>(?:she|he|they|xe|ze|it)/\w+.*)$", re.I)
 _TEAM_RE = re.compile(
     rf"^(?:{_IM}\s+(?:on|in|part of|a member of|with)\s+(?:the\s+)?|{_I}{_ADV}\s+(?:work on|belong to|sit on|sit in|"
-    rf"joined)\s+(?:the\s+)?|{_I}{_ADV}\s+(?:run|lead|manage|head|own)\s+(?:the\s+|a\s+|an\s+|our\s+)?)"
+    rf"joined)\s+(?:the\s+)?|{_I}{_ADV}\s+(?:moved|switched|transferred)\s+to\s+(?:the\s+)?"
+    rf"(?=(?:[\w&/+-]+\s+){{0,4}}?(?:team|squad|department)\b)|{_I}{_ADV}\s+(?:run|lead|manage|head|own)\s+(?:the\s+|a\s+|an\s+|our\s+)?)"
     rf"(?P<v>(?:[\w&/+-]+\s+){{0,4}}?(?:team|squad|group|department|org|tribe|guild|crew|lab|division|unit|"
     rf"company|startup|studio|agency|business|shop|practice|clinic|consultancy|chapter|pod|office|committee|"
     rf"programme|program|unit|lab)\b.*|(?:[\w-]+\s+)?(?:engineering|design|analytics|research|marketing|sales|security|"
@@ -172,6 +173,10 @@ def _works_at(employer: str, now: str = "", studies: bool = False) -> Statement:
     """The employer record: "The user works at Globex." ("now works at" after leaving another; "studies at")."""
     return Statement(finish(f"The user {now}{'studies' if studies else 'works'} at {employer}"), "identity",
                      keyword(employer), "employer")
+
+
+# a place said alone after a job ("…, Bangalore", "…, New York")
+_BARE_PLACE_RE = re.compile(r"(?P<p>(?-i:[A-Z][\w'’-]+(?:\s+[A-Z][\w'’-]+){0,2}))(?:\s+office)?")
 
 
 def _place_in(value: str) -> list[Statement]:
@@ -218,7 +223,13 @@ def _identity(clause: str) -> list[Statement]:
             words = [w for w in name.split() if not w.endswith(("ese", "ish", "ian", "ean", "can"))]
             if words:
                 out = [Statement(finish(f"The user's name is {name}"), "identity", name, "name")]
+                parts: list[str] = []
                 for part in re.split(r"\s*,\s*(?:and\s+)?|\s+and\s+(?=(?:a|an|based|living|from|on|at)\b)", tail):
+                    if parts and _BARE_PLACE_RE.fullmatch(part.strip(" .")) and re.search(r"\s(?:at|in)\s", parts[-1]):
+                        parts[-1] += f", {part}"  # ("Karthik, Java developer in Infosys, Bangalore": one job)
+                    else:
+                        parts.append(part)
+                for part in parts:
                     out.extend(_appositive(part))
                 return out
     for slot, pattern in (("pronouns", _PRONOUNS_RE), ("languages", _LANGUAGE_RE), ("languages", _FIRST_LANGUAGE_RE),
@@ -286,7 +297,15 @@ def _identity(clause: str) -> list[Statement]:
         if (lx.ROLE_RE.search(head) or field) and len(head.split()) <= 6 and not re.match(
                 r"(?:bit|little|lot|fan|big fan|huge fan|stickler|sucker|night owl|morning person|"
                 r"people person|cat person|dog person)\b", value, re.I):
+            bare = _BARE_PLACE_RE.fullmatch(appositives[0]) if appositives else None
+            if bare and re.search(r"\s(?:at|in)\s", value):
+                # "developer in Infosys, Bangalore", "nurse at St Mary's, London": where they work, then where that is
+                value = re.sub(r"\s+in\s+(?=(?-i:[A-Z])[^\s,]*(?:\s+(?-i:[A-Z])[^\s,]*){0,2}$)", " at ", value)
+                appositives[0] = f"based in {bare.group('p')}"
             role, employer = _job_parts(value)
+            place = _place_in(value)
+            if place:  # "a nurse in Leeds", "a developer based in Recife": the place is its own record
+                role = re.sub(rf"(?:\s+based)?\s+in\s+{re.escape(place[0].keyword)}$", "", role)
             said = clause[:match.start("v")] + role
             out = [Statement(finish(third_person(said)), "identity", keyword(role), "role")]
             if employer:  # (a student studies there: "PhD student at TU Delft")
@@ -296,7 +315,7 @@ def _identity(clause: str) -> list[Statement]:
             if on_team:
                 out.append(Statement(finish(f"The user is on the {on_team.group('t')}"), "identity", on_team.group("t"),
                                      "team"))
-            out.extend(_place_in(value))
+            out.extend(place)
             for part in appositives:
                 out.extend(_appositive(part))
             return out
@@ -623,7 +642,7 @@ def _preference(clause: str) -> list[Statement]:
         return [Statement(finish(_possessive(f"The user {what.group('v').lower()}s {what.group('x')}"
                                              f"{what.group('rest') or ''}")), "preference", keyword(what.group("x")))]
     best = _BEST_FOR_ME_RE.match(clause)
-    if best and not re.match(r"^(?:it|that|this)\b", clause, re.I):
+    if best and not re.match(r"^(?:it|that|this|please|pls|kindly)\b", clause, re.I):  # ("please help me …": a request)
         return [Statement(finish(_possessive(clause) if "me" in clause.split() else f"{clause} for the user"),
                           "preference", keyword(best.group("x") or best.group("y")))]
     match = _PREFERENCE_RE.match(clause)
@@ -1464,7 +1483,7 @@ _REASON_RE = re.compile(r"(?:,|\s+—|\s+-)\s+(?:(?:because|since|as|cause|cuz)\
                         r"\s+(?:because|since|cause|cuz)\s+", re.I)
 # a sentence that hands the agent a task ("can you …", "fix …", "rename …", a question)
 _TASK_RE = re.compile(
-    r"^(?:can you|could you|would you|pls|please|fix|refactor|add|update|write|make|help|look at|check|rename|"
+    r"^(?:can you|could you|would you|pls|please|kindly|fix|refactor|add|update|write|make|help|look at|check|rename|"
     r"change|move|remove|delete|implement|review|debug|figure out|find|investigate|set up|create|generate|draft|"
     r"run|do|go|try|start|continue|proceed|let's)\b", re.I)
 

@@ -158,6 +158,33 @@ def test_people_one_does_research_with_are_filed_under_their_name(said, who):
     assert [(s.kind, s.subject) for s in extract_statements(said)] == [("people", who)]
 
 
+def test_an_introduction_after_hello_sir_and_a_move_to_another_team(rules_ws, store):
+    say(store, "s", ["Hello sir, myself Anand, working as QA lead in Wipro, Hyderabad. Currently I am in the Loans team.",
+                     "Please help me write the test plan for the EMI calculator."])
+    write(rules_ws)
+    say(store, "t", ["One correction: I am not in Loans team now, I moved to the Cards team."], start=LATER)
+    write(rules_ws, "t")
+    assert {text: r.topic for text, r in records(rules_ws).items()} == {
+        "The user's name is Anand.": "topics/core.md",
+        "The user is a QA lead.": "topics/core.md",
+        "The user works at Wipro.": "topics/core.md",
+        "The user is based in Hyderabad.": "topics/core.md",
+        "The user moved to the Cards team.": "topics/core.md"}
+
+
+@pytest.mark.parametrize("said, texts", [
+    ("Good morning! I am Priya, QA engineer at TCS, Chennai.",
+     ["The user's name is Priya.", "The user is a QA engineer.", "The user works at TCS.", "The user is based in Chennai."]),
+    ("Hello ma'am, I am Sunil from the Noida office.", ["The user's name is Sunil."]),
+    ("hi everyone, I'm Ola, SRE at Bolt", ["The user's name is Ola.", "The user is an SRE.", "The user works at Bolt."]),
+    ("Quick update: I switched to the platform team.", ["The user switched to the platform team."]),
+    ("fyi I transferred to the fraud squad in March", ["The user transferred to the fraud squad in March."]),
+])
+def test_a_greeting_before_an_introduction_and_a_move_to_another_team(said, texts):
+    said = extract_statements(said)
+    assert [s.text for s in said] == texts and all(s.kind == "identity" and s.slot for s in said)
+
+
 def test_each_kind_goes_to_its_topic_and_the_core_only_holds_the_person(rules_ws, store):
     say(store, "s", CONVERSATION)
     write(rules_ws)
