@@ -511,8 +511,8 @@ def _people(clause: str) -> list[Statement]:
         rest = clause[colleague.end():].strip(" ,")
         name = colleague.group("n")
         if name or _PERSON_VERB_RE.match(rest):
-            named = re.match(r"(?:is|'s)\s+(?P<n>(?:(?:Dr|Prof)\.?\s+)?(?-i:[A-Z][\w'’-]+)(?:\s+(?-i:[A-Z][\w'’-]+))?)\W*$",
-                             rest)
+            named = re.match(r"(?:is|'s)\s+(?P<n>(?:(?:Dr|Prof|Mr|Mrs|Ms)\.?\s+)?(?-i:[A-Z][\w'’-]+)(?:\s+(?-i:[A-Z][\w'’-]+))?)"
+                             r"(?:\W*$|,\s*(?:he|she|they)\b)", rest)  # ("… is Mr. Ramesh Iyer, he approves all PRs")
             subject = name or (named.group("n") if named else colleague.group(0))  # ("my manager is Yuki": Yuki)
             return [Statement(finish(third_person(clause)), "people", keyword(subject), subject=subject)]
     owned = re.match(r"^(?P<n>(?-i:[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)?))['’]s\s+(?:team|squad|group|org)\s+"
@@ -1561,6 +1561,8 @@ def _learned(sentence: str, person: str | None, thing: str | None) -> list[State
         return []  # what the rules know is not durable stays so: a word or two, a question, a reason or a complaint,
         # a passing state, the work at hand
     body = re.sub(r"^(?:please|pls|plz)\s+", "", body, flags=re.I)
+    if kind == "rule":  # "Explain in simple English, my English is not so good": the instruction, not its reason
+        body = re.sub(r",\s+my\s.*$", "", body)
     it = _THING_PRONOUN_RE.match(body)
     if it:
         if not thing:

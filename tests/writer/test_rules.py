@@ -185,6 +185,24 @@ def test_a_greeting_before_an_introduction_and_a_move_to_another_team(said, text
     assert [s.text for s in said] == texts and all(s.kind == "identity" and s.slot for s in said)
 
 
+def test_the_reason_after_an_instruction_is_not_kept_with_it():
+    said = extract_statements("Please explain in simple English, my English is not so good. Thank you sir.")
+    assert [(s.kind, s.text) for s in said] == [("rule", "Explain in simple English.")]
+
+
+@pytest.mark.parametrize("said, who", [("My PM is Ms. Okoro, she sets the priorities.", "Ms. Okoro"),
+                                       ("My manager is Mrs. Okoro, she sets the priorities.", "Mrs. Okoro")])
+def test_a_colleague_is_filed_under_the_name_with_its_title(said, who):
+    assert [s.subject for s in extract_statements(said)] == [who]
+
+
+def test_a_colleague_named_with_a_title_and_then_he_is_filed_under_that_name():
+    said = extract_statements("My team lead is Mr. Ramesh Iyer, he will approve all the PR. He hates long PR descriptions.")
+    assert [(s.text, s.subject) for s in said] == [
+        ("The user's team lead is Mr. Ramesh Iyer, he will approve all the PR.", "Mr. Ramesh Iyer"),
+        ("Mr. Ramesh Iyer hates long PR descriptions.", "Mr. Ramesh Iyer")]
+
+
 def test_each_kind_goes_to_its_topic_and_the_core_only_holds_the_person(rules_ws, store):
     say(store, "s", CONVERSATION)
     write(rules_ws)
