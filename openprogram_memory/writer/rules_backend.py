@@ -82,6 +82,8 @@ if TYPE_CHECKING:
 
 __all__ = ["RulesWriter", "Statement", "extract_statements", "plan_statements"]
 
+# what a fact is about when it names nothing ("Our project is using Spring Boot 2.7"): no project topic of its own
+_UNNAMED = frozenset({"project", "app", "codebase", "repo", "repository", "code", "stack", "setup", "system"})
 CORE_SECTIONS = {"rule": "Rules", "preference": "Preferences", "identity": "Identity"}
 PROJECT_SECTIONS = {"decision": "Decisions", "fact": "Facts", "schedule": "Schedule", "rule": "Rules",
                     "preference": "Preferences", "identity": "People", "people": "People", "personal": "Personal"}
@@ -158,7 +160,7 @@ class _Plan:
         if statement.kind == "personal":
             return PERSONAL[0], self._chain(PERSONAL[0], PERSONAL[1], None)
         name = project_name(statement.text, self.known) or statement.subject
-        if name:
+        if name and name.casefold() not in _UNNAMED:
             return self._project(name, statement.kind)
         return NOTES[0], self._chain(NOTES[0], NOTES[1], PROJECT_SECTIONS[statement.kind])
 

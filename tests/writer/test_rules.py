@@ -203,6 +203,18 @@ def test_a_colleague_named_with_a_title_and_then_he_is_filed_under_that_name():
         ("Mr. Ramesh Iyer hates long PR descriptions.", "Mr. Ramesh Iyer")]
 
 
+@pytest.mark.parametrize("said", [
+    "Our project is using Spring Boot 2.7 with an Oracle 19c database.", "The app is deployed on OpenShift.",
+    "The codebase is all Kotlin.", "Our repo uses pnpm workspaces.", "The stack is Django and htmx.",
+    "Our setup is two VMs behind nginx.", "The system runs on k8s.", "The code is in TypeScript.",
+    "Our repository uses git-lfs for assets."])
+def test_a_fact_about_a_project_it_does_not_name_goes_to_the_notes(rules_ws, store, said):
+    say(store, "s", [f"{said} The billing service runs on Kafka."])
+    write(rules_ws)
+    assert {text: (r.topic, r.headings[-1]) for text, r in records(rules_ws).items()} == {
+        said: ("topics/notes.md", "Facts"), "The billing service runs on Kafka.": ("topics/projects/billing.md", "Facts")}
+
+
 def test_each_kind_goes_to_its_topic_and_the_core_only_holds_the_person(rules_ws, store):
     say(store, "s", CONVERSATION)
     write(rules_ws)
