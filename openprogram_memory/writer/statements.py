@@ -1028,6 +1028,16 @@ line lines function method test tests answer question plan idea task ticket draf
 difference thing stuff part step""".split())
 
 
+# what the person charges ("my day rate is £450", "I charge €90 an hour"): a fact of their business
+_TERMS_RE = re.compile(rf"^(?:my\s+(?:(?:day|hourly)\s+)?rate\s+is|{_I}\s+charge)\s+"
+                       r"(?P<v>\S*\d.*)$", re.I)
+
+
+def _terms(clause: str) -> list[Statement]:
+    found = _TERMS_RE.match(clause)
+    return [Statement(finish(third_person(clause)), "fact", keyword(found.group("v")))] if found else []
+
+
 def _fact(clause: str, hint: str | None) -> list[Statement]:
     if _WE_FACT_RE.match(clause) and re.search(r"\b(?:it|this|that|them|these|those)\b", clause, re.I):
         return []
@@ -1156,7 +1166,7 @@ def classify_clause(clause: str, hint: str | None = None) -> list[Statement]:
 
 
 def _detect(clause: str, hint: str | None) -> list[Statement]:
-    for detect in (lambda c: _rule(c, hint), _identity, _personal, lambda c: _decision(c, hint), _preference,
+    for detect in (lambda c: _rule(c, hint), _identity, _personal, lambda c: _decision(c, hint), _preference, _terms,
                    _schedule, _people, lambda c: _fact(c, hint)):
         found = [s for s in detect(clause) if s.text]
         if found:
@@ -1202,7 +1212,7 @@ def _statements(clause: str, hint: str | None) -> list[Statement]:
         return found
     inner = re.search(r"(?:^|\s)(?<!if )(?=(?:I|i)(?:'m|’m|'d|’d|'ve)?\s+(?:(?:always|usually|generally|really|mostly|"
                       r"also|still|strongly|much)\s+)?(?:prefer|like|love|hate|can't stand|"
-                      r"would rather|'d rather|rather|work|live|speak|am|'m|use)\b)", clause)
+                      r"would rather|'d rather|rather|work|live|speak|am|'m|use|charge)\b)", clause)
     if inner and inner.start() > 0:
         found = classify_clause(clause[inner.start():].strip(), hint)
         scope = clause[:inner.start()].strip(" ,")
@@ -1318,7 +1328,8 @@ def _pieces(clause: str, hint: str | None) -> list[tuple[str, list[Statement]]]:
             current = current + sep + nxt  # "talks to a replica, never the primary": no verb of its own
             continue
         it = _THING_PRONOUN_RE.match(nxt)
-        if it or sep.strip(", ") in ("and", "") and re.match(rf"^(?:{_FACT_VERBS}|(?-i:[a-z]+[^s\W]s))\s", nxt):
+        if it or sep.strip(", ") in ("and", "") and re.match(rf"^(?:{_FACT_VERBS}|(?-i:[a-z]+[^s\W]s))\s", nxt) and \
+                not _RULE_LEAD_RE.match(nxt):  # ("…, never quote lower than that": an instruction, not more of the fact)
             thing = next((_thing_phrase(st.text) for st in _statements(current, hint) if st.kind == "fact"), None)
             if thing and it:  # "the warehouse is Snowflake, it's refreshed by dbt"
                 nxt = f"the {thing}{_PRONOUN_VERB.get(it.group('v') or '', '')}{nxt[it.end():]}"

@@ -215,6 +215,18 @@ def test_a_fact_about_a_project_it_does_not_name_goes_to_the_notes(rules_ws, sto
         said: ("topics/notes.md", "Facts"), "The billing service runs on Kafka.": ("topics/projects/billing.md", "Facts")}
 
 
+@pytest.mark.parametrize("said, texts", [
+    ("fyi my day rate is £520, never quote lower than that in proposals",
+     ["The user's day rate is £520.", "Never quote lower than that in proposals."]),
+    ("For retainers I charge €90 an hour.", ["For retainers, the user charges €90 an hour."]),
+    ("My hourly rate is 75 USD.", ["The user's hourly rate is 75 USD."]),
+    ("I charge extra for rush jobs.", []),
+])
+def test_what_the_person_charges_is_a_fact_of_their_business(said, texts):
+    said = extract_statements(said)
+    assert [s.text for s in said] == texts and all(s.kind == ("fact", "rule")[i] for i, s in enumerate(said))
+
+
 def test_each_kind_goes_to_its_topic_and_the_core_only_holds_the_person(rules_ws, store):
     say(store, "s", CONVERSATION)
     write(rules_ws)
