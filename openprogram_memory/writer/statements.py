@@ -154,7 +154,7 @@ _TEAM_RE = re.compile(
     rf"^(?:{_IM}\s+(?:on|in|part of|a member of|with)\s+(?:the\s+)?|{_I}{_ADV}\s+(?:work on|belong to|sit on|sit in|"
     rf"joined)\s+(?:the\s+)?|{_I}{_ADV}\s+(?:moved|switched|transferred)\s+to\s+(?:the\s+)?"
     rf"(?=(?:[\w&/+-]+\s+){{0,4}}?(?:team|squad|department)\b)|{_I}{_ADV}\s+(?:run|lead|manage|head|own)\s+(?:the\s+|a\s+|an\s+|our\s+)?)"
-    rf"(?P<v>(?:[\w&/+-]+\s+){{0,4}}?(?:team|squad|group|department|org|tribe|guild|crew|lab|division|unit|"
+    rf"(?P<v>(?!(?:the\s+)?office\b)(?:[\w&/+-]+\s+){{0,4}}?(?:team|squad|group|department|org|tribe|guild|crew|lab|division|unit|"
     rf"company|startup|studio|agency|business|shop|practice|clinic|consultancy|chapter|pod|office|committee|"
     rf"programme|program|unit|lab)\b.*|(?:[\w-]+\s+)?(?:engineering|design|analytics|research|marketing|sales|security|"
     rf"operations|ops|support|product|infrastructure|infra|platform|qa|testing|finance|growth|devops|data science)"
@@ -252,7 +252,9 @@ def _identity(clause: str) -> list[Statement]:
             return [Statement(finish(_possessive(third_person(clause))), "identity", keyword(value), slot)]
     match = _LOCATION_RE.match(clause) or (_LOCATION_I_RE.match(clause) if re.search(
         r"\b(?:live|based|moved|relocated|from)\b", clause, re.I) else None)
-    if match and not lx.THING_RE.match(re.sub(r"^(?:the|this|that|my|our)\s+", "", match.group("v"), flags=re.I)):
+    if match and not lx.THING_RE.match(re.sub(r"^(?:the|this|that|my|our)\s+", "", match.group("v"), flags=re.I)) and not \
+            re.match(rf"(?:the\s+)?office\b|home\b.*\b(?:{lx.DAYS})s?\b", match.group("v"), re.I):
+        # ("I work from the office on Mondays", "… from home on Fridays": when, read as a schedule)
         value = match.group("v")  # ("based in the repo root" is no place)
         place = re.split(r"\s*\(|\s+(?:so|and|but|because|since|which|where|while|for|if|bc|cause)\s+|\s+[—–-]\s+|;",
                          value)[0]
@@ -1286,6 +1288,7 @@ def _names_something(text: str) -> bool:
 _BARE_SUBORDINATE_RE = re.compile(r"^(?:(?:going forward|moving forward|from now on|in (?:the )?future),?\s+)?"
                                   r"(?:when|whenever|if|before|after|once|unless|while|until)\b[^,;]*$", re.I)
 _DAY_END_RE = re.compile(rf"\b(?:{lx.DAYS}|{lx.MONTHS})s?$", re.I)
+_DAYS_ONLY_RE = re.compile(rf"(?:{lx.DAYS})s?(?:\s+to\s+(?:{lx.DAYS})s?)?", re.I)
 _DAY_START_RE = re.compile(rf"^(?:{lx.DAYS}|{lx.MONTHS})s?\b", re.I)
 
 
@@ -1319,6 +1322,9 @@ def _pieces(clause: str, hint: str | None) -> list[tuple[str, list[Statement]]]:
                                                  rf"fourth|\d+\w*|other|next)\b|(?:{lx.DAYS})s?\b)", nxt, re.I) and not re.search(
                 r"\b(?:we|i|you|they|he|she|it|there)\b", nxt, re.I):  # (no subject of its own: "…, and on Mondays we …")
             current = current + sep + nxt  # "payroll runs on the 15th and on the last business day": one schedule
+            continue
+        if _DAYS_ONLY_RE.fullmatch(nxt.strip(" .")):
+            current = current + sep + nxt  # "I work from my studio in Ghent, Tuesday to Saturday": when, not a record
             continue
         if sep.strip(", ") == "and" and re.match(r"(?:onto|into|to|from|off|over to)\s", nxt, re.I):
             current = current + sep + nxt  # "moving the queue off Celery and onto Dramatiq": one move

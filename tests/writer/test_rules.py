@@ -227,6 +227,20 @@ def test_what_the_person_charges_is_a_fact_of_their_business(said, texts):
     assert [s.text for s in said] == texts and all(s.kind == ("fact", "rule")[i] for i, s in enumerate(said))
 
 
+@pytest.mark.parametrize("said, records", [
+    ("I work from my studio in Ghent, Tuesday to Saturday.",
+     [("identity", "The user works from their studio in Ghent, Tuesday to Saturday.")]),
+    ("Opening hours are 8am–6pm UK time, Monday to Friday.",
+     [("schedule", "Opening hours are 8am–6pm UK time, Monday to Friday.")]),
+    ("I'm in the office on Tuesdays and Thursdays.", [("schedule", "The user is in the office on Tuesdays and Thursdays.")]),
+    ("I work from home on Fridays, so no calls then.", [("schedule", "The user works from home on Fridays.")]),
+    ("I work from the office on Mondays.", [("schedule", "The user works from the office on Mondays.")]),
+    ("I'm in the Berlin office.", [("identity", "The user is in the Berlin office.")]),
+])
+def test_days_said_after_a_comma_belong_to_what_came_before_and_office_days_are_a_schedule(said, records):
+    assert [(s.kind, s.text) for s in extract_statements(said)] == records
+
+
 def test_each_kind_goes_to_its_topic_and_the_core_only_holds_the_person(rules_ws, store):
     say(store, "s", CONVERSATION)
     write(rules_ws)
