@@ -99,6 +99,32 @@ def _one_value_changed(new: str, old: str) -> bool:
     return len(a & b) >= 4 and len(a - b) <= 1 and len(b - a) <= 1
 
 
+# a standing rule or preference said again as a change ("… from now on", "… anymore")
+_CHANGE_MARK_RE = re.compile(r"\b(?:from now on|anymore)\b", re.I)
+_PLAIN_TOKENS = frozenset("""the a an in on of to for from now user user's their they is are and anymore doesn't don't
+not prefers prefer uses use always never""".split())
+_USES_RE = re.compile(r"^The user uses\b")
+
+
+def _changed_mind(new: str, old: str) -> bool:
+    """Whether the person's rule or preference ``new`` changes the one ``old`` states: a value swapped ("Answer in
+    British English." → "Answer in American English from now on.": a name each side) or the same thing
+    taken back ("The user doesn't prefer dark mode anymore" against "The user prefers dark mode in every tool.")."""
+    if not _CHANGE_MARK_RE.search(new):
+        return False
+    a, b = set(tokens(new)) - _PLAIN_TOKENS, set(tokens(old)) - _PLAIN_TOKENS
+    if len(a - b) == 1 and len(b - a) == 1 and a & b:
+        return all(_named_value(word, text) for word, text in ((min(a - b), new), (min(b - a), old)))
+    taken_back = re.search(r"\bdoesn't\b", new)
+    return bool(taken_back) and len(a & b) >= 2
+
+
+def _named_value(word: str, text: str) -> bool:
+    """Whether ``word`` is written in ``text`` as a name ("British"), not at the start."""
+    found = re.search(rf"(?<=\s)(?i:{re.escape(word)})\b", text)
+    return found is not None and found.group(0)[:1].isupper()
+
+
 def _richer_or_same(old: str, new: str) -> bool:
     """Whether ``new`` says nothing ``old`` does not ("Oslo" against "Oslo, Norway")."""
     return set(tokens(new)) - _FILLER_TOKENS <= set(tokens(old))
@@ -250,6 +276,10 @@ class _Plan:
         if statement.slot is not None:
             for record in slotted_records(self.tree):
                 found[(record.topic, record.line)] = record
+        if statement.kind in ("preference", "rule") and _CHANGE_MARK_RE.search(statement.text):
+            core = self.tree.files.get(CORE_TOPIC)  # (a change of the person's mind: the core, which is small)
+            for record in core.records if core is not None else ():
+                found[(record.topic, record.line)] = record
         return [found[key] for key in sorted(found)]
 
     def _to_update(self, statement: Statement, topic: str) -> _Planned | None:
@@ -266,6 +296,10 @@ class _Plan:
                 if mentions and (where == topic or where != CORE_TOPIC and (
                         statement.subject is None or statement.subject.casefold() in content.casefold())):
                     return True
+                if mentions and where == CORE_TOPIC and statement.text.startswith("The user ") and _USES_RE.match(content):
+                    return True  # "I switched from VS Code to Zed": the tool the person used is no more
+            if statement.kind in ("preference", "rule") and where == CORE_TOPIC and _changed_mind(statement.text, content):
+                return True
             if statement.kind in ("decision", "fact", "schedule") and where == topic and _one_value_changed(
                     statement.text, content):
                 return True

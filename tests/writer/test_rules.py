@@ -241,6 +241,43 @@ def test_days_said_after_a_comma_belong_to_what_came_before_and_office_days_are_
     assert [(s.kind, s.text) for s in extract_statements(said)] == records
 
 
+def test_a_changed_mind_about_a_tool_a_rule_or_a_preference_replaces_it_in_the_core(rules_ws, store):
+    say(store, "s", ["Honestly I prefer light mode in every app. I use Sublime Text. Never suggest Sublime Text plugins "
+                     "that cost money.",
+                     "Please answer in British English. Always run the tests before pushing. Always cc Priya on invoices."])
+    write(rules_ws)
+    before = {r.content: r.ids for r in rules_ws.records()}
+    say(store, "t", ["heads up, I moved from Sublime Text to Neovim over the holidays.",
+                     "Change of plan: answer in American English from now on.",
+                     "Always run lint before pushing from now on. Always cc Tomás on invoices. "
+                     "Always cc Priya on quotes over 5k from now on.",
+                     "I don't prefer light mode anymore, dark is easier at night."], start=LATER)
+    write(rules_ws, "t")
+    after = {r.content: (r.topic, r.ids) for r in rules_ws.records()}
+    replaced = {  # the same record (its block ID), its new wording
+        "The user doesn't prefer light mode anymore, dark is easier at night.": "The user prefers light mode in every app.",
+        "The user moved from Sublime Text to Neovim over the holidays.": "The user uses Sublime Text.",
+        "Answer in American English from now on.": "Answer in British English."}
+    kept = ["Always run the tests before pushing.", "Always cc Priya on invoices.",
+            "Never suggest Sublime Text plugins that cost money."]  # (a second rule, not a change)
+    added = ["Always run lint before pushing from now on.", "Always cc Tomás on invoices.",
+             "Always cc Priya on quotes over 5k from now on."]
+    assert sorted(after) == sorted([*replaced, *kept, *added])
+    assert all(after[new] == ("topics/core.md", before[old]) for new, old in replaced.items())
+    assert all(after[text] == ("topics/core.md", before[text]) for text in kept)
+    assert all(after[text][0] == "topics/core.md" and after[text][1] not in before.values() for text in added)
+
+
+def test_a_move_to_another_tool_replaces_only_the_record_that_the_person_uses_it(rules_ws, store):
+    say(store, "s", ["Never suggest Sublime Text plugins that cost money."])
+    write(rules_ws)
+    say(store, "t", ["heads up, I moved from Sublime Text to Neovim over the holidays."], start=LATER)
+    write(rules_ws, "t")
+    assert sorted(r.content for r in rules_ws.records()) == [
+        "Never suggest Sublime Text plugins that cost money.",
+        "The user moved from Sublime Text to Neovim over the holidays."]
+
+
 def test_each_kind_goes_to_its_topic_and_the_core_only_holds_the_person(rules_ws, store):
     say(store, "s", CONVERSATION)
     write(rules_ws)
