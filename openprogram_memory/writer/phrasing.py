@@ -15,7 +15,7 @@ import re
 
 ADVERBS = (r"(?:now|really|also|still|usually|generally|mostly|mainly|primarily|strongly|much|actually|currently|"
            r"always|never|just|only|definitely|absolutely|honestly|personally|typically|normally|kinda|kind of|"
-           r"sort of|totally|genuinely|secretly|officially|finally|recently|happily|basically)")
+           r"sort of|totally|genuinely|secretly|officially|finally|recently|happily|basically|no longer)")
 _IRREGULAR = {"have": "has", "do": "does", "go": "goes", "be": "is", "am": "is", "was": "was", "were": "was",
               "don't": "doesn't", "don’t": "doesn’t", "dont": "doesnt", "haven't": "hasn't", "haven’t": "hasn’t"}
 _PAST = frozenset("""left went quit got made took began ran wrote built set put said told found bought sold became came

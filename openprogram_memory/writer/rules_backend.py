@@ -99,10 +99,10 @@ def _one_value_changed(new: str, old: str) -> bool:
     return len(a & b) >= 4 and len(a - b) <= 1 and len(b - a) <= 1
 
 
-# a standing rule or preference said again as a change ("… from now on", "… anymore")
-_CHANGE_MARK_RE = re.compile(r"\b(?:from now on|anymore)\b", re.I)
+# a standing rule or preference said again as a change ("… from now on", "… anymore", "no longer …")
+_CHANGE_MARK_RE = re.compile(r"\b(?:from now on|anymore|no longer)\b", re.I)
 _PLAIN_TOKENS = frozenset("""the a an in on of to for from now user user's their they is are and anymore doesn't don't
-not prefers prefer uses use always never""".split())
+not no longer prefers prefer uses use always never""".split())
 _USES_RE = re.compile(r"^The user uses\b")
 
 
@@ -115,8 +115,8 @@ def _changed_mind(new: str, old: str) -> bool:
     a, b = set(tokens(new)) - _PLAIN_TOKENS, set(tokens(old)) - _PLAIN_TOKENS
     if len(a - b) == 1 and len(b - a) == 1 and a & b:
         return all(_named_value(word, text) for word, text in ((min(a - b), new), (min(b - a), old)))
-    taken_back = re.search(r"\bdoesn't\b", new)
-    return bool(taken_back) and len(a & b) >= 2
+    taken_back = re.search(r"\b(?:doesn't|no longer)\b", new)  # (of the same thing: "no longer uses Vim", "uses Vim")
+    return bool(taken_back) and (len(a & b) >= 2 or a == b)
 
 
 def _named_value(word: str, text: str) -> bool:

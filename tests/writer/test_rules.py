@@ -278,6 +278,17 @@ def test_a_move_to_another_tool_replaces_only_the_record_that_the_person_uses_it
         "The user moved from Sublime Text to Neovim over the holidays."]
 
 
+def test_a_tool_the_person_no_longer_uses_is_said_so_in_place(rules_ws, store):
+    say(store, "s", ["I use Emacs. I also use Firefox for testing."])
+    write(rules_ws)
+    before = {r.content: r.ids for r in rules_ws.records()}
+    say(store, "t", ["I no longer use Emacs, I'm on Helix now."], start=LATER)
+    write(rules_ws, "t")
+    assert {r.content: r.ids for r in rules_ws.records()} == {
+        "The user no longer uses Emacs.": before["The user uses Emacs."],
+        "The user also uses Firefox for testing.": before["The user also uses Firefox for testing."]}
+
+
 def test_each_kind_goes_to_its_topic_and_the_core_only_holds_the_person(rules_ws, store):
     say(store, "s", CONVERSATION)
     write(rules_ws)
