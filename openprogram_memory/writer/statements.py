@@ -502,7 +502,15 @@ _PERSON_IS_RE = re.compile(rf"^(?:is|are)\s+(?:also\s+|now\s+)?(?:(?:our|my|the|
                            re.I)
 
 
+# whom the person reports to ("I report to Farid (VP Eng)")
+_REPORTS_TO_RE = re.compile(rf"^{_I}{_ADV}\s+report\s+to\s+(?P<n>(?-i:[A-Z][\w'’-]+)(?:\s+(?-i:[A-Z][\w'’-]+))?)(?=\W|$)",
+                            re.I)
+
+
 def _people(clause: str) -> list[Statement]:
+    reports = _REPORTS_TO_RE.match(clause)
+    if reports:
+        return [Statement(finish(third_person(clause)), "people", reports.group("n"), subject=reports.group("n"))]
     if re.search(r"(?<!\bwhen )(?<!\bif )(?<!\bwhenever )\b(?-i:(?!IT\b))(?:this|these|those|it)\b(?!\s+(?:team|company|"
                  r"project|service|repo)\b)", clause.split(",")[0],
                  re.I) \

@@ -35,6 +35,8 @@ from openprogram_memory.placement.classify import (
     ("The user joined the data team.", "identity"),
     ("The user is in Nairobi.", "identity"),
     ("The user studies at NTNU.", "identity"),
+    ("The user is the EM.", "identity"),
+    ("The user is the on-call contact.", "other"),
     ("The user mostly works on delivery ETA models.", "identity"),
     ("The user uses PyTorch Geometric, not DGL.", "preference"),
     ("I write everything in type-annotated Python.", "preference"),

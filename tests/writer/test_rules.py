@@ -289,6 +289,16 @@ def test_a_tool_the_person_no_longer_uses_is_said_so_in_place(rules_ws, store):
         "The user also uses Firefox for testing.": before["The user also uses Firefox for testing."]}
 
 
+def test_whom_the_person_reports_to_is_filed_under_that_person_and_their_role_in_the_core(rules_ws, store):
+    say(store, "s", ["Context for planning: I'm the EM, I report to Farid (VP Eng). Dana is our PM, she decides scope."])
+    write(rules_ws)
+    assert {text: (r.topic, r.headings[-1]) for text, r in records(rules_ws).items()} == {
+        "The user is the EM.": ("topics/core.md", "Identity"),
+        "The user reports to Farid (VP Eng).": ("topics/people.md", "Farid"),
+        "Dana is our PM.": ("topics/people.md", "Dana"),
+        "Dana decides scope.": ("topics/people.md", "Dana")}
+
+
 def test_each_kind_goes_to_its_topic_and_the_core_only_holds_the_person(rules_ws, store):
     say(store, "s", CONVERSATION)
     write(rules_ws)
