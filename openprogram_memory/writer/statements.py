@@ -497,7 +497,8 @@ _PERSON_VERB_RE = re.compile(
 _PERSON_IS_RE = re.compile(rf"^(?:is|are)\s+(?:also\s+|now\s+)?(?:(?:our|my|the|a|an|their|his|her)\s+)?"
                            rf"(?:(?:new|main|only|lead|senior|junior|staff|principal|head|de facto|acting|"
                            rf"interim|go-to|[\w-]+)\s+){{0,3}}(?:{lx.ROLE_NOUNS})s?\b|^(?:is|are)\s+(?:on|in)\s+"
-                           rf"(?:the\s+)?(?:[\w-]+\s+){{0,3}}(?:team|squad|group)\b|^(?:is|are)\s+(?:based|from)\b|"
+                           rf"(?:the\s+)?(?:[\w-]+\s+){{0,3}}(?:team|squad|group)\b|^(?:is|are)\s+(?:based|from|remote)\b|"
+                           rf"^is\s+in\s+(?-i:[A-Z])|"  # (where a person is: "Chen is remote in Taipei", "… is in Lagos")
                            rf"^is\s+the\s+(?:only\s+)?(?:one|person)\b|^(?:is|are)\s+(?:responsible|in charge)\b",
                            re.I)
 

@@ -299,6 +299,13 @@ def test_whom_the_person_reports_to_is_filed_under_that_person_and_their_role_in
         "Dana decides scope.": ("topics/people.md", "Dana")}
 
 
+def test_where_a_named_person_works_from_is_about_them():
+    said = extract_statements("Kwame is remote in Accra, so meetings before 4pm UTC please. Ines is in Porto.")
+    assert [(s.kind, s.text, s.subject) for s in said if s.kind != "rule"] == [
+        ("people", "Kwame is remote in Accra.", "Kwame"), ("people", "Ines is in Porto.", "Ines")]
+    assert not any(s.kind == "people" for s in extract_statements("Tomás is in a meeting until three."))
+
+
 def test_each_kind_goes_to_its_topic_and_the_core_only_holds_the_person(rules_ws, store):
     say(store, "s", CONVERSATION)
     write(rules_ws)
