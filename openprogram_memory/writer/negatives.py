@@ -47,7 +47,7 @@ _MOMENT_RE = re.compile(
     r"for this \w+|(?:from|in|on) your (?:list|answer|reply|suggestions?|options?|last message)|"
     r"your (?:first|second|third|last|other) (?:suggestion|option|answer|idea|version)|"
     r"the (?:first|second|third|last|other|previous|new|old|latest|original) (?:one|version|option|approach|"
-    r"draft|suggestion|answer|idea|variant)|"
+    r"draft(?!\s+of\s+(?:every|each)\b)|suggestion|answer|idea|variant)|"  # ("the first draft of every …")
     r"just (?:(?!adopted|married|moved|joined|started|relocated|welcomed)\w+ed|came|went|broke|died|sent|said|told|ran|"
     r"made|did|found)|last (?:night|week)(?! of\b)|in a (?:minute|bit|sec|second)|"
     r"for (?:the )?(?:moment|time being)|next (?:sprint|release|quarter|year)|temporar(?:y|ily)|a minute ago|an hour ago|this year|"

@@ -653,7 +653,7 @@ def _preference(clause: str) -> list[Statement]:
         return [Statement(finish(_possessive(f"The user {what.group('v').lower()}s {what.group('x')}"
                                              f"{what.group('rest') or ''}")), "preference", keyword(what.group("x")))]
     best = _BEST_FOR_ME_RE.match(clause)
-    if best and not re.match(r"^(?:it|that|this|please|pls|kindly)\b", clause, re.I):  # ("please help me …": a request)
+    if best and not re.match(r"^(?:it|that|this|please|kindly)\b", clause, re.I):  # ("please help me …": a request)
         return [Statement(finish(_possessive(clause) if "me" in clause.split() else f"{clause} for the user"),
                           "preference", keyword(best.group("x") or best.group("y")))]
     match = _PREFERENCE_RE.match(clause)

@@ -306,6 +306,15 @@ def test_where_a_named_person_works_from_is_about_them():
     assert not any(s.kind == "people" for s in extract_statements("Tomás is in a meeting until three."))
 
 
+@pytest.mark.parametrize("said, records", [
+    ("Kofi writes the first draft of every postmortem.", [("people", "Kofi writes the first draft of every postmortem.")]),
+    ("Lena writes the first draft of each release note.", [("people", "Lena writes the first draft of each release note.")]),
+    ("Kofi wrote the first draft, and I liked it more than yours.", []),
+])
+def test_who_drafts_every_thing_is_kept_and_the_draft_at_hand_is_not(said, records):
+    assert [(s.kind, s.text) for s in extract_statements(said)] == records
+
+
 def test_each_kind_goes_to_its_topic_and_the_core_only_holds_the_person(rules_ws, store):
     say(store, "s", CONVERSATION)
     write(rules_ws)
