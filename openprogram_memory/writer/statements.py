@@ -1773,7 +1773,8 @@ _RETRACT_RE = re.compile(
     r"(?:that|this|what i (?:said|wrote|told you)|my last message|the (?:bit|part))?\s*(?:about|on|re:?|regarding)\s+"
     r"(?:the\s+)?(?P<old>[^,;:—–]{2,40}?)\s*(?:[,;:—–.!]|\s-|$)\s*", re.I)
 # a time zone said as the person's own after their place: "so I'm on EAT", "so it's UTC+3 for me", "so use EAT"
-_SO_ZONE_RE = re.compile(rf"\bso\s+(?:I'm\s+on\s+|i am on\s+|im on\s+|it's\s+|use\s+)?(?P<z>{_ZONE_RE.pattern})", re.I)
+_SO_ZONE_RE = re.compile(rf"\bso\s+(?:I'm\s+on\s+|i am on\s+|im on\s+|it's\s+|use\s+|times\s+are\s+)?(?P<z>{_ZONE_RE.pattern})",
+                         re.I)
 # the person an instruction sends the agent to ("talk to Siobhán", "ask Kofi", "loop in Mei Ling")
 _TOLD_RE = re.compile(r"\b(?:talk to|speak to|ask|ping|tag|loop in|contact|email|message|check with|go to)\s+"
                       r"((?-i:[A-Z][\w'’-]+(?:\s+[A-Z][\w'’-]+)?))", re.I)

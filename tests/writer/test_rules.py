@@ -315,6 +315,12 @@ def test_who_drafts_every_thing_is_kept_and_the_draft_at_hand_is_not(said, recor
     assert [(s.kind, s.text) for s in extract_statements(said)] == records
 
 
+def test_the_time_zone_said_after_where_the_person_lives():
+    said = extract_statements("btw I live in Accra, so times are GMT. Can you fix the cron expression?")
+    assert [(s.kind, s.text, s.slot) for s in said] == [
+        ("identity", "The user lives in Accra.", "location"), ("personal", "The user's timezone is GMT.", "timezone")]
+
+
 def test_each_kind_goes_to_its_topic_and_the_core_only_holds_the_person(rules_ws, store):
     say(store, "s", CONVERSATION)
     write(rules_ws)
