@@ -350,8 +350,12 @@ def strip_lead(clause: str) -> tuple[str, str | None]:
         if label and (len(label.group("label").split()) <= 3 and not re.search(
                 r"\b(?:is|are|was|were|am|I|we|you|use|uses)\b", label.group("label"), re.I) or (
                 len(label.group("label").split()) <= 6 and text[label.end("label"):].lstrip().startswith(":"))):
-            hint = hint or label_hint(label.group("label"))
+            named = label.group("label").strip()
+            hint = hint or label_hint(named)
             text = text[label.end():].strip()
+            if label_hint(named) is None and re.fullmatch(r"(?:[A-Za-z][\w-]*\s+){0,2}[A-Za-z][\w-]*s", named):
+                # "Postmortems: we always do them within 48h": what "them" stands for is the label
+                text = re.sub(r"\bthem\b", named[0].lower() + named[1:] if not named[1:2].isupper() else named, text, 1)
         if text == before:
             break
     return text, hint

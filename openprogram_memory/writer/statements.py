@@ -1049,6 +1049,12 @@ def _terms(clause: str) -> list[Statement]:
     return [Statement(finish(third_person(clause)), "fact", keyword(found.group("v")))] if found else []
 
 
+# how the team always works ("we always squash-merge PRs"): a convention of the project, not a complaint ("we
+# always forget the changelog")
+_WE_ALWAYS_RE = re.compile(r"^we\s+always\s+(?!forget\b)"
+                           r"[a-z][\w-]*\s+\S", re.I)
+
+
 def _fact(clause: str, hint: str | None) -> list[Statement]:
     if _WE_FACT_RE.match(clause) and re.search(r"\b(?:it|this|that|them|these|those)\b", clause, re.I):
         return []
@@ -1059,6 +1065,8 @@ def _fact(clause: str, hint: str | None) -> list[Statement]:
         if loose and _CONCRETE_RE.search(loose.group("p")) and \
                 loose.group("s").split()[-1].casefold() not in _WORK_AT_HAND:
             match = loose
+    if not match and not re.search(r"\b(?:it|this|that|them|these|those)\b", clause, re.I):
+        match = _WE_ALWAYS_RE.match(clause)  # (what "them" is, the clause does not say)
     if not match:
         match = _FACT_NAMED_RE.match(clause)
         if match and (match.group("s").casefold() in lx.COMMON_CAPS - {"staging", "prod", "production", "main",

@@ -321,6 +321,18 @@ def test_the_time_zone_said_after_where_the_person_lives():
         ("identity", "The user lives in Accra.", "location"), ("personal", "The user's timezone is GMT.", "timezone")]
 
 
+@pytest.mark.parametrize("said, records", [
+    ("fwiw we always squash-merge feature branches.", [("fact", "We always squash-merge feature branches.")]),
+    ("Release notes: we always write them in the PR description.",
+     [("fact", "We always write release notes in the PR description.")]),
+    ("for the postmortem: we always do them within 48h", []),
+    ("we always get flaky tests on CI lol", []),
+    ("We always forget the changelog.", []),
+])
+def test_how_the_team_always_works_is_a_fact_and_a_label_is_what_them_stands_for(said, records):
+    assert [(s.kind, s.text) for s in extract_statements(said)] == records
+
+
 def test_each_kind_goes_to_its_topic_and_the_core_only_holds_the_person(rules_ws, store):
     say(store, "s", CONVERSATION)
     write(rules_ws)
