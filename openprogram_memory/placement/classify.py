@@ -69,7 +69,7 @@ _PREFERENCE_RE = re.compile(
     r"(?i:\b(?:prefers?|preferred|preference|enjoys?|dislikes?|hates?|can't\s+stand|cannot\s+stand|"
     r"favou?rite|would\s+(?:\w+\s+)?rather|rather\s+than|fan\s+of)\b)"
     # the tools the person works with ("The user uses PyTorch Geometric, not DGL", "… writes everything in Go")
-    r"|\b(?:[Ii]|[Uu]ser)\s+(?:\w+ly\s+)?(?:uses?|writes?\s+(?:everything|all\s+\w+)\s+in)\b"
+    r"|\b(?:[Ii]|[Uu]ser)\s+(?:\w+ly\s+)?(?:uses?|writes?\s+(?:everything|all\s+(?:\w+\s+){0,2}?\w+)\s+in)\b"
     r"|\b(?:[Ii]|[Ww]e|[Hh]e|[Ss]he|[Tt]hey|[Uu]ser|(?!(?:Looks|Seems|Sounds|Feels|Just|Much|More|Something)\b)[A-Z][a-z]+)\s+(?i:really\s+|also\s+|don't\s+|doesn't\s+|do\s+not\s+)?"
     r"(?i:like|likes|love|loves)\b"
 )

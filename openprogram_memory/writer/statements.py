@@ -579,7 +579,9 @@ def _subject_person(clause: str) -> str | None:
 
 # -- preference ------------------------------------------------------------------------
 _PREFERENCE_RE = re.compile(
-    rf"^(?:{_I}{_ADV}\s+(?:prefer|like|love|enjoy|hate|dislike|detest|loathe|adore|appreciate|can't stand|"
+    rf"^(?:{_I}{_ADV}\s+write\s+(?:everything|all\s+(?:[\w-]+\s+){{0,2}}?[\w-]+)\s+in\s+(?-i:[A-Z])|"  # ("… all client
+    # emails in Dutch": the language or tool the person writes in)
+    rf"{_I}{_ADV}\s+(?:prefer|like|love|enjoy|hate|dislike|detest|loathe|adore|appreciate|can't stand|"
     rf"cannot stand|can't bear|don't mind|despise|avoid)\b|"
     rf"{_I}{_ADV}\s+(?:don't|do not|dont)(?:{_ADV})\s+(?:like|want|enjoy|care for|need|love|use)\b|"
     rf"{_I}'?d (?:much |really |way |far )?(?:rather|prefer)\b|{_I}'?d (?:really )?(?:like|love)\s+(?!to\b|you to\b|it if\b)|"

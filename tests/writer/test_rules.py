@@ -333,6 +333,16 @@ def test_how_the_team_always_works_is_a_fact_and_a_label_is_what_them_stands_for
     assert [(s.kind, s.text) for s in extract_statements(said)] == records
 
 
+def test_the_language_the_person_writes_in_reaches_the_core(rules_ws, store):
+    say(store, "s", ["oh and I write all client emails in Dutch except for the UK ones. Can you draft one to Kameel?"])
+    write(rules_ws)
+    assert {text: r.topic for text, r in records(rules_ws).items()} == {
+        "The user writes all client emails in Dutch except for the UK ones.": "topics/core.md"}
+    assert [(s.kind, s.text) for s in extract_statements("I write everything in Dutch.")] == [
+        ("preference", "The user writes everything in Dutch.")]
+    assert extract_statements("I write all the code in the main repo.") == []
+
+
 def test_each_kind_goes_to_its_topic_and_the_core_only_holds_the_person(rules_ws, store):
     say(store, "s", CONVERSATION)
     write(rules_ws)
