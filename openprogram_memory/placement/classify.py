@@ -79,9 +79,14 @@ _STALE_RE = re.compile(
     r"is\s+(?:down|broken|failing)|temporar(?:y|ily))\b",
     re.I,
 )
+# a field of work ("I do data engineering at …", "The user does data science."): what the person does for a living
+WORK_FIELD = (r"(?:engineering|development|design|research|analytics|science|marketing|sales|security|testing|"
+              r"consulting|ops|support)")
 _IDENTITY_RE = re.compile(
     r"\b(?:my\s+name\s+is|name\s+is|is\s+called|i\s+am|i'm|i\s+was|lives?\s+in|based\s+in|born|grew\s+up|"
-    r"works?\s+as|works?\s+at|user\s+is\s+the\s+(?-i:[A-Z]{2,4})\b|stud(?:y|ies)\s+at|(?:user|I)\s+(?:\w+ly\s+)?works?\s+on|is\s+an?|am\s+an?|speaks?|native|pronouns?|time\s*zone|"
+    r"works?\s+as|works?\s+at|user\s+is\s+the\s+(?-i:[A-Z]{2,4})\b|stud(?:y|ies)\s+at|user\s+does\s+(?:[\w-]+\s+){0,2}?"
+    rf"{WORK_FIELD}|"
+    r"(?:user|I)\s+(?:\w+ly\s+)?works?\s+on|is\s+an?|am\s+an?|speaks?|native|pronouns?|time\s*zone|"
     r"birthday|years\s+old|married|partner|daughter|son|wife|husband|(?:runs|owns)\s+an?|"
     r"(?:runs|leads|manages|heads)\s+the\s+(?:[\w&-]+\s+){0,3}?(?:team|department|group|company|business|shop|lab)|"
     r"user\s+is\s+(?:now\s+|currently\s+)?in\s+(?-i:[A-Z])\w*|(?:teaches|lectures)\s+\w+|"

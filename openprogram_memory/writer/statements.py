@@ -44,6 +44,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from ..placement.classify import WORK_FIELD
 from ..workspace.caches import register_index
 from . import learned
 from . import lexicon as lx
@@ -294,8 +295,7 @@ def _identity(clause: str) -> list[Statement]:
         value, appositives = parts[0], parts[1:]
         head = re.split(r"\s+(?:at|for|with|on|in|of|who|and|but|so|because)\s+", value)[0]
         field = re.match(rf"{_I}{_ADV}\s+do\s", clause) and re.search(
-            r"\b(?:engineering|development|design|research|analytics|science|marketing|sales|security|testing|"
-            r"consulting|ops|support)$", head, re.I)  # "I do data engineering at …": a field of work
+            rf"\b{WORK_FIELD}$", head, re.I)  # "I do data engineering at …": a field of work
         if (lx.ROLE_RE.search(head) or field) and len(head.split()) <= 6 and not re.match(
                 r"(?:bit|little|lot|fan|big fan|huge fan|stickler|sucker|night owl|morning person|"
                 r"people person|cat person|dog person)\b", value, re.I):
@@ -770,9 +770,15 @@ def _only_here(said: str) -> bool:
                              r"here))?", re.sub(r"[\s,]+(?:please|pls|plz)$", "", said.strip(" .!,"), flags=re.I), re.I))
 
 
+_MIND_ONLY_RE = re.compile(r"^(?:(?:so|please|pls|kindly)\s+)*(?:keep|bear) (?:that|this|it|these|those) in mind\W*"
+                           r"(?:going forward|from now on|please|pls)?\W*$", re.I)
+
+
 def _rule(clause: str, hint: str | None) -> list[Statement]:
     if re.match(r"^(?:(?:you can|please)\s+)?call me\s+(?-i:[A-Z])", clause, re.I):
         return []  # "Call me Nnamdi": a name (identity), not an instruction
+    if _MIND_ONLY_RE.match(clause):
+        return []  # "so keep that in mind": what to keep in mind was said before it, and is kept there
     if _ONE_OFF_ASK_RE.match(clause) and not _OUTLIVES_RE.search(clause):
         return []  # "give me 10 icebreaker questions", "redo the plot palette please": a task, not a way of working
     asked = re.sub(r"[\s,]+(?:please|pls|plz)$", "", clause, flags=re.I)
@@ -1368,6 +1374,25 @@ def _pieces(clause: str, hint: str | None) -> list[tuple[str, list[Statement]]]:
         first = _statements(current, hint)
         first = first or continued.get(current, [])
         alone = _statements(nxt, None if first and hint == "rule" else hint)  # a reason after a rule is no rule
+        if first and first[-1].kind in ("people", "fact") and re.match(
+                r"^(?:ask|check|don't|never)\b", nxt, re.I):
+            # "Achieng handles the feature store, ask me before assuming anything about it", "The prod DB is on RDS,
+            # never run migrations on it by hand": "it" is what she handles, what the fact is about; an instruction
+            # that says no more is not said of her ("ask them before …")
+            thing = _thing_phrase(first[-1].text) if first[-1].kind == "fact" else None
+            if thing:
+                thing = f"the {thing}"
+            elif first[-1].kind == "people":
+                found = re.search(r"\s(?P<o>(?:the|our|my)\s+(?:[\w.+-]+\s+){0,3}?[\w.+-]+)\W*$", current)
+                thing = found.group("o") if found else None
+            said = re.sub(r"\bit\b", thing, nxt, count=1) if thing else nxt
+            resolved = _statements(said, "rule") if said != nxt else []
+            if resolved:
+                nxt, alone = said, resolved
+            elif not alone:
+                out.append((current, first))
+                current = nxt
+                continue
         if not alone and first and first[-1].kind == "fact":
             alone = continued[nxt] = _fact_continued(nxt)  # "…, and feature definitions are in features.yaml"
         elif not alone and first and first[-1].kind == "people":
@@ -1591,7 +1616,8 @@ def _learned(sentence: str, person: str | None, thing: str | None) -> list[State
     body = _TRAILER_RE.sub("", strip_lead(sentence)[0].rstrip(" .!…"))
     head = re.match(r"^(?:the|this|that|my|our)\s+([\w-]+)", body, re.I)
     preferred = re.split(r"\b(?:prefer|rather)\b", body, maxsplit=1)
-    if len(body.split()) < 3 or sentence.rstrip().endswith("?") or _REASONING_RE.search(body) or kind == "fact" and (
+    if len(body.split()) < 3 or sentence.rstrip().endswith("?") or _REASONING_RE.search(body) or _MIND_ONLY_RE.match(
+            body) or kind == "fact" and (
             _TRANSIENT_RE.search(body) or head and head.group(1).casefold() in _WORK_AT_HAND) or (
             kind == "preference" and len(preferred) == 2 and _step_at_hand(preferred[1])):
         return []  # what the rules know is not durable stays so: a word or two, a question, a reason or a complaint,

@@ -207,7 +207,8 @@ def test_a_colleague_named_with_a_title_and_then_he_is_filed_under_that_name():
     "Our project is using Spring Boot 2.7 with an Oracle 19c database.", "The app is deployed on OpenShift.",
     "The codebase is all Kotlin.", "Our repo uses pnpm workspaces.", "The stack is Django and htmx.",
     "Our setup is two VMs behind nginx.", "The system runs on k8s.", "The code is in TypeScript.",
-    "Our repository uses git-lfs for assets."])
+    "Our repository uses git-lfs for assets.", "Our team uses Airflow 2.8 for scheduling.",
+    "The company runs everything on GCP."])
 def test_a_fact_about_a_project_it_does_not_name_goes_to_the_notes(rules_ws, store, said):
     say(store, "s", [f"{said} The billing service runs on Kafka."])
     write(rules_ws)
@@ -1567,3 +1568,33 @@ def test_myself_introduces_the_person_and_working_as_gives_their_role():
 ])
 def test_a_condition_followed_by_what_happens_is_no_rule(said, kinds):
     assert [s.kind for s in extract_statements(said)] == kinds
+
+
+@pytest.mark.parametrize("said", [
+    "My manager Otieno signs off on anything that touches production, so keep that in mind.",
+    "Please keep this in mind going forward.", "keep that in mind pls", "Bear that in mind."])
+def test_keep_that_in_mind_says_nothing_of_its_own(said):
+    assert [s.kind for s in extract_statements(said)] == (["people"] if "Otieno" in said else [])
+
+
+@pytest.mark.parametrize("said, records", [
+    ("Btw my colleague Achieng handles the feature store, ask me before assuming anything about it.",
+     [("people", "The user's colleague Achieng handles the feature store."),
+      ("rule", "Ask me before assuming anything about the feature store.")]),
+    ("Kofi owns the billing service, check with him first.", [("people", "Kofi owns the billing service.")]),
+    ("The deploy script lives in ops/, don't touch it.",
+     [("fact", "The deploy script lives in ops/."), ("rule", "Don't touch the deploy script.")]),
+    ("Tomás owns the mobile app, do not merge his PRs without him.",
+     [("people", "Tomás owns the mobile app."), ("rule", "Do not merge his PRs without Tomás.")]),
+    ("The VPN config is in the wiki, so check it before you ask me.", [("fact", "The VPN config is in the wiki.")]),
+    ("The prod DB is on RDS, never run migrations on it by hand.",
+     [("fact", "The prod DB is on RDS."), ("rule", "Never run migrations on the prod DB by hand.")]),
+])
+def test_an_instruction_after_a_person_or_thing_is_not_said_of_them(said, records):
+    assert [(s.kind, s.text) for s in extract_statements(said)] == records
+
+
+def test_a_field_of_work_reaches_the_core(rules_ws, store):
+    say(store, "s", ["Hey! I'm Wanjiru, I do data science at Safaricom in Nairobi."])
+    write(rules_ws)
+    assert records(rules_ws)["The user does data science."].topic == "topics/core.md"
