@@ -394,11 +394,13 @@ def _looks_like_org(value: str) -> bool:
 
 
 # -- personal -------------------------------------------------------------------------
+# what a person is that food, health or the body decides ("I'm vegetarian", "Lucia is allergic to nuts")
+_TRAITS = (r"vegetarian|vegan|pescatarian|gluten[- ]free|lactose[- ]intolerant|diabetic|celiac|coeliac|colou?r[- ]?blind|"
+           r"dyslexic|left[- ]handed|allergic")
 _PERSONAL_RE = re.compile(
     rf"^(?:(?:my|our(?!\s+lab\b))\s+(?:(?:little|older|younger|big|baby|two|three|\w+-year-old)\s+)*(?:{lx.FAMILY})\b|"
     rf"{_IM}{_ADV}\s+(?:a\s+|an\s+)?(?:(?:strict|lifelong|proud|new|first-time|single|big|huge|type\s+[12i]+|red[- ]green|partially)\s+)?"
-    r"(?:vegetarian|vegan|pescatarian|gluten[- ]free|lactose[- ]intolerant|diabetic|celiac|coeliac|colou?r[- ]?blind|"
-    r"dyslexic|left[- ]handed|right[- ]handed|allergic|a morning person|morning person|a night owl|night owl|"
+    rf"(?:{_TRAITS}|right[- ]handed|a morning person|morning person|a night owl|night owl|"
     r"muslim|christian|jewish|hindu|buddhist|sikh|catholic|atheist|mormon|"
     r"married|engaged|divorced|single|pregnant|expecting|retired|deaf|hard of hearing|blind|autistic|"
     r"a (?:dad|mom|mum|father|mother|parent)|(?:dad|mom|mum|father|mother|parent) of|teetotal|sober|"
@@ -409,6 +411,7 @@ _PERSONAL_RE = re.compile(
     rf"{_I}(?:'ve| have)\s+(?:adhd|asthma|diabetes|rsi|migraines|celiac|a bad back|tinnitus|dyslexia|"
     r"bad eyesight|allerg)|"
     rf"{_I}{_ADV}\s+(?:don't|do not|can't|cannot)\s+(?:eat|drink|have)\s+|"
+    rf"{_I}{_ADV}\s+live\s+with\s+(?:my|our)\s+(?:{lx.FAMILY})\b|"
     rf"{_I}{_ADV}\s+(?:play|run|climb|cycle|bike|swim|surf|hike|bake|cook|paint|knit|garden|sing|dance|"
     r"skate|ski|snowboard|row|box|fence|sail|fish|volunteer|meditate|practice|practise|train|coach|"
     r"collect|brew|homebrew|woodwork|read|draw|write (?:poetry|fiction|novels))\b|"
@@ -499,7 +502,8 @@ _PERSON_IS_RE = re.compile(rf"^(?:is|are)\s+(?:also\s+|now\s+)?(?:(?:our|my|the|
                            rf"interim|go-to|[\w-]+)\s+){{0,3}}(?:{lx.ROLE_NOUNS})s?\b|^(?:is|are)\s+(?:on|in)\s+"
                            rf"(?:the\s+)?(?:[\w-]+\s+){{0,3}}(?:team|squad|group)\b|^(?:is|are)\s+(?:based|from|remote)\b|"
                            rf"^is\s+in\s+(?-i:[A-Z])|"  # (where a person is: "Chen is remote in Taipei", "… is in Lagos")
-                           rf"^is\s+the\s+(?:only\s+)?(?:one|person)\b|^(?:is|are)\s+(?:responsible|in charge)\b",
+                           rf"^is\s+the\s+(?:only\s+)?(?:one|person)\b|^(?:is|are)\s+(?:responsible|in charge)\b|"
+                           rf"^(?:is|are)\s+(?:(?:a|an|strict|also|severely)\s+)*(?:{_TRAITS})\b",
                            re.I)
 
 
@@ -523,7 +527,9 @@ def _people(clause: str) -> list[Statement]:
         name = colleague.group("n")
         if name or _PERSON_VERB_RE.match(rest):
             named = re.match(r"(?:is|'s)\s+(?P<n>(?:(?:Dr|Prof|Mr|Mrs|Ms)\.?\s+)?(?-i:[A-Z][\w'’-]+)(?:\s+(?-i:[A-Z][\w'’-]+))?)"
-                             r"(?:\W*$|,\s*(?:he|she|they)\b)", rest)  # ("… is Mr. Ramesh Iyer, he approves all PRs")
+                             r"(?:\s+(?:from|at)\s+(?-i:[A-Z])[\w&'’-]*(?:\s+(?-i:[A-Z])[\w&'’-]*){0,3})?"
+                             r"(?:\W*$|,\s*(?:he|she|they)\b)", rest)  # ("… is Mr. Ramesh Iyer, he approves all PRs",
+            # "our accountant is Graham from Bright Tax")
             subject = name or (named.group("n") if named else colleague.group(0))  # ("my manager is Yuki": Yuki)
             return [Statement(finish(third_person(clause)), "people", keyword(subject), subject=subject)]
     owned = re.match(r"^(?P<n>(?-i:[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)?))['’]s\s+(?:team|squad|group|org)\s+"
@@ -550,7 +556,7 @@ def _people(clause: str) -> list[Statement]:
             r"decide|own|okay|ok|greenlight|the releases?|the reviews?|all)\b|^(?:is|are) (?:off|out) (?:on )?"
             r"(?:fridays|mondays|weekends)\b|^does\s+(?:(?:our|the|all)\s+)?(?:(?-i:[A-Z]{2,5})\b|(?:design|"
             r"testing|reviews|hiring|payroll|accounting|the books|books|support|ops|infra|security|releases|on-?call|"
-            r"translations?|copy|marketing)\b)|^(?:runs|run)\s+(?!(?:on|in|at|every|each|daily|nightly|weekly|hourly|"
+            r"translations?|copy|marketing|editing)\b)|^(?:runs|run)\s+(?!(?:on|in|at|every|each|daily|nightly|weekly|hourly|"
             r"as|under|inside|behind|against|with|through|from|off|out|late|fast|slow|smoothly|fine|ok|okay|it|that|"
             r"this|things|the show|away|into|over|up|down|low|hot|out)\b|(?:the\s+|our\s+)?(?:[\w-]+\s+)?(?:builds?|jobs?|"
             r"tests|test suite|suite|crons?|backups?|migrations?|scripts?|checks|containers?|workers?|queries)\b)[\w`-]",
@@ -698,10 +704,13 @@ _RULE_PREFIX_RE = re.compile(
     r"^(?:(?:please|pls|plz|kindly)\s+)?(?P<p>(?:from now on|going forward|moving forward|in (?:the )?future|"
     r"henceforth|by default)(?:,\s*|\s+(?=(?:please\s+)?[a-z]+\b))|(?:as a rule|in general|generally|"
     r"for (?:all|every|any) [\w\s-]{2,30}?|"
+    r"for\s+(?!(?:the|this|that|these|those|now|today|me|you|us|him|her|them|a|an|one|my|your|details|reference|"
+    r"example|instance|starters|context|reasons|others|ages|years|days|weeks|months|hours)\b)(?:[\w'’-]+\s+){0,2}?"
+    r"[\w'’-]+s(?:\s+(?:to|for|from|in|on|about|with)\s+(?:[\w'’-]+\s+){0,2}?[\w'’-]+)?|"  # "For emails to clients, …"
     r"(?:when(?:ever)?|if|each time|every time|any time|anytime|before|after|once)\s+(?:you|we|I|i|writing|"
     r"adding|making|creating|editing|touching|committing|pushing|opening|reviewing|there's|there is|the|a|an|"
     r"something|anything|someone|tests?|[\w-]+ing)\b[^,]{0,80}?)(?:,\s*|\s+(?=(?:please\s+)?(?:always|never|"
-    r"don't|do not)\b)))",
+    r"don't|do not|keep)\b)))",
     re.I,
 )
 _RULE_LEAD_RE = re.compile(
@@ -754,7 +763,8 @@ _ASK_FOR_ONE_RE = re.compile(
 # or a change to what is there ("redo the chart please"), unless a word of time makes it a way of working
 # how to explain anything: a generic object and a manner ("explain things step by step", "explain concepts slowly")
 _HOW_TO_EXPLAIN_RE = re.compile(
-    r"^(?:(?:please|pls|plz|kindly)\s+)?explain\s+(?:things|everything|"
+    r"^(?:(?:please|pls|plz|kindly)\s+)?explain\s+(?:(?!(?:the|this|that|it|my|your|these|those)\b)[\w-]+\s+"
+    r"(?=(?:things|stuff|concepts)\b))?(?:things|everything|"
     r"stuff|concepts|new concepts|it all|your answers|your reasoning|your changes|changes)\s+(?:to me\s+)?(?:step by step|"
     r"simply|slowly|in plain (?:english|language|terms|words)|like i'?m (?:five|5|new|a beginner)|with (?:an? )?examples?|"
     r"in detail|briefly)\b", re.I)
@@ -777,8 +787,10 @@ _MIND_ONLY_RE = re.compile(r"^(?:(?:so|please|pls|kindly)\s+)*(?:keep|bear) (?:t
 def _rule(clause: str, hint: str | None) -> list[Statement]:
     if re.match(r"^(?:(?:you can|please)\s+)?call me\s+(?-i:[A-Z])", clause, re.I):
         return []  # "Call me Nnamdi": a name (identity), not an instruction
-    if _MIND_ONLY_RE.match(clause):
-        return []  # "so keep that in mind": what to keep in mind was said before it, and is kept there
+    lead = _RULE_PREFIX_RE.match(clause)
+    if _MIND_ONLY_RE.match(clause[lead.end():] if lead else clause):
+        return []  # "so keep that in mind", "if you suggest venues, keep that in mind": what to keep in mind was said
+        # before it, and is kept there
     if _ONE_OFF_ASK_RE.match(clause) and not _OUTLIVES_RE.search(clause):
         return []  # "give me 10 icebreaker questions", "redo the plot palette please": a task, not a way of working
     asked = re.sub(r"[\s,]+(?:please|pls|plz)$", "", clause, flags=re.I)
@@ -842,8 +854,8 @@ _DECISION_RE = re.compile(
     r"moving|migrated|migrating|changed|changing|going with|going to (?:use|go with|switch|move|migrate|drop|"
     r"stick|adopt|keep)|sticking with|staying with|staying on|dropped|dropping|ditched|ditching|replaced|"
     r"replacing|deprecated|deprecating|retired|retiring|sunset|sunsetting|killed|killing|abandoned|abandoning|"
-    r"adopted|adopting|standardi[sz]ing|consolidat(?:ed|ing)|rewr(?:ote|iting)|no longer use|are not using|"
-    r"stopped using|quit using|(?:(?:are |'re )?not|aren't) doing .+ (?:anymore|any more)|"
+    r"adopted|adopting|standardi[sz]ing|consolidat(?:ed|ing)|rewr(?:ote|iting)|no longer (?:use|offer|sell|support|accept)|are not using|"
+    r"stopped (?:using|offering|selling|supporting|accepting|doing)|quit using|(?:(?:are |'re )?not|aren't) doing .+ (?:anymore|any more)|"
     r"aren't using|won't (?:use|be using)|will not use|don't use|do not use|use|stick with|stick to|go with|"
     r"switch to|move to|migrate to|drop|ditch|adopt|keep|are keeping|keeping|kept|won't|will stay|stay|staying|"
     r"renaming|rename|renamed|not adopting|not moving|not switching|not using|introducing|introduce|"
@@ -1366,7 +1378,8 @@ def _pieces(clause: str, hint: str | None) -> list[tuple[str, list[Statement]]]:
                 nxt = f"the {thing}{_PRONOUN_VERB.get(it.group('v') or '', '')}{nxt[it.end():]}"
             elif thing:  # "the checkout service is written in Go and owns the orders table"
                 nxt = f"the {thing} {nxt}"
-        person = _subject_person(current) or _COLLEAGUE_NAME(current)
+        kin = list(_KIN_NAME_RE.finditer(current))  # ("… with my wife Lucia, she does the editing": Lucia)
+        person = _subject_person(current) or _COLLEAGUE_NAME(current) or (kin[-1].group("n") if kin else None)
         pronoun = _PRONOUN_RE.match(nxt)
         if person and pronoun:
             nxt = _named_subject(person, pronoun, nxt)
@@ -1374,6 +1387,10 @@ def _pieces(clause: str, hint: str | None) -> list[tuple[str, list[Statement]]]:
         first = _statements(current, hint)
         first = first or continued.get(current, [])
         alone = _statements(nxt, None if first and hint == "rule" else hint)  # a reason after a rule is no rule
+        if first and re.match(r"^(?:just\s+)?in case\b", nxt, re.I):
+            out.append((current, first))  # "I'm allergic to shellfish, in case you suggest venues": why it was said
+            current = nxt
+            continue
         if first and first[-1].kind in ("people", "fact") and re.match(
                 r"^(?:ask|check|don't|never)\b", nxt, re.I):
             # "Achieng handles the feature store, ask me before assuming anything about it", "The prod DB is on RDS,
@@ -1752,6 +1769,7 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
             since = _WHEN_END_RE.sub("", _SINCE_RE.sub("", clause))
             if since != clause and any(s.slot in _JOB for s in _identity(since)):
                 clause = since  # "as of this week I'm the ops manager", "I start at X next week": the job from then on
+            kin_of.update((kin.group("n"), kin.group("k")) for kin in _KIN_NAME_RE.finditer(clause))
             for _, statements in _pieces(clause, inner or (None if hint == "rule" and out else hint)):
                 for statement in statements:
                     if statement.kind == "people" and statement.subject:

@@ -1598,3 +1598,34 @@ def test_a_field_of_work_reaches_the_core(rules_ws, store):
     say(store, "s", ["Hey! I'm Wanjiru, I do data science at Safaricom in Nairobi."])
     write(rules_ws)
     assert records(rules_ws)["The user does data science."].topic == "topics/core.md"
+
+
+@pytest.mark.parametrize("said, records", [
+    ("Lucia is vegetarian and I'm allergic to shellfish, in case you suggest venues for the team dinner.",
+     [("people", "Lucia is vegetarian."), ("personal", "The user is allergic to shellfish.")]),
+    ("Tom is allergic to nuts.", [("people", "Tom is allergic to nuts.")]),
+    ("I'm in Berlin, if that helps.", [("identity", "The user is in Berlin.")]),
+    ("Our accountant is Graham from Bright Tax, he needs the invoices by the 5th of each month.",
+     [("people", "Our accountant is Graham from Bright Tax."),
+      ("schedule", "Graham needs the invoices by the 5th of each month.")]),
+    ("For emails to clients keep it warm but short, never use exclamation marks more than once, and always sign "
+     "off as 'Mateo & Lucia'.",
+     [("rule", "For emails to clients keep it warm but short."), ("rule", "Never use exclamation marks more than once."),
+      ("rule", "Always sign off as 'Mateo & Lucia'.")]),
+    ("For client emails, keep them short.", [("rule", "For client emails, keep them short.")]),
+    ("For the Nguyen emails, keep it short.", []),
+    ("For details, see the doc.", []),
+    ("If you're suggesting team lunch spots keep that in mind.", []),
+    ("I'm terrible with numbers so explain pricing stuff simply.", [("rule", "Explain pricing stuff simply.")]),
+    ("Explain the stuff simply.", []),
+    ("Actually we stopped offering albums last year.", [("decision", "We stopped offering albums last year.")]),
+    ("We no longer offer albums.", [("decision", "We no longer offer albums.")]),
+    ("I run a small wedding photography business in Melbourne with my wife Lucia, she does the editing.",
+     [("identity", "The user runs a small wedding photography business in Melbourne with their wife Lucia."),
+      ("personal", "Lucia does the editing.")]),
+    ("Sam does all the bookkeeping.", [("people", "Sam does all the bookkeeping.")]),
+    ("I live with my partner Sam, he's a nurse.",
+     [("personal", "The user lives with their partner Sam."), ("personal", "Sam is a nurse.")]),
+])
+def test_a_small_business_owner_tells_about_family_clients_and_how_to_write(said, records):
+    assert [(s.kind, s.text) for s in extract_statements(said)] == records
