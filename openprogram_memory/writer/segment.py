@@ -292,7 +292,7 @@ def clauses(sentence: str) -> list[str]:
 
 # -- lead-ins ---------------------------------------------------------------------
 _FILLER_WORDS = (  # lead-ins that never start a statement of their own
-    r"also|oh|and|so|well|ok(?:ay)?|btw|by the way|fyi|f\.y\.i\.?|for context|for the record|for reference|"
+    r"also|oh|and|so|well|ok(?:ay)?|btw|by the way|fyi|f\.y\.i\.?|for context|for the record|for (?:future )?reference|"
     r"heads[- ]up(?: that)?|just so you know(?: that)?|please note(?: that)?|note that|keep in mind(?: that)?|bear in mind(?: that)?|"
     r"remember that|for what it's worth|on reflection|after all that(?: back and forth)?|jsyk|one more thing|one last thing|actually|anyway|anyways|alright|hi|hello|"
     r"hola|halo|hallo|ciao|salut|bonjour|olá|namaste|merhaba|hej|"  # greetings in the person's own tongue

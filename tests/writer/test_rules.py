@@ -1629,3 +1629,18 @@ def test_a_field_of_work_reaches_the_core(rules_ws, store):
 ])
 def test_a_small_business_owner_tells_about_family_clients_and_how_to_write(said, records):
     assert [(s.kind, s.text) for s in extract_statements(said)] == records
+
+
+@pytest.mark.parametrize("said, records", [
+    ("Vim is my go-to editor, so give me vim commands when relevant.", [("preference", "Vim is the user's go-to editor.")]),
+    ("Python is my default for scripts.", [("preference", "Python is the user's default for scripts.")]),
+    ("Give it to my default reviewer.", []),
+    ("I tend to write tests after the code.", [("preference", "The user tends to write tests after the code.")]),
+    ("I tend to forget semicolons.", []),
+    ("so I tend to work late evenings and sleep in.", [("personal", "The user tends to work late evenings and sleep in.")]),
+    ("I tend to sleep late on weekends.", [("personal", "The user tends to sleep late on weekends.")]),
+    ("for future reference I'm much more comfortable reading Go than Rust",
+     [("preference", "The user is much more comfortable reading Go than Rust.")]),
+])
+def test_a_preference_said_in_passing_in_other_words(said, records):
+    assert [(s.kind, s.text) for s in extract_statements(said)] == records
