@@ -105,13 +105,14 @@ won't shall may might need needs want wants is are was were be been being am has
 today tomorrow yesterday tonight now later soon before after since until while during
 monday tuesday wednesday thursday friday saturday sunday january february march april june july august september
 october november december team teams staging prod production dev main master develop trunk release
+muslim christian jewish hindu buddhist sikh catholic atheist vegan vegetarian
+""".split()) | (PRODUCTS := frozenset("""
 github gitlab bitbucket jira linear slack discord notion confluence google microsoft amazon apple meta
 aws gcp azure docker kubernetes k8s linux windows macos mac ios android python java javascript typescript go rust
 ruby php kotlin swift scala elixir haskell node react vue angular svelte django flask fastapi rails spring
 postgres postgresql mysql sqlite redis mongodb mongo kafka rabbitmq elasticsearch terraform ansible helm nginx
-muslim christian jewish hindu buddhist sikh catholic atheist vegan vegetarian
 vim neovim emacs vscode intellij pycharm zsh bash fish tmux git ci cd api ui ux sql json yaml toml
-""".split())
+""".split()))  # (PRODUCTS: the products and languages among them)
 PERSON_VERBS = (
     r"owns|own|co-?owns|leads|lead|manages|manage|runs the|handles|handle|maintains|maintain|decides|decide|"
     r"approves|approve|signs off(?: on)?|sign off(?: on)?|reviews|review|is in charge of|are in charge of|"

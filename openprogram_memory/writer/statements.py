@@ -500,7 +500,8 @@ _PERSON_VERB_RE = re.compile(
 )
 _PERSON_IS_RE = re.compile(rf"^(?:is|are)\s+(?:also\s+|now\s+)?(?:(?:our|my|the|a|an|their|his|her)\s+)?"
                            rf"(?:(?:new|main|only|lead|senior|junior|staff|principal|head|de facto|acting|"
-                           rf"interim|go-to|[\w-]+)\s+){{0,3}}(?:{lx.ROLE_NOUNS})s?\b|^(?:is|are)\s+(?:on|in)\s+"
+                           rf"interim|go-to|(?!for\b)[\w-]+)\s+){{0,3}}"
+                           rf"(?:{lx.ROLE_NOUNS})s?\b|^(?:is|are)\s+(?:on|in)\s+"
                            rf"(?:the\s+)?(?:[\w-]+\s+){{0,3}}(?:team|squad|group)\b|^(?:is|are)\s+(?:based|from|remote)\b|"
                            rf"^is\s+in\s+(?-i:[A-Z])|"  # (where a person is: "Chen is remote in Taipei", "… is in Lagos")
                            rf"^is\s+the\s+(?:only\s+)?(?:one|person)\b|^(?:is|are)\s+(?:responsible|in charge)\b|"
@@ -1008,7 +1009,8 @@ _FACT_BARE_RE = re.compile(rf"^(?P<s>(?:{lx.THINGS}))\s+(?:\w+\s+)?{_FACT_VERBS}
 _FACT_NAMED_RE = re.compile(
     rf"^(?P<s>[A-Z`][\w.+#/`-]*(?:\s+[A-Z\d][\w.+#/-]*)?(?:\s+(?:{lx.THINGS}))?)(?:'s\s+(?:[\w-]+\s+){{0,2}}?"
     rf"(?:{lx.THINGS}))?\s+(?:uses|runs on|runs in|runs|is written in|is built (?:with|on|in)|is deployed (?:to|on)|"
-    r"deploys (?:to|from|on)|depends on|is hosted (?:on|in)|stores|is (?:a|an|our|the)\s+|lives in|talks to|"
+    r"deploys (?:to|from|on)|depends on|is hosted (?:on|in)|stores|is (?:just )?(?:a|an|our|the)\s+|"
+    r"is where we\b|lives in|talks to|"
     r"sits (?:on|behind|in)|is backed by|is behind|serves|exposes|targets|supports|requires|needs|has|is on|"
     r"is in|reads from|writes to|pulls from|pushes to|publishes to|is (?:powered|managed|maintained|owned) by|"
     r"only|can't|cannot|must|never|always|doesn't|won't|auto-?deploys|is (?:\w+ )?(?:compatible|limited|capped|"
@@ -1091,8 +1093,8 @@ def _fact(clause: str, hint: str | None) -> list[Statement]:
         match = _WE_ALWAYS_RE.match(clause)  # (what "them" is, the clause does not say)
     if not match:
         match = _FACT_NAMED_RE.match(clause)
-        if match and (match.group("s").casefold() in lx.COMMON_CAPS - {"staging", "prod", "production", "main",
-                                                                       "develop", "master", "dev", "release"}):
+        if match and (match.group("s").casefold() in lx.COMMON_CAPS - lx.PRODUCTS - {
+                "staging", "prod", "production", "main", "develop", "master", "dev", "release"}):
             match = None
     if not match or len(clause.split()) < 3 or _FACT_STATUS_RE.search(clause) or _PASSING_RE.search(clause) or \
             _TRANSIENT_RE.search(clause) and match.re is not _WE_FACT_RE:

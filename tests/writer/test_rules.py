@@ -1644,3 +1644,15 @@ def test_a_small_business_owner_tells_about_family_clients_and_how_to_write(said
 ])
 def test_a_preference_said_in_passing_in_other_words(said, records):
     assert [(s.kind, s.text) for s in extract_statements(said)] == records
+
+
+@pytest.mark.parametrize("said, records", [
+    ("Kafka is our event bus.", [("fact", "Kafka is our event bus.")]),
+    ("Postgres is the source of truth; Redis is just a cache.",
+     [("fact", "Postgres is the source of truth."), ("fact", "Redis is just a cache.")]),
+    ("S3 is where we keep raw files.", [("fact", "S3 is where we keep raw files.")]),
+    ("Sentry is only for the backend.", [("fact", "Sentry is only for the backend.")]),
+    ("Tom is just a contractor.", [("people", "Tom is just a contractor.")]),
+])
+def test_a_named_tool_said_to_be_something_is_a_fact_about_it(said, records):
+    assert [(s.kind, s.text) for s in extract_statements(said)] == records
