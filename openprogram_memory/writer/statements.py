@@ -505,7 +505,8 @@ _PERSON_IS_RE = re.compile(rf"^(?:is|are)\s+(?:also\s+|now\s+)?(?:(?:our|my|the|
                            rf"(?:the\s+)?(?:[\w-]+\s+){{0,3}}(?:team|squad|group)\b|^(?:is|are)\s+(?:based|from|remote)\b|"
                            rf"^is\s+in\s+(?-i:[A-Z])|"  # (where a person is: "Chen is remote in Taipei", "… is in Lagos")
                            rf"^is\s+the\s+(?:only\s+)?(?:one|person)\b|^(?:is|are)\s+(?:responsible|in charge)\b|"
-                           rf"^(?:is|are)\s+(?:(?:a|an|strict|also|severely)\s+)*(?:{_TRAITS})\b",
+                           rf"^(?:is|are)\s+(?:(?:a|an|strict|also|severely)\s+)*(?:{_TRAITS})\b|"
+                           rf"^(?:is|are)\s+on\s+(?:[\w-]+\s+)?leave\s+until\b",
                            re.I)
 
 
@@ -515,6 +516,7 @@ _REPORTS_TO_RE = re.compile(rf"^{_I}{_ADV}\s+report\s+to\s+(?P<n>(?-i:[A-Z][\w'�
 
 
 def _people(clause: str) -> list[Statement]:
+    clause = re.sub(r"^((?-i:[A-Z])[\w-]+)['’]s(?=\s+(?:the|our)\s)", r"\1 is", clause)  # "Priya's the one who …"
     reports = _REPORTS_TO_RE.match(clause)
     if reports:
         return [Statement(finish(third_person(clause)), "people", reports.group("n"), subject=reports.group("n"))]
@@ -732,7 +734,7 @@ _RULE_LEAD_RE = re.compile(
 _ALWAYS_RULE_RE = re.compile(r"\b(?:always|never|from now on|going forward|moving forward|in (?:the )?future|"
                              r"when(?:ever)? (?:you can|possible|it makes sense|in doubt|unsure)|where(?:ver)? possible|"
                              r"if possible|unless I say otherwise|unless told otherwise|as a default|"
-                             r"after (?:each|every)|before (?:each|every|any)|before (?:you|we) (?:commit|push|merge|deploy|ship|release|"
+                             r"after (?:each|every)|before (?:each|every|any)|before (?:touching|changing)\b|before (?:you|we) (?:commit|push|merge|deploy|ship|release|"
                              r"open a pr)|unless (?:I|i|we) (?:ask|say|tell|request)|"
                              r"by default|whenever|every time|each time|any time|at all times|no matter what|"
                              r"without exception|ever)\b", re.I)

@@ -1656,3 +1656,15 @@ def test_a_preference_said_in_passing_in_other_words(said, records):
 ])
 def test_a_named_tool_said_to_be_something_is_a_fact_about_it(said, records):
     assert [(s.kind, s.text) for s in extract_statements(said)] == records
+
+
+@pytest.mark.parametrize("said, records", [
+    ("Priya's the one who knows the legacy code.", [("people", "Priya is the one who knows the legacy code.")]),
+    ("Talk to Marta before touching the pricing page.", [("rule", "Talk to Marta before touching the pricing page.")]),
+    ("Ask before changing any copy.", [("rule", "Ask before changing any copy.")]),
+    ("Ben is on paternity leave until March.", [("people", "Ben is on paternity leave until March.")]),
+    ("Ben is on leave today.", []),
+    ("Priya's our designer.", [("people", "Priya is our designer.")]),
+])
+def test_who_to_ask_before_touching_something_and_who_is_away(said, records):
+    assert [(s.kind, s.text) for s in extract_statements(said)] == records
