@@ -65,7 +65,7 @@ EVENT_NOUNS = (r"stand-?up|standups|sync|meeting|retro|retrospective|planning|gr
                r"1:1|one-on-one|1-on-1|all-hands|town hall|release|deploy|deploys|deployment|freeze|code freeze|"
                r"on-?call|rotation|backup|backups|cron|job|sprint|office hours|check-in|checkin|offsite|"
                r"maintenance window|patch tuesday|cutoff|cut-off|deadline|payroll|invoice|report|newsletter|"
-               r"triage|bug bash|hackathon|lunch|class|practice|session|shift")
+               r"triage|bug bash|hackathon|lunch|class|practice|session|shift|gym|school run")
 CLOCK_RE = re.compile(r"\b(?:at\s+)?\d{1,2}(?::\d{2})\s*(?:am|pm|[ap]\.m\.)?|\b\d{1,2}\s*(?:am|pm|[ap]\.m\.)|"
                       r"\bnoon\b|\bmidnight\b", re.I)
 EVENT_RE = re.compile(rf"\b(?:{EVENT_NOUNS})s?\b", re.I)

@@ -544,6 +544,8 @@ def _people(clause: str) -> list[Statement]:
     if name is None:
         return []
     rest = clause[len(name):].strip()
+    if re.match(r"(?-i:[a-z])[\w-]*\s+(?:is|are|was|were)\b", rest):
+        return []  # "School run is 8:15": the capital starts a thing's name, not a person's
     rest = re.sub(r"^(?:and\s+[A-Z][\w'’-]+(?:\s+[A-Z][\w'’-]+)?|\([^)]*\)|,\s*(?:our|my|the)\s+[\w\s-]{1,30},|"
                   r"(?:from|in|on)\s+(?:the\s+)?[\w-]+(?:\s+team)?(?=\s))\s*",
                   "", rest).strip()
@@ -972,7 +974,7 @@ def _schedule(clause: str) -> list[Statement]:
         clause, re.I)
     timed = (lx.EVENT_RE.search(clause) and (lx.CLOCK_RE.search(clause) or re.search(
         rf"\b(?:on|every|each|until|till|starts?|ends?|begins?|is)\s+(?:the\s+)?(?:{lx.DAYS}|{lx.MONTHS}|"
-        r"\d{1,2}(?:st|nd|rd|th)\b)", clause, re.I))) or re.search(
+        r"\d{1,2}(?:st|nd|rd|th)\b)|\bat\s+\d{1,2}(?![:.\d%])\b", clause, re.I))) or re.search(
         rf"\b(?:starts?|begins?|ends?|happens?|closes?|opens?|is due|are due|goes live|go live|kicks? off|"
         rf"must be (?:done|ready|sent|filed|submitted)|has to be (?:done|ready|sent|filed|submitted))\s+"
         rf"(?:in|on|at|by|every)\s+(?:the\s+)?(?:{lx.MONTHS}|(?:{lx.DAYS})|\d{{1,2}}(?:st|nd|rd|th)\b)", clause, re.I)

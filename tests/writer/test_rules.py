@@ -1668,3 +1668,19 @@ def test_a_named_tool_said_to_be_something_is_a_fact_about_it(said, records):
 ])
 def test_who_to_ask_before_touching_something_and_who_is_away(said, records):
     assert [(s.kind, s.text) for s in extract_statements(said)] == records
+
+
+@pytest.mark.parametrize("said, records", [
+    ("Standup is at 9.", [("schedule", "Standup is at 9.")]),
+    ("School run is 8:15, so no meetings before 9.", [("schedule", "School run is 8:15."), ("rule", "No meetings before 9.")]),
+    ("My gym is 7-8am.", [("schedule", "The user's gym is 7-8am.")]),
+    ("The meeting is at 3 today.", []),
+    ("Priya Sharma is our designer.", [("people", "Priya Sharma is our designer.")]),
+])
+def test_the_hour_of_a_recurring_thing_is_a_schedule(said, records):
+    assert [(s.kind, s.text) for s in extract_statements(said)] == records
+
+
+@pytest.mark.parametrize("said", ["Design review is on Zoom.", "School run is 8:15."])
+def test_a_capital_starting_a_things_name_is_no_person(said):
+    assert [s.kind for s in extract_statements(said) if s.kind == "people"] == []
