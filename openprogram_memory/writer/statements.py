@@ -544,7 +544,7 @@ def _people(clause: str) -> list[Statement]:
     if name is None:
         return []
     rest = clause[len(name):].strip()
-    if re.match(r"(?-i:[a-z])[\w-]*\s+(?:is|are|was|were)\b", rest):
+    if re.match(r"(?-i:[a-z])[\w-]*\s+is\b", rest):
         return []  # "School run is 8:15": the capital starts a thing's name, not a person's
     rest = re.sub(r"^(?:and\s+[A-Z][\w'’-]+(?:\s+[A-Z][\w'’-]+)?|\([^)]*\)|,\s*(?:our|my|the)\s+[\w\s-]{1,30},|"
                   r"(?:from|in|on)\s+(?:the\s+)?[\w-]+(?:\s+team)?(?=\s))\s*",
@@ -787,6 +787,8 @@ def _only_here(said: str) -> bool:
                              r"here))?", re.sub(r"[\s,]+(?:please|pls|plz)$", "", said.strip(" .!,"), flags=re.I), re.I))
 
 
+# what the work at hand is asked with ("bump the version pls", "deploy at 5 pls"): a task, however politely
+_TASK_VERB_RE = re.compile(r"^(?:add|bump|deploy|update|merge|install|draft)\b", re.I)
 _MIND_ONLY_RE = re.compile(r"^(?:(?:so|please|pls|kindly)\s+)*(?:keep|bear) (?:that|this|it|these|those) in mind\W*"
                            r"(?:going forward|from now on|please|pls)?\W*$", re.I)
 
@@ -802,7 +804,8 @@ def _rule(clause: str, hint: str | None) -> list[Statement]:
         return []  # "give me 10 icebreaker questions", "redo the plot palette please": a task, not a way of working
     asked = re.sub(r"[\s,]+(?:please|pls|plz)$", "", clause, flags=re.I)
     if asked != clause and re.search(r"[\w)]$", asked) and not _ONE_OFF_RE.search(asked) and not _only_here(asked) \
-            and not re.match(r"^(?:yes|no|ok|okay|sure|thanks|one|more|help|stop|wait)\b", clause, re.I):
+            and not re.match(r"^(?:yes|no|ok|okay|sure|thanks|one|more|help|stop|wait)\b", clause, re.I) \
+            and not _TASK_VERB_RE.match(asked):
         return [Statement(finish(asked), "rule", keyword(asked, last=True))]  # ("rerun it pls" is about the moment)
     if _NO_RULE_RE.match(clause) or _MUST_RE.match(clause) or hint == "rule" and re.match(r"^no\s+\w+", clause, re.I):
         return [Statement(finish(clause), "rule", keyword(clause, last=True))]

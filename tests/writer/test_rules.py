@@ -1684,3 +1684,18 @@ def test_the_hour_of_a_recurring_thing_is_a_schedule(said, records):
 @pytest.mark.parametrize("said", ["Design review is on Zoom.", "School run is 8:15."])
 def test_a_capital_starting_a_things_name_is_no_person(said):
     assert [s.kind for s in extract_statements(said) if s.kind == "people"] == []
+
+
+TASKS_ASKED_POLITELY = ["Deploy at 5 pls", "add a test for the parser pls", "bump the version pls",
+                        "fix the flaky login test please", "update the changelog pls", "merge the docs branch please",
+                        "remove the debug prints pls", "install pandas 2.2 pls", "draft a reply to the Nguyens please"]
+
+
+@pytest.mark.parametrize("said", TASKS_ASKED_POLITELY)
+def test_a_task_asked_with_please_is_no_standing_rule(said):
+    assert extract_statements(said) == []
+
+
+@pytest.mark.parametrize("said, text", [("use tabs pls", "Use tabs."), ("answer in Spanish pls", "Answer in Spanish.")])
+def test_a_way_of_working_asked_with_please_is_a_rule(said, text):
+    assert [(s.kind, s.text) for s in extract_statements(said)] == [("rule", text)]
