@@ -682,8 +682,8 @@ def _preference(clause: str) -> list[Statement]:
         return []
     if re.match(rf"^{_I}'?d (?:like|love) to\b", clause, re.I):
         return []
-    if _step_at_hand(obj):
-        return []  # "I prefer we look at the logs first": a step of the task at hand
+    if _step_at_hand(obj) or re.search(r"\bfor this\W*$", obj, re.I):
+        return []  # "I prefer we look at the logs first", "I'd rather not add a dependency for this": the task at hand
     alone = re.match(r"^(?P<x>.+?)\s+(?P<n>user|person|guy|gal|fan)(?:\s+here)?(?:,\s*\w+)?$", clause, re.I)
     if alone and not re.match(rf"^(?:{_I}|{_IM})\b", clause):  # "Emacs user here" → "The user is an Emacs user."
         x = alone.group("x")  # (as typed: a capital may be the sentence's or a name's)
@@ -915,6 +915,8 @@ def _decision(clause: str, hint: str | None) -> list[Statement]:
     if re.match(r"^(?:let's|lets|let us)\s+(?:just\s+)?(?:do|make|put|run|try|write|build|ship|skip|remove)\b", low) \
             and not _STANDING_RE.search(clause) and hint != "decision":
         return []  # "let's run the tests" is procedure
+    if re.match(r"^(?:let's|lets|let us)\b", low) and re.search(r"\bhere\b", clause, re.I):
+        return []  # "let's use a dict here instead": how this piece of work is done
     text = clause
     lets = re.match(r"^(?:let's|lets|let us)\s+", clause, re.I)
     if lets:
@@ -1645,7 +1647,8 @@ def _learned(sentence: str, person: str | None, thing: str | None) -> list[State
     head = re.match(r"^(?:the|this|that|my|our)\s+([\w-]+)", body, re.I)
     preferred = re.split(r"\b(?:prefer|rather)\b", body, maxsplit=1)
     if len(body.split()) < 3 or sentence.rstrip().endswith("?") or _REASONING_RE.search(body) or _MIND_ONLY_RE.match(
-            body) or kind == "fact" and (
+            body) or kind == "preference" and re.search(r"\b(?:this|that)\s+(?:approach)\b|"
+                                                        r"\bfor this\W*$", body, re.I) or kind == "fact" and (
             _TRANSIENT_RE.search(body) or head and head.group(1).casefold() in _WORK_AT_HAND) or (
             kind == "preference" and len(preferred) == 2 and _step_at_hand(preferred[1])):
         return []  # what the rules know is not durable stays so: a word or two, a question, a reason or a complaint,
@@ -1686,6 +1689,10 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
 
     def keep(statement: Statement) -> None:  # each statement once, in order, said of "the user"
         statement = _of_the_user(statement)
+        if statement.kind == "rule" and re.match(r"^\w+\s+(?:it|them)\b(?!\s+(?:short|brief|concise|simple)\W*$)",
+                                                 statement.text, re.I) and not any(
+                said for _, said in groups):
+            return  # "No, keep it as a list": what "it" is, nothing the message said before tells
         if statement.text.casefold() not in seen:
             seen.add(statement.text.casefold())
             out.append(statement)
@@ -1797,7 +1804,8 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
                     if statement.kind in ("fact", "people") and person and statement.text.startswith(f"{person} "):
                         # "Lukas runs the wet lab, he's in Munich": more about the person named before (or family)
                         statement = replace(statement, kind="personal" if person in kin_of else "people", subject=person)
-                    things = _PLURAL_END_RE.search(out[-1].text) if out and statement.kind == "rule" else None
+                    before = out or next((said for _, said in reversed(groups) if said), [])
+                    things = _PLURAL_END_RE.search(before[-1].text) if before and statement.kind == "rule" else None
                     if things and re.search(r"\bthem\b", statement.text):  # "strict about migrations, always run them
                         # by him first": the migrations
                         statement = replace(statement, text=re.sub(r"\bthem\b", things.group("p"), statement.text, 1))
@@ -1825,7 +1833,7 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
 # a condition before the clause it holds for ("if a dashboard breaks, …", "whenever prod is down, …")
 _CONDITION_RE = re.compile(r"^(?:if|when|whenever|once|before|after|for anything)\b[^,]{3,80},\s*", re.I)
 # the plural thing a statement ends on ("… is strict about migrations."): what a "them" right after it means
-_PLURAL_END_RE = re.compile(r"\b(?:about|on|with|for|of)\s+(?P<p>(?:(?:the|our|all|any)\s+)?(?:[\w-]+\s+)?[a-z][\w-]*[^s\W]s)\.?$")
+_PLURAL_END_RE = re.compile(r"\b(?:about|on|with|for|of|in)\s+(?P<p>(?:(?:the|our|all|any)\s+)?(?:[\w-]+\s+)?[a-z][\w-]*[^s\W]s)\.?$")
 # what points at something in this conversation ("ignore that slack paste", "give me times in that")
 _POINTS_HERE_RE = re.compile(r"\b(?:in|with|of|from|about|to)\s+(?:that|this|it)\b|\b(?:that|this|those|these)\s+\w",
                              re.I)

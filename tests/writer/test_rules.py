@@ -1699,3 +1699,18 @@ def test_a_task_asked_with_please_is_no_standing_rule(said):
 @pytest.mark.parametrize("said, text", [("use tabs pls", "Use tabs."), ("answer in Spanish pls", "Answer in Spanish.")])
 def test_a_way_of_working_asked_with_please_is_a_rule(said, text):
     assert [(s.kind, s.text) for s in extract_statements(said)] == [("rule", text)]
+
+
+@pytest.mark.parametrize("said, records", [
+    ("Let's use a dict here instead.", []),
+    ("I like this approach better.", []),
+    ("I like that one better.", []),
+    ("I really like this version more.", []),
+    ("No, keep it as a list.", []),
+    ("I'd rather not add a dependency for this.", []),
+    ("Keep it short.", [("rule", "Keep it short.")]),
+    ("I hate emojis in commit messages. Keep them plain.",
+     [("preference", "The user hates emojis in commit messages."), ("rule", "Keep commit messages plain.")]),
+])
+def test_what_is_said_of_the_work_at_hand_is_no_record(said, records):
+    assert [(s.kind, s.text) for s in extract_statements(said)] == records
