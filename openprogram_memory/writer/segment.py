@@ -234,11 +234,15 @@ _NAMED_ROLE_RE = re.compile(rf"(?<=[A-Z][\w'’-])\s+\(((?:the|our|my|a|an)\s+(?
                             rf"{lx.COLLEAGUES})s?)\)", re.I)
 
 
-# contractions typed without the apostrophe, and a lower-case "i": read (and kept in records) as written properly
+# contractions typed without the apostrophe, a lower-case "i" and a few common typos: read (and kept in records) as
+# written properly
 _CASUAL = {"dont": "don't", "doesnt": "doesn't", "didnt": "didn't", "cant": "can't", "wont": "won't",
            "isnt": "isn't", "arent": "aren't", "wasnt": "wasn't", "shouldnt": "shouldn't", "wouldnt": "wouldn't",
            "couldnt": "couldn't", "havent": "haven't", "hasnt": "hasn't", "im": "I'm", "ive": "I've", "i": "I",
-           "i'm": "I'm", "i've": "I've", "i'll": "I'll", "i'd": "I'd", "thats": "that's", "youre": "you're"}
+           "i'm": "I'm", "i've": "I've", "i'll": "I'll", "i'd": "I'd", "thats": "that's", "youre": "you're",
+           # and the words a standing rule or a liking turns on, as they are often mistyped
+           "allways": "always", "alwyas": "always", "alwasy": "always", "nver": "never", "nevr": "never",
+           "perfer": "prefer", "prefere": "prefer"}
 _CASUAL_RE = re.compile(rf"(?<![\w'’`/.@#-])(?:{'|'.join(_CASUAL)})(?![\w'’`/@#-]|\.\w)", re.I)
 
 

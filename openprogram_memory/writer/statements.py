@@ -1175,7 +1175,7 @@ def _subject(text: str, match: re.Match[str] | None = None) -> str | None:
 
 def _clean_subject(subject: str) -> str:
     words = subject.strip("`").split()
-    while words and words[0].lower() in ("new", "old", "current", "main", "whole", "entire"):
+    while words and words[0].lower() in ("new", "old", "current", "main", "whole", "entire", "all"):
         words.pop(0)
     return " ".join(words).strip(".,;:`")
 

@@ -1714,3 +1714,22 @@ def test_a_way_of_working_asked_with_please_is_a_rule(said, text):
 ])
 def test_what_is_said_of_the_work_at_hand_is_no_record(said, records):
     assert [(s.kind, s.text) for s in extract_statements(said)] == records
+
+
+@pytest.mark.parametrize("said, records", [
+    ("Please allways give the solutions on a seperate page.", [("rule", "Always give the solutions on a seperate page.")]),
+    ("nevr push to main", [("rule", "Never push to main.")]),
+    ("I perfer tabs.", [("preference", "The user prefers tabs.")]),
+    ("Alwyas run the linter first.", [("rule", "Always run the linter first.")]),
+    ("alwasy use uv for new projects", [("rule", "Always use uv for new projects.")]),
+    ("nver commit .env files", [("rule", "Never commit .env files.")]),
+    ("I prefere short answers.", [("preference", "The user prefers short answers.")]),
+])
+def test_a_mistyped_always_never_or_prefer_is_read_as_meant(said, records):
+    assert [(s.kind, s.text) for s in extract_statements(said)] == records
+
+
+def test_a_fact_about_all_of_something_goes_to_the_notes_not_a_project_called_all(rules_ws, store):
+    say(store, "s", ["we use the Moodle of the school, version 4.1, and all students have iPads"])
+    write(rules_ws)
+    assert records(rules_ws)["All students have iPads."].topic == "topics/notes.md"
