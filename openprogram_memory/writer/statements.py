@@ -598,7 +598,7 @@ _PREFERENCE_RE = re.compile(
     rf"{_I}{_ADV}\s+(?:don't|do not|dont)(?:{_ADV})\s+(?:like|want|enjoy|care for|need|love|use)\b|"
     rf"{_I}'?d (?:much |really |way |far )?(?:rather|prefer)\b|{_I}'?d (?:really )?(?:like|love)\s+(?!to\b|you to\b|it if\b)|"
     rf"(?:for me,?\s+)?[\w`.+#-]+(?:\s+[\w`.+#-]+)?\s+beats?\s+[\w`.+#-]+(?:\s+[\w`.+#-]+)?(?:\s+for me)?$|{_I} would (?:much |really )?(?:rather|prefer)\b|"
-    rf"(?:(?:[\w`.+#-]+\s+){{1,3}}?(?:is|are)\s+)?my\s+(?:all-time\s+)?(?:favou?rite|go-to|preferred|default)\b|"
+    rf"(?:(?:[\w`.+#-]+\s+){{1,3}}?(?:is|are)\s+)?my\s+(?:all-time\s+)?(?:favou?rite|go-to|preferred|default)\b(?!\s+person\b)|"
     rf"{_I}{_ADV}\s+tend\s+to\s+(?!(?:be|get|forget|lose|miss|overthink|ramble)\b)\w+|"
     rf"{_IM}\s+(?:a\s+)?(?:big\s+|huge\s+|massive\s+|not\s+a\s+|no\s+)?(?:fan|stickler|sucker)\s+(?:of|for)\b|"
     rf"{_IM}\s+not\s+(?:a\s+)?(?:big\s+)?fan\b|{_IM}\s+(?:really\s+|kind of\s+|kinda\s+)?(?:partial to|not into|"
@@ -1751,7 +1751,8 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
             if then and not out and is_negative(parts[0][0]):
                 continue  # "I'm on the bus, so keep replies short": because of the moment, for the moment
             if then and not _OUTLIVES_RE.search(clause) and not (
-                    any(st.kind in ("personal", "identity") for st in out) and not _POINTS_HERE_RE.search(clause)):
+                    (any(st.kind in ("personal", "identity") for st in out) or _subject_person(parts[0][0]))
+                    and not _POINTS_HERE_RE.search(clause)):  # ("Rahul finds the edge cases, so cc him on …")
                 then = None  # "…, so flag those in the PR": read as it stands, no rule for its reason alone (but
                 # what the person is makes it theirs: "I'm colour blind so avoid red/green badges")
             clause, inner = strip_lead(clause)
@@ -1859,7 +1860,7 @@ _KIN_NAME_RE = re.compile(rf"\b(?:user's|my|our)\s+(?P<k>(?:(?:little|older|youn
 _SO_THEN_RE = re.compile(
     r",?\s+so\s+(?=(?:please\s+|pls\s+|kindly\s+)?(?:when(?:ever)? you|if you|don't|do not|dont|never|always|use|flag|"
     r"keep|write|give|quote|put|add|avoid|stick|default|skip|show|include|assume|answer|reply|explain|ignore|tag|"
-    r"ping|ask|timestamps|times|dates|prices|all times|any times)\b)", re.I)
+    r"ping|ask|cc|loop|timestamps|times|dates|prices|all times|any times)\b)", re.I)
 
 
 def _so_then(clause: str) -> list[tuple[str, str | None]]:

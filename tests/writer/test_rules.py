@@ -1733,3 +1733,13 @@ def test_a_fact_about_all_of_something_goes_to_the_notes_not_a_project_called_al
     say(store, "s", ["we use the Moodle of the school, version 4.1, and all students have iPads"])
     write(rules_ws)
     assert records(rules_ws)["All students have iPads."].topic == "topics/notes.md"
+
+
+@pytest.mark.parametrize("said, records", [
+    ("Rahul from QA always finds the edge cases, so cc him on release notes.", [("rule", "Cc Rahul on release notes.")]),
+    ("Tomás is slow to review, so loop him in early.", [("rule", "Loop Tomás in early.")]),
+    ("Marek is my go-to person for Terraform questions.",
+     [("people", "Marek is the user's go-to person for Terraform questions.")]),
+])
+def test_what_to_do_because_of_a_person_is_a_rule_about_them(said, records):
+    assert [(s.kind, s.text) for s in extract_statements(said)] == records
