@@ -287,7 +287,8 @@ def clauses(sentence: str) -> list[str]:
     for piece in (c.strip(" ,") for c in _CLAUSE_RE.split(sentence)):
         if not piece:
             continue
-        if out and len(out[-1].split()) < 3 and re.match(r"^(?:my|our)\b", out[-1], re.I):
+        if out and (len(out[-1].split()) < 3 and re.match(r"^(?:my|our)\b", out[-1], re.I) or re.fullmatch(
+                r"(?-i:[A-Z])[\w'’-]+", out[-1]) and re.match(r"^(?:I|i)\s", piece)):  # ("Luis and I split …")
             out[-1] = f"{out[-1]} and {piece}" if re.match(r"^(?:I|i)\b", piece) else f"{out[-1]}, {piece}"
         else:
             out.append(piece)

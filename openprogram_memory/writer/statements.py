@@ -517,6 +517,11 @@ _REPORTS_TO_RE = re.compile(rf"^{_I}{_ADV}\s+report\s+to\s+(?P<n>(?-i:[A-Z][\w'�
 
 def _people(clause: str) -> list[Statement]:
     clause = re.sub(r"^((?-i:[A-Z])[\w-]+)['’]s(?=\s+(?:the|our)\s)", r"\1 is", clause)  # "Priya's the one who …"
+    clause = re.sub(r"^both\s+(?=(?-i:[A-Z]))", "", clause, flags=re.I)  # "Both Sofia and Mark can approve deploys"
+    pair = re.match(r"^(?P<n>(?-i:[A-Z])[\w'’-]+) and (?:I|i)\s+(?P<v>(?:split|share)\b.*)", clause)
+    if pair and _is_name_word(pair.group("n")):  # "Luis and I split the on-call"
+        return [Statement(finish(f"{pair.group('n')} and the user {about_user(pair.group('v'))}"), "people",
+                          pair.group("n"), subject=pair.group("n"))]
     reports = _REPORTS_TO_RE.match(clause)
     if reports:
         return [Statement(finish(third_person(clause)), "people", reports.group("n"), subject=reports.group("n"))]
@@ -1291,7 +1296,7 @@ def _COLLEAGUE_NAME(text: str) -> str | None:
 
 # "her"/"him" as the object of an instruction ("loop her in", "talk to him before …"), not "her team"
 _OBJECT_PRONOUN_RE = re.compile(r"\b(?:him|her(?=\s+(?:in|on|up|about|for|with|to|when|if|before|after|first|"
-                                r"directly|know|out)\b|\s*[,.;!]|\s*$))\b", re.I)
+                                r"directly|know|out|anything)\b|\s*[,.;!]|\s*$))\b", re.I)
 
 
 def _named(clause: str, person: str | None) -> str:

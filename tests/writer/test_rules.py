@@ -1743,3 +1743,15 @@ def test_a_fact_about_all_of_something_goes_to_the_notes_not_a_project_called_al
 ])
 def test_what_to_do_because_of_a_person_is_a_rule_about_them(said, records):
     assert [(s.kind, s.text) for s in extract_statements(said)] == records
+
+
+@pytest.mark.parametrize("said, records", [
+    ("Luis and I split the on-call.", [("people", "Luis and the user split the on-call.")]),
+    ("Kemi and I share the release duty.", [("people", "Kemi and the user share the release duty.")]),
+    ("Both Sofia and Mark can approve deploys.", [("people", "Sofia and Mark can approve deploys.")]),
+    ("Hannah left the company last month, so don't assign her anything.",
+     [("people", "Hannah left the company last month."), ("rule", "Don't assign Hannah anything.")]),
+    ("Ok and I think it's fine.", []),
+])
+def test_a_person_and_the_user_and_both_of_two_people(said, records):
+    assert [(s.kind, s.text) for s in extract_statements(said)] == records
