@@ -309,7 +309,7 @@ _FILLER_WORDS = (  # lead-ins that never start a statement of their own
 )
 _PUNCTUATED_WORDS = (  # lead-ins only when punctuation follows ("No, …" but not "No emojis")
     r"no|nope|yes|yeah|yep|sure|cool|great|nice|thanks|thank you|ty|right|k|first|second|third|then|finally|"
-    r"note|reminder|update|correction|context|background|change of plans?|change of mind|wait|final call|"
+    r"note|reminder|update|correction|context|background|change of plans?|change of mind|changed my mind|wait|final call|"
     r"final answer|final decision|decision made|decision|verdict|"
     r"good|perfect|awesome|got it|understood|makes sense|sounds good|lol|haha|"
     r"sir|there"  # "Hello sir, …", "Hi there, …"

@@ -876,7 +876,7 @@ _DECISION_RE = re.compile(
     r"renaming|rename|renamed|not adopting|not moving|not switching|not using|introducing|introduce|"
     r"ended up (?:choosing|picking|going with|using|with|on)|made (?:the|a) (?:call|decision)|took the decision|"
     r"(?:using|running) .+ (?:instead of|rather than)|"
-    r"going to (?!be\b|need\b|have\b|see\b|talk\b|check\b)\w+|(?:'ll|will) (?!be\b|need\b|have\b|see\b|talk\b|"
+    r"going to (?!be\b|need\b|have\b|see\b|talk\b|check\b)\w+|be using(?=.*\b(?:from now on|everywhere)\b)|(?:'ll|will) (?!be\b|need\b|have\b|see\b|talk\b|"
     r"check\b|figure\b|look\b|discuss\b|sync\b|circle\b|get back\b|let\b|probably\b|try\b|deal\b|fix\b)\w+)\b|"
     r"(?:[\w`.-]+\s+){1,3}(?:stays|remains|it is|is off the table|is out|is dead|is cancelled|is canceled|wins)\b|"
     r"(?:let's|lets|let us)\s+(?:not\s+|just\s+|all\s+)?(?:go with|use|stick with|stick to|switch|move|keep|"

@@ -1755,3 +1755,13 @@ def test_what_to_do_because_of_a_person_is_a_rule_about_them(said, records):
 ])
 def test_a_person_and_the_user_and_both_of_two_people(said, records):
     assert [(s.kind, s.text) for s in extract_statements(said)] == records
+
+
+@pytest.mark.parametrize("said, records", [
+    ("Changed my mind, let's keep the REST endpoints.", [("decision", "We decided to keep the REST endpoints.")]),
+    ("We'll be using pnpm from now on.", [("decision", "We'll be using pnpm from now on.")]),
+    ("We will be using ISO dates everywhere.", [("decision", "We will be using ISO dates everywhere.")]),
+    ("We'll be using the staging db for the demo.", []),
+])
+def test_a_change_of_mind_and_what_we_will_be_using_from_now_on_are_decisions(said, records):
+    assert [(s.kind, s.text) for s in extract_statements(said)] == records
