@@ -56,7 +56,8 @@ _IMPERATIVE_RE = re.compile(
 )
 _ADDRESSED_RE = re.compile(
     r"\b(?:you|the\s+assistant|the\s+agent|the\s+model|assistants?)\s+(?:must|should|shall|need\s+to|has\s+to|"
-    r"have\s+to|may\s+not|must\s+not|should\s+not|is\s+not\s+allowed|are\s+not\s+allowed)\b",
+    r"have\s+to|may\s+not|must\s+not|should\s+not|is\s+not\s+allowed|are\s+not\s+allowed)\b|"
+    r"\buser\s+would\s+love\s+it\s+if\s+you\b",  # ("The user would love it if you kept …")
     re.I,
 )
 _PROGRESS_RE = re.compile(

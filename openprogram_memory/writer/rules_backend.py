@@ -84,7 +84,7 @@ __all__ = ["RulesWriter", "Statement", "extract_statements", "plan_statements"]
 
 # what a fact is about when it names nothing ("Our project is using Spring Boot 2.7"): no project topic of its own
 _UNNAMED = frozenset({"project", "app", "codebase", "repo", "repository", "code", "stack", "setup", "system", "team",
-                      "company"})
+                      "company", "lab"})
 CORE_SECTIONS = {"rule": "Rules", "preference": "Preferences", "identity": "Identity"}
 PROJECT_SECTIONS = {"decision": "Decisions", "fact": "Facts", "schedule": "Schedule", "rule": "Rules",
                     "preference": "Preferences", "identity": "People", "people": "People", "personal": "Personal"}

@@ -162,7 +162,7 @@ _TEAM_RE = re.compile(
     rf"(?=\s+(?:at|for)\s|$).*)$",  # (or a field of work: "I run data engineering at …")
     re.I,
 )
-_EMPLOYER_IN_RE = re.compile(r"\b(?:at|for|with)\s+(?P<e>[A-Z][\w&.'’-]*(?:\s+[A-Z][\w&.'’-]*){0,2})")
+_EMPLOYER_IN_RE = re.compile(r"\b(?:at|for|with)\s+(?P<e>(?:the\s+)?[A-Z][\w&.'’-]*(?:\s+[A-Z][\w&.'’-]*){0,2})")
 _CALLED_RE = re.compile(r"\s+(?:at|for|with)\s+(?:an?\s+)?(?:[\w-]+\s+){0,3}?(?:(?:called|named)\s+|[\w-]+\s+\()"
                         r"(?P<e>[A-Z][\w&.'’-]*(?:\s+[A-Z][\w&.'’-]*){0,2})")
 # where an employer's name ends inside a role ("at Paystack's Lagos office, team checkout")
@@ -201,7 +201,7 @@ def _job_parts(value: str) -> tuple[str, str | None]:
     """A role phrase cut before the employer it names, and that employer ("data engineer at Glovo" → "data engineer",
     "Glovo"); the employer is a record of its own, so a new job replaces it and leaves the role alone."""
     found = _CALLED_RE.search(value) or _EMPLOYER_IN_RE.search(value)  # ("at a fintech called Ledgerly")
-    if not found or not _looks_like_org(found.group("e")):
+    if not found or not _looks_like_org(re.sub(r"^the\s+", "", found.group("e"))):  # ("at the University of …")
         return value, None
     employer = _EMPLOYER_END_RE.split(value[found.start("e"):], maxsplit=1)[0].strip(" )")
     return value[:found.start()].rstrip(" ,"), employer
@@ -537,7 +537,7 @@ def _people(clause: str) -> list[Statement]:
         if name or _PERSON_VERB_RE.match(rest):
             named = re.match(r"(?:is|'s)\s+(?P<n>(?:(?:Dr|Prof|Mr|Mrs|Ms)\.?\s+)?(?-i:[A-Z][\w'’-]+)(?:\s+(?-i:[A-Z][\w'’-]+))?)"
                              r"(?:\s+(?:from|at)\s+(?-i:[A-Z])[\w&'’-]*(?:\s+(?-i:[A-Z])[\w&'’-]*){0,3})?"
-                             r"(?:\W*$|,\s*(?:he|she|they)\b)", rest)  # ("… is Mr. Ramesh Iyer, he approves all PRs",
+                             r"(?:\W*$|(?:,|\s+and)\s*(?:he|she|they)\b)", rest)  # ("… is Mr. Ramesh Iyer, he approves all PRs",
             # "our accountant is Graham from Bright Tax")
             subject = name or (named.group("n") if named else colleague.group(0))  # ("my manager is Yuki": Yuki)
             return [Statement(finish(third_person(clause)), "people", keyword(subject), subject=subject)]
@@ -729,7 +729,7 @@ _RULE_LEAD_RE = re.compile(
     r"^(?:(?:please|pls|plz|kindly)\s+)?"
     r"(?P<marker>don't ever|do not ever|never ever|always|never|don't|do not|dont|avoid|stop(?= \w+ing\b)|no more|make sure (?:to |you )?"
     r"(?:always )?|be sure to|remember to|you (?:should|must|shall|need to|have to)(?: always| never| not)?|"
-    r"(?:I|i)(?: want| need| expect| would like|'d like|’d like| 'd like) you to(?: always| never)?|(?:I|i)'d (?:like|prefer) (?:it )?if you|"
+    r"(?:I|i)(?: want| need| expect| would like|'d like|’d like| 'd like) you to(?: always| never)?|(?:I|i)'d (?:like|love|prefer) (?:it )?if you|"
     r"(?:I|i) prefer (?:that )?you|only|please|pls|use|prefer|keep|write|answer|reply|respond|format|put|add|"
     r"include|run|ask|check|call|address|refer|stick|default|wrap|name(?!'s| is)|sign|prefix|end|start|commit|push|"
     r"pin|lint|test|document|comment|explain|cite|give|show|tell|mention|limit|cap|follow|treat|leave|favou?r|"
@@ -855,8 +855,8 @@ def _rule(clause: str, hint: str | None) -> list[Statement]:
     text = re.sub(r"^(?:please|pls|plz|kindly)\s+", "", clause, flags=re.I)
     text = re.sub(r",?\s+(?:please|pls|plz|thanks|thx|ty)$", "", text, flags=re.I)
     text = re.sub(r"^(?:I|i)(?: want| need| expect| would like|'d like|’d like) you to\s+", "", text)
-    if text.startswith(("I ", "i ", "my ", "My ")):
-        text = third_person(text)
+    if text.startswith(("I ", "i ", "my ", "My ", "I'd ")):
+        text = third_person(text)  # ("I'd love it if you kept …": said of the user)
     return [Statement(finish(text), "rule", keyword(" ".join(after) or clause, last=True))]
 
 

@@ -1765,3 +1765,27 @@ def test_a_person_and_the_user_and_both_of_two_people(said, records):
 ])
 def test_a_change_of_mind_and_what_we_will_be_using_from_now_on_are_decisions(said, records):
     assert [(s.kind, s.text) for s in extract_statements(said)] == records
+
+
+@pytest.mark.parametrize("said, records", [
+    ("I'm a postdoc in computational neuroscience at the Champalimaud Centre in Lisbon.",
+     [("identity", "The user is a postdoc in computational neuroscience."),
+      ("identity", "The user works at the Champalimaud Centre."), ("identity", "The user is based in Lisbon.")]),
+    ("My PI is Dr. Okafor and she's strict about preregistration.",
+     [("people", "The user's PI is Dr. Okafor and she's strict about preregistration.")]),
+    ("I'd love it if you kept code comments in English even when I write to you in Spanish.",
+     [("rule", "The user would love it if you kept code comments in English even when they write to you in Spanish.")]),
+])
+def test_a_postdoc_her_pi_and_how_she_likes_code_comments(said, records):
+    assert [(s.kind, s.text) for s in extract_statements(said)] == records
+
+
+def test_a_pi_is_filed_under_her_name_and_the_lab_is_no_project(rules_ws, store):
+    say(store, "s", ["My PI is Dr. Okafor and she's strict about preregistration. Our lab uses MATLAB for legacy stuff. "
+                     "I'd love it if you kept code comments in English even when I write to you in Spanish."])
+    write(rules_ws)
+    placed = {text: (r.topic, r.headings[-1]) for text, r in records(rules_ws).items()}
+    assert placed["The user's PI is Dr. Okafor and she's strict about preregistration."] == ("topics/people.md", "Dr. Okafor")
+    assert placed["Our lab uses MATLAB for legacy stuff."] == ("topics/notes.md", "Facts")
+    assert placed["The user would love it if you kept code comments in English even when they write to you in "
+                  "Spanish."][0] == "topics/core.md"
