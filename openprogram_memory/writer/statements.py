@@ -412,7 +412,9 @@ _PERSONAL_RE = re.compile(
     r"bad eyesight|allerg)|"
     rf"{_I}{_ADV}\s+(?:don't|do not|can't|cannot)\s+(?:eat|drink|have)\s+|"
     rf"{_I}{_ADV}\s+live\s+with\s+(?:my|our)\s+(?:{lx.FAMILY})\b|"
-    rf"{_I}{_ADV}\s+tend\s+to\s+(?:work|sleep)\b|"  # (the hours the person keeps)
+    rf"(?:{_I}|we){_ADV}\s+(?:just\s+)?adopted\s+(?:a|an|two)\s+(?:[\w-]+\s+){{0,2}}?(?:dog|cat)\b|"
+    rf"{_I}{_ADV}\s+tend\s+to\s+(?:work|sleep)\b|"
+    rf"{_I}{_ADV}\s+get\s+migraines\b|"  # (the hours the person keeps)
     rf"{_I}{_ADV}\s+(?:play|run|climb|cycle|bike|swim|surf|hike|bake|cook|paint|knit|garden|sing|dance|"
     r"skate|ski|snowboard|row|box|fence|sail|fish|volunteer|meditate|practice|practise|train|coach|"
     r"collect|brew|homebrew|woodwork|read|draw|write (?:poetry|fiction|novels))\b|"

@@ -1789,3 +1789,16 @@ def test_a_pi_is_filed_under_her_name_and_the_lab_is_no_project(rules_ws, store)
     assert placed["Our lab uses MATLAB for legacy stuff."] == ("topics/notes.md", "Facts")
     assert placed["The user would love it if you kept code comments in English even when they write to you in "
                   "Spanish."][0] == "topics/core.md"
+
+
+@pytest.mark.parametrize("said, records", [
+    ("We just adopted a rescue dog called Miso.", [("personal", "We just adopted a rescue dog called Miso.")]),
+    ("I adopted a cat.", [("personal", "The user adopted a cat.")]),
+    ("We adopted a cat from the shelter last month.",
+     [("personal", "We adopted a cat from the shelter last month.")]),
+    ("We adopted a monorepo last year.", [("decision", "We adopted a monorepo last year.")]),
+    ("I get migraines if I stare at screens too long.",
+     [("personal", "The user gets migraines if they stare at screens too long.")]),
+])
+def test_a_pet_adopted_and_migraines_are_personal(said, records):
+    assert [(s.kind, s.text) for s in extract_statements(said)] == records
