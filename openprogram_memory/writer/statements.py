@@ -1068,7 +1068,8 @@ _CONCRETE_RE = re.compile(r"`[^`]+`|\w/|/\w|://|\b\d+(?:\.\d+)+\b|\b[a-z]+(?:-[a
 _TRANSIENT_RE = re.compile(r"\b(?:now|today|tonight|right now|currently|at the moment|again|broken|failing|"
                            r"irrelevant|odd|confusing|a mix|a bit of a mix|terrible|awful|ugly|gross|"
                            r"flaky|red|green|down|slow|weird|a mess|messy|wrong|fine|ok|okay|done|ready|stuck|"
-                           r"this week|yesterday|this morning|for now|temporarily|i think|maybe|probably|seems?)\b",
+                           r"this week|yesterday|this morning|for now|temporarily|i think|maybe|probably|seems?|"
+                           r"taking forever|is gone|is running(?!\s+(?:on|in|at)\b)|battery)\b",
                            re.I)
 
 

@@ -1802,3 +1802,14 @@ def test_a_pi_is_filed_under_her_name_and_the_lab_is_no_project(rules_ws, store)
 ])
 def test_a_pet_adopted_and_migraines_are_personal(said, records):
     assert [(s.kind, s.text) for s in extract_statements(said)] == records
+
+
+@pytest.mark.parametrize("said, records", [
+    ("my laptop fan is screaming, the shader compile is taking forever", []),
+    ("Done, I have merged the PR #482. Pipeline is running, will update you.", []),
+    ("The memory leak is gone after the patch, RSS stays flat at ~400MB.", []),
+    ("my laptop battery is 12%", []),
+    ("Staging server is running on Hetzner in Falkenstein.", [("fact", "Staging server is running on Hetzner in Falkenstein.")]),
+])
+def test_how_things_are_going_right_now_is_no_fact(said, records):
+    assert [(s.kind, s.text) for s in extract_statements(said)] == records
