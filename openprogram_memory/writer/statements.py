@@ -1413,7 +1413,7 @@ def _pieces(clause: str, hint: str | None) -> list[tuple[str, list[Statement]]]:
             current = nxt
             continue
         if first and first[-1].kind in ("people", "fact") and re.match(
-                r"^(?:ask|check|don't|never)\b", nxt, re.I):
+                r"^(?:ask|check|don't|never)\b|^(?:add|install)\s", nxt, re.I):
             # "Achieng handles the feature store, ask me before assuming anything about it", "The prod DB is on RDS,
             # never run migrations on it by hand": "it" is what she handles, what the fact is about; an instruction
             # that says no more is not said of her ("ask them before …")

@@ -1587,6 +1587,9 @@ def test_keep_that_in_mind_says_nothing_of_its_own(said):
     ("Tomás owns the mobile app, do not merge his PRs without him.",
      [("people", "Tomás owns the mobile app."), ("rule", "Do not merge his PRs without Tomás.")]),
     ("The VPN config is in the wiki, so check it before you ask me.", [("fact", "The VPN config is in the wiki.")]),
+    ("The api layer calls the rounding helper directly, and add a couple of unit tests for the half-cent cases.",
+     [("fact", "The api layer calls the rounding helper directly.")]),
+    ("Billing runs on Heroku, install the CLI first.", [("fact", "Billing runs on Heroku.")]),
     ("The prod DB is on RDS, never run migrations on it by hand.",
      [("fact", "The prod DB is on RDS."), ("rule", "Never run migrations on the prod DB by hand.")]),
 ])
