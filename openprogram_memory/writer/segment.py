@@ -146,8 +146,8 @@ _QUOTED_NOTE_RE = re.compile(r"^\s*(?:comment|note|reply|review|feedback|message
 def prose(text: str) -> list[str]:
     """The person's prose lines: markup blocks, code, quotes, logs and tool output dropped.
 
-    After a shell prompt line (``$ git status``) everything up to the next
-    blank line is that command's output.
+    After a shell prompt line (``$ git status``) or an R error (``Error in f(x) :``)
+    everything up to the next blank line is that command's output.
     """
     text = _MARKUP_BLOCK_RE.sub("\n", text.replace("\r\n", "\n"))
     text = _MARKUP_TAG_RE.sub(" ", text)
@@ -172,8 +172,8 @@ def prose(text: str) -> list[str]:
             continue
         if not line.strip():
             output = False
-        if _SHELL_PROMPT_RE.match(line):
-            output = True
+        if _SHELL_PROMPT_RE.match(line) or re.match(r"^\s*Error in [\w.:]+\(", line):
+            output = True  # (after R's "Error in f(…) :" too, its message follows up to the blank line)
             continue
         indented = line.startswith(("    ", "\t")) and not _NESTED_BULLET_RE.match(line)  # a nested list item is prose
         if fenced or output or indented or _LOG_LINE_RE.match(line) or _output_like(line):

@@ -1816,3 +1816,9 @@ def test_a_pet_adopted_and_migraines_are_personal(said, records):
 ])
 def test_how_things_are_going_right_now_is_no_fact(said, records):
     assert [(s.kind, s.text) for s in extract_statements(said)] == records
+
+
+def test_an_r_error_pasted_is_no_statement_but_what_follows_the_blank_line_is():
+    said = ('Error in UseMethod("filter") : \n  no applicable method for \'filter\' applied to an object of class '
+            '"character"\nCalls: %>% -> filter\nExecution halted\n\nI always use the tidyverse.')
+    assert [s.text for s in extract_statements(said)] == ["The user always uses the tidyverse."]
