@@ -48,7 +48,8 @@ _NOT_NAMES = frozenset({
 })
 _PROJECT_WORD_RE = re.compile(r"\b(projects?|repo|repos|repository|repositories|codebase)\b", re.I)
 _IMPERATIVE_RE = re.compile(
-    r"^(?:please\s+)?(?:always|never|don't|do\s+not|do|use|avoid|answer|reply|respond|write|keep|ask|check|"
+    r"^(?:for\s+(?:[\w'’-]+\s+){0,4}?[\w'’-]+s,?\s+)?"  # ("For emails to clients, keep it warm but short.")
+    r"(?:please\s+)?(?:always|never|don't|do\s+not|do|use|avoid|answer|reply|respond|write|keep|ask|check|"
     r"make\s+sure|remember|be|follow|report|cite|include|explain|address|call\s+me|refer\s+to|prefer\s+to\s+\w+\s+in|"
     r"stop|start|try|run|put|show|give|say|speak|talk|format|send|tell|confirm|verify|double-check|"
     r"summari[sz]e|list|mention|skip|limit|default\s+to)\b",

@@ -1825,3 +1825,11 @@ def test_an_r_error_pasted_is_no_statement_but_what_follows_the_blank_line_is():
     said = ('Error in UseMethod("filter") : \n  no applicable method for \'filter\' applied to an object of class '
             '"character"\nCalls: %>% -> filter\nExecution halted\n\nI always use the tidyverse.')
     assert [s.text for s in extract_statements(said)] == ["The user always uses the tidyverse."]
+
+
+def test_a_rule_for_a_kind_of_thing_reaches_the_core(rules_ws, store):
+    say(store, "s", ["For emails to clients keep it warm but short, and always sign off as 'Mateo & Lucia'."])
+    write(rules_ws)
+    assert {text: r.topic for text, r in records(rules_ws).items()} == {
+        "For emails to clients keep it warm but short.": "topics/core.md",
+        "Always sign off as 'Mateo & Lucia'.": "topics/core.md"}
