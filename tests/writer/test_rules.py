@@ -1649,6 +1649,7 @@ def test_a_small_business_owner_tells_about_family_clients_and_how_to_write(said
     ("Give it to my default reviewer.", []),
     ("I tend to write tests after the code.", [("preference", "The user tends to write tests after the code.")]),
     ("I tend to forget semicolons.", []),
+    ("Not a huge fan of ORMs.", [("preference", "The user is not a huge fan of ORMs.")]),
     ("so I tend to work late evenings and sleep in.", [("personal", "The user tends to work late evenings and sleep in.")]),
     ("I tend to sleep late on weekends.", [("personal", "The user tends to sleep late on weekends.")]),
     ("for future reference I'm much more comfortable reading Go than Rust",
