@@ -92,6 +92,14 @@ THINGS = (r"service|services|app|application|api|apis|project|repo|repository|mo
 THING_RE = re.compile(rf"\b(?:{THINGS})\b", re.I)
 
 # Words that start a clause with a capital but never name a person or a product.
+# the products and languages that are written capitalised but are no one's name
+PRODUCTS = frozenset("""
+github gitlab bitbucket jira linear slack discord notion confluence google microsoft amazon apple meta
+aws gcp azure docker kubernetes k8s linux windows macos mac ios android python java javascript typescript go rust
+ruby php kotlin swift scala elixir haskell node react vue angular svelte django flask fastapi rails spring
+postgres postgresql mysql sqlite redis mongodb mongo kafka rabbitmq elasticsearch terraform ansible helm nginx
+vim neovim emacs vscode intellij pycharm zsh bash fish tmux git ci cd api ui ux sql json yaml toml
+""".split())
 COMMON_CAPS = frozenset("""
 a an the this that these those there here it its it's i i'm we we're you you're he she they my our your his her their
 what which who whom whose when where why how if then else so but and or nor yet also just only still even maybe
@@ -106,13 +114,7 @@ today tomorrow yesterday tonight now later soon before after since until while d
 monday tuesday wednesday thursday friday saturday sunday january february march april june july august september
 october november december team teams staging prod production dev main master develop trunk release
 muslim christian jewish hindu buddhist sikh catholic atheist vegan vegetarian
-""".split()) | (PRODUCTS := frozenset("""
-github gitlab bitbucket jira linear slack discord notion confluence google microsoft amazon apple meta
-aws gcp azure docker kubernetes k8s linux windows macos mac ios android python java javascript typescript go rust
-ruby php kotlin swift scala elixir haskell node react vue angular svelte django flask fastapi rails spring
-postgres postgresql mysql sqlite redis mongodb mongo kafka rabbitmq elasticsearch terraform ansible helm nginx
-vim neovim emacs vscode intellij pycharm zsh bash fish tmux git ci cd api ui ux sql json yaml toml
-""".split()))  # (PRODUCTS: the products and languages among them)
+""".split()) | PRODUCTS
 PERSON_VERBS = (
     r"owns|own|co-?owns|leads|lead|manages|manage|runs the|handles|handle|maintains|maintain|decides|decide|"
     r"approves|approve|signs off(?: on)?|sign off(?: on)?|reviews|review|is in charge of|are in charge of|"

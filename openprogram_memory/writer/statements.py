@@ -783,7 +783,7 @@ _HOW_TO_EXPLAIN_RE = re.compile(
     r"in detail|briefly)\b", re.I)
 _ONE_OFF_ASK_RE = re.compile(
     r"^(?:(?:please|pls|plz|can you|could you|just|now|ok|okay)\s+)*(?:redo|rerun|retry|undo|revert|rename|fix|delete|"
-    r"remove|move|rewrite|reword|regenerate|tidy up|clean up)\b", re.I)
+    r"remove|move|rewrite|reword|regenerate|tidy up|clean up|add|bump|deploy|update|merge|install|draft)\b", re.I)
 
 
 def _only_here(said: str) -> bool:
@@ -793,8 +793,6 @@ def _only_here(said: str) -> bool:
                              r"here))?", re.sub(r"[\s,]+(?:please|pls|plz)$", "", said.strip(" .!,"), flags=re.I), re.I))
 
 
-# what the work at hand is asked with ("bump the version pls", "deploy at 5 pls"): a task, however politely
-_TASK_VERB_RE = re.compile(r"^(?:add|bump|deploy|update|merge|install|draft)\b", re.I)
 _MIND_ONLY_RE = re.compile(r"^(?:(?:so|please|pls)\s+)*(?:keep|bear) (?:that|this) in mind\W*(?:going forward|pls)?\W*$",
                            re.I)
 
@@ -810,8 +808,7 @@ def _rule(clause: str, hint: str | None) -> list[Statement]:
         return []  # "give me 10 icebreaker questions", "redo the plot palette please": a task, not a way of working
     asked = re.sub(r"[\s,]+(?:please|pls|plz)$", "", clause, flags=re.I)
     if asked != clause and re.search(r"[\w)]$", asked) and not _ONE_OFF_RE.search(asked) and not _only_here(asked) \
-            and not re.match(r"^(?:yes|no|ok|okay|sure|thanks|one|more|help|stop|wait)\b", clause, re.I) \
-            and not _TASK_VERB_RE.match(asked):
+            and not re.match(r"^(?:yes|no|ok|okay|sure|thanks|one|more|help|stop|wait)\b", clause, re.I):
         return [Statement(finish(asked), "rule", keyword(asked, last=True))]  # ("rerun it pls" is about the moment)
     if _NO_RULE_RE.match(clause) or _MUST_RE.match(clause) or hint == "rule" and re.match(r"^no\s+\w+", clause, re.I):
         return [Statement(finish(clause), "rule", keyword(clause, last=True))]
