@@ -21,7 +21,7 @@ _QUESTION_RE = re.compile(
     re.I,
 )
 _HYPOTHETICAL_RE = re.compile(
-    r"^(?:if(?!\s+(?:you|a|an|the|any|anything|something|someone|there's|there is)\b)|suppose|supposing|imagine|assuming|hypothetically|what if|in theory|maybe|perhaps|probably|"
+    r"^(?:if(?!\s+(?:you|a|an|the|any|anything|something|someone|there's|there is|unsure|in doubt)\b)|suppose|supposing|imagine|assuming|hypothetically|what if|in theory|maybe|perhaps|probably|"
     r"i (?:think|guess|suspect|wonder|assume|believe|feel like|bet|hope|wish)|i'm (?:not sure|guessing|wondering)|"
     r"not sure|might|could be|seems|looks like|sounds like|apparently|unless)\b|"
     r"\b(?:if (?:i|we) (?:were|had|was)|would have|could have|should have|i'd probably|i might|we might|we could|"
@@ -77,7 +77,7 @@ _STATUS_RE = re.compile(
     re.I,
 )
 STANDING_RE = re.compile(r"\b(?:always|never|ever|don't|do not|every|each|whenever|from now on|going forward|moving forward|"
-                          r"in (?:the )?future|by default|as a rule|at all times)\b", re.I)
+                          r"in (?:the )?future|by default|as a rule|at all times|only (?:\w+\s+){0,2}?(?:after|once|when|if))\b", re.I)
 
 
 RANGE_RE = re.compile(r"\b\d{1,2}(?::\d{2})?\s*(?:am|pm)?\s*(?:[–-]|to)\s*\d{1,2}(?::\d{2})?\s*(?:am|pm)?\b|"

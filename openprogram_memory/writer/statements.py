@@ -722,7 +722,7 @@ _RULE_PREFIX_RE = re.compile(
     r"[\w'’-]+s(?:\s+(?:to|for|from|in|on|about|with)\s+(?:[\w'’-]+\s+){0,2}?[\w'’-]+)?|"  # "For emails to clients, …"
     r"(?:when(?:ever)?|if|each time|every time|any time|anytime|before|after|once)\s+(?:you|we|I|i|writing|"
     r"adding|making|creating|editing|touching|committing|pushing|opening|reviewing|there's|there is|the|a|an|"
-    r"something|anything|someone|tests?|[\w-]+ing)\b[^,]{0,80}?)(?:,\s*|\s+(?=(?:please\s+)?(?:always|never|"
+    r"something|anything|someone|tests?|[\w-]+ing|in doubt|unsure)\b[^,]{0,80}?)(?:,\s*|\s+(?=(?:please\s+)?(?:always|never|"
     r"don't|do not|keep)\b)))",
     re.I,
 )
@@ -735,6 +735,7 @@ _RULE_LEAD_RE = re.compile(
     r"include|run|ask|check|call|address|refer|stick|default|wrap|name(?!'s| is)|sign|prefix|end|start|commit|push|"
     r"pin|lint|test|document|comment|explain|cite|give|show|tell|mention|limit|cap|follow|treat|leave|favou?r|"
     r"go|link|mark|tag|label|assume|skip|ping|cc|loop|squash|rebase|merge|open|file|log|print|return|raise|send|"
+    r"update|bump|"
     r"talk to|speak (?:to|with)|check with|consult|involve|"
     r"type|spell|capitali[sz]e|lowercase|uppercase|indent|sort|split|batch|be|make|do)\b",
     re.I,
@@ -742,7 +743,7 @@ _RULE_LEAD_RE = re.compile(
 _ALWAYS_RULE_RE = re.compile(r"\b(?:always|never|from now on|going forward|moving forward|in (?:the )?future|"
                              r"when(?:ever)? (?:you can|possible|it makes sense|in doubt|unsure)|where(?:ver)? possible|"
                              r"if possible|unless I say otherwise|unless told otherwise|as a default|"
-                             r"after (?:each|every)|before (?:each|every|any)|before (?:touching|changing)\b|before (?:you|we) (?:commit|push|merge|deploy|ship|release|"
+                             r"after (?:each|every)|before (?:\w+ing\s+)?(?:each|every|any)|only (?:after|once|when|if)|before (?:touching|changing|merging|committing|pushing|deploying|releasing|shipping)\b|before (?:you|we) (?:commit|push|merge|deploy|ship|release|"
                              r"open a pr)|unless (?:I|i|we) (?:ask|say|tell|request)|"
                              r"by default|whenever|every time|each time|any time|at all times|no matter what|"
                              r"without exception|ever)\b", re.I)

@@ -1840,3 +1840,26 @@ def test_a_rule_for_a_kind_of_thing_reaches_the_core(rules_ws, store):
     assert {text: r.topic for text, r in records(rules_ws).items()} == {
         "For emails to clients keep it warm but short.": "topics/core.md",
         "Always sign off as 'Mateo & Lucia'.": "topics/core.md"}
+
+
+@pytest.mark.parametrize("said, records", [
+    ("Update the changelog whenever you change the API.",
+     [("rule", "Update the changelog whenever you change the API.")]),
+    ("Bump the version whenever you cut a release.", [("rule", "Bump the version whenever you cut a release.")]),
+    ("Merge PRs only after CI is green.", [("rule", "Merge PRs only after CI is green.")]),
+    ("Only merge after CI is green.", [("rule", "Only merge after CI is green.")]),
+    ("Squash commits before merging.", [("rule", "Squash commits before merging.")]),
+    ("Ask me before deleting any file.", [("rule", "Ask me before deleting any file.")]),
+    ("When in doubt, ask me.", [("rule", "When in doubt, ask me.")]),
+    ("If unsure, ask me first.", [("rule", "If unsure, ask me first.")]),
+    ("If in doubt, ask Priya.", [("rule", "If in doubt, ask Priya.")]),
+    # the same verbs for the work at hand
+    ("Update the README.", []),
+    ("Bump the version.", []),
+    ("CI is green now.", []),
+    ("it only fails after the cache warms up", []),
+])
+def test_a_standing_instruction_for_the_release_work_is_a_rule(said, records):
+    """A way of working said with a condition (whenever, only after, before merging, before deleting any, when in
+    doubt) is a rule; the same verbs without one ask for the work at hand."""
+    assert read(said) == records
