@@ -611,6 +611,7 @@ _PREFERENCE_RE = re.compile(
     rf"{_IM}\s+not\s+(?:a\s+)?(?:big\s+|huge\s+)?fan\b|{_IM}\s+(?:really\s+|kind of\s+|kinda\s+)?(?:partial to|not into|"
     rf"a (?:big |firm |strong )?believer in|more of an? \S+(?:\s+\S+)? (?:person|guy|gal|fan)|an? \S+(?:\s+\S+)? person\b)|"
     rf"{_I}{_ADV}\s+(?:tend to|usually|always|generally)\s+(?:prefer|use|go for|reach for|pick|choose|like|want)\b|"
+    rf"{_I}{_ADV}\s+(?:lean|gravitate)\s+(?:towards?|to)\b|"
     rf"{_I}(?:'ve| have)\s+always\s+(?:liked|loved|preferred|hated|used)\b|{_I}{_ADV}\s+(?:really\s+)?dig\b|"
     rf"(?:\w+\s+){{1,4}}(?:annoys|bugs|bothers|irritates) me\b|(?:\w+\s+){{1,4}}(?:is|are) (?:a|my) pet peeve|"
     rf"{_IM}\s+(?:much\s+|way\s+|far\s+|a lot\s+|just\s+)?(?:more comfortable|happier|most comfortable|comfortable|"
@@ -627,7 +628,8 @@ _PREFERENCE_RE = re.compile(
     rf"[\w`.+#-]+(?:\s+[\w`.+#-]+)?\s+over\s+[\w`.+#-]+(?:\s+[\w`.+#-]+)?\s+(?:for me|any day|every time)$|"
     rf"{_I}{_ADV}\s+(?:find|think)\s+(?:\S+\s+){{1,4}}(?:annoying|distracting|useless|unreadable|noisy|"
     rf"overkill|helpful|easier|clearer|cleaner|more readable|hard to (?:read|follow)|confusing|painful|useful|clunky|"
-    rf"tedious|cumbersome|awkward|frustrating|verbose|unintuitive|intuitive|elegant|hard to use)\b|"
+    rf"tedious|cumbersome|awkward|frustrating|verbose|unintuitive|intuitive|elegant|hard to use|ugly|unusable|exhausting|"
+    rf"stressful)\b|"
     rf"{_I}{_ADV}\s+learn\s+(?:\w+\s+)?(?:better|best|faster|more)\b|"
     rf"{_I}{_ADV}\s+do\s+(?:everything|all (?:of )?my \w+|most (?:of )?my \w+)\s+(?:in|with|on)\s+|"
     rf"my (?:editor|ide|shell|terminal|os|browser|keyboard|setup|stack|language|distro|laptop) (?:of choice )?is\b|"
@@ -658,7 +660,7 @@ _BEST_FOR_ME_RE = re.compile(r"^(?P<x>.+?)\s+(?:is|are|works?|suits?|helps?)\s+(
 
 
 # "tabs over spaces, always", "composition over inheritance": one thing preferred to another, said as a motto
-_OVER_RE = re.compile(r"^(?P<a>(?!(?:it|that|this|we|i|you|they|he|she|all|go|come|move|get)\b)(?![\w-]+ed\b)[\w.#+-]+"
+_OVER_RE = re.compile(r"^(?:give me\s+)?(?P<a>(?!(?:it|that|this|we|i|you|they|he|she|all|go|come|move|get)\b)(?![\w-]+ed\b)[\w.#+-]+"
                       r"(?:\s+[\w.#+-]+)?)"
                       r"\s+over\s+(?P<b>(?!(?:the|a|an|my|our|their|his|her|it|there|here|time|lunch|coffee|to|with|by|"
                       r"zoom|slack|email|text)\b)[\w.#+-]+(?:\s+[\w.#+-]+)?)"
@@ -1772,8 +1774,8 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
                 if verb in ("mostly", "usually", "mainly", "primarily"):
                     out.extend(_mostly(clause))
                     continue
-                clause = (("I'm " if verb in ("based", "originally", "not", "big", "working") else "I ")
-                          + clause[:1].lower() + clause[1:])
+                lead = "I'm a " if verb == "big" else "I'm " if verb in ("based", "originally", "not", "working") else "I "
+                clause = lead + clause[:1].lower() + clause[1:]
             named_kin = re.match(r"(?P<n>[A-Z][\w'’-]+)\s+(?=is|has|can't|cannot|doesn't|won't|hates|loves|needs)\b", clause)
             if named_kin and named_kin.group("n") in kin_of:  # "Tom is allergic to shellfish": the husband named before
                 clause = f"my {kin_of[named_kin.group('n')]} {clause}"

@@ -1863,3 +1863,19 @@ def test_a_standing_instruction_for_the_release_work_is_a_rule(said, records):
     """A way of working said with a condition (whenever, only after, before merging, before deleting any, when in
     doubt) is a rule; the same verbs without one ask for the work at hand."""
     assert read(said) == records
+
+
+@pytest.mark.parametrize("said, records", [
+    ("I find long meetings exhausting.", [("preference", "The user finds long meetings exhausting.")]),
+    ("I find the new dashboard unusable.", [("preference", "The user finds the new dashboard unusable.")]),
+    ("I find it boring.", []),  # (what "it" is was said before)
+    ("I find Java boring.", [("preference", "The user finds Java boring.")]),
+    ("I find on-call stressful.", [("preference", "The user finds on-call stressful.")]),
+    ("I find the default matplotlib colours ugly.", [("preference", "The user finds the default matplotlib colours ugly.")]),
+    ("Give me Postgres over Mongo any day.", [("preference", "The user prefers Postgres over Mongo.")]),
+    ("I gravitate towards boring tech.", [("preference", "The user gravitates towards boring tech.")]),
+    ("I lean towards monorepos.", [("preference", "The user leans towards monorepos.")]),
+    ("Big fan of trunk-based development.", [("preference", "The user is a big fan of trunk-based development.")]),
+])
+def test_how_a_person_says_what_suits_them_is_a_preference(said, records):
+    assert read(said) == records
