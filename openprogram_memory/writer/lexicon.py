@@ -88,7 +88,7 @@ THINGS = (r"service|services|app|application|api|apis|project|repo|repository|mo
           r"makefile|dockerfile|compose file|workflow|workflows|action|actions|runner|runners|stage|stages|"
           r"scheduler|orchestrator|broker|bus|event bus|feature flags?|flags|toggle|experiments|analytics|"
           r"crm|erp|cms|blog|shop|store|newsletter|firmware|device|devices|robot|printer|laptop|machine|"
-          r"machines|box|homelab|nas|router|pi|raspberry pi|kernel|os|distro|shell|terminal|editor|ide")
+          r"machines|box|homelab|nas|router|pi|raspberry pi|kernel|os|distro|shell|terminal|editor|ide|provider|vendor")
 THING_RE = re.compile(rf"\b(?:{THINGS})\b", re.I)
 
 # Words that start a clause with a capital but never name a person or a product.

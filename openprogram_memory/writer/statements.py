@@ -686,8 +686,7 @@ def _preference(clause: str) -> list[Statement]:
     value = _PREF_VERB_RE.match(clause)
     obj = value.group("v") if value else clause[match.end():]
     if _REACTION_RE.match(obj.strip()) or re.match(r"^(?:you|u)\b", obj.strip(), re.I) and not re.search(
-            r"\b(?:rather|prefer)\b", clause, re.I) or re.match(rf"^{_I}{_ADV}\s+find\s+(?:it|them|this|that|these|those)\b",
-                                                             clause, re.I) or len(clause.split()) > 30:
+            r"\b(?:rather|prefer)\b", clause, re.I) or len(clause.split()) > 30:
         return []
     if re.match(rf"^{_I}'?d (?:like|love) to\b", clause, re.I):
         return []
@@ -699,6 +698,13 @@ def _preference(clause: str) -> list[Statement]:
         return [Statement(finish(f"The user is {'an' if x[:1] in 'aeiouAEIOU' else 'a'} {x} {alone.group('n').lower()}"),
                           "preference", keyword(x))]
     return [Statement(finish(third_person(clause)), "preference", keyword(obj or clause))]
+
+
+def _of_something_said(clause: str) -> bool:
+    """Whether a liking is of what was said before ("I find them confusing", "I really like it"): what is liked is
+    only in this conversation."""
+    return bool(re.match(rf"^{_I}{_ADV}\s+(?:find|like)\s+"
+                         r"(?:it(?!\s+(?:when|if)\b)|them|this|that|these|those)\b", clause, re.I))
 
 
 def _step_at_hand(preferred: str) -> bool:
@@ -1096,8 +1102,9 @@ _WE_ALWAYS_RE = re.compile(r"^we\s+always\s+(?!forget\b)"
 
 
 def _fact(clause: str, hint: str | None) -> list[Statement]:
-    if _WE_FACT_RE.match(clause) and re.search(r"\b(?:it|this|that|them|these|those)\b", clause, re.I):
-        return []
+    if _WE_FACT_RE.match(clause) and re.search(r"\b(?:it|this|that|them|these|those)\b", clause, re.I) or \
+            re.search(r"\b(?:it|this|that|them)\W*$", clause, re.I):
+        return []  # ("the hosting provider only supports that": what it supports was said before)
     match = _FACT_SUBJECT_RE.match(clause) or _WE_FACT_RE.match(clause) or _FACT_BARE_RE.match(clause)
     if not match:
         loose = _FACT_ANY_RE.match(clause) or (_FACT_PLURAL_RE.match(clause) if not _RULE_LEAD_RE.match(clause)
@@ -1657,7 +1664,7 @@ def _learned(sentence: str, person: str | None, thing: str | None) -> list[State
             body) or kind == "preference" and re.search(r"\b(?:this|that)\s+(?:approach)\b|"
                                                         r"\bfor this\W*$", body, re.I) or kind == "fact" and (
             _TRANSIENT_RE.search(body) or head and head.group(1).casefold() in _WORK_AT_HAND) or (
-            kind == "preference" and len(preferred) == 2 and _step_at_hand(preferred[1])):
+            kind == "preference" and (len(preferred) == 2 and _step_at_hand(preferred[1]) or _of_something_said(body))):
         return []  # what the rules know is not durable stays so: a word or two, a question, a reason or a complaint,
         # a passing state, the work at hand
     body = re.sub(r"^(?:please|pls|plz)\s+", "", body, flags=re.I)

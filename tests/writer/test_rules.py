@@ -1869,6 +1869,9 @@ def test_a_standing_instruction_for_the_release_work_is_a_rule(said, records):
     ("I find long meetings exhausting.", [("preference", "The user finds long meetings exhausting.")]),
     ("I find the new dashboard unusable.", [("preference", "The user finds the new dashboard unusable.")]),
     ("I find it boring.", []),  # (what "it" is was said before)
+    ("I really like it.", []),
+    ("I hate those.", []),
+    ("I like it when you show the diff first.", [("preference", "The user likes it when you show the diff first.")]),
     ("I find Java boring.", [("preference", "The user finds Java boring.")]),
     ("I find on-call stressful.", [("preference", "The user finds on-call stressful.")]),
     ("I find the default matplotlib colours ugly.", [("preference", "The user finds the default matplotlib colours ugly.")]),
@@ -1878,4 +1881,15 @@ def test_a_standing_instruction_for_the_release_work_is_a_rule(said, records):
     ("Big fan of trunk-based development.", [("preference", "The user is a big fan of trunk-based development.")]),
 ])
 def test_how_a_person_says_what_suits_them_is_a_preference(said, records):
+    assert read(said) == records
+
+
+@pytest.mark.parametrize("said, records", [
+    ("The payment provider is Stripe.", [("fact", "The payment provider is Stripe.")]),
+    ("Our container registry is GHCR.", [("fact", "Our container registry is GHCR.")]),
+    ("The email vendor is Postmark.", [("fact", "The email vendor is Postmark.")]),
+    ("The hosting provider only supports that.", []),  # (what it supports was said before)
+    ("The old cluster still runs it.", []),
+])
+def test_who_provides_a_service_is_a_fact_and_a_fact_about_that_is_not(said, records):
     assert read(said) == records
