@@ -685,7 +685,7 @@ def _preference(clause: str) -> list[Statement]:
         return []
     value = _PREF_VERB_RE.match(clause)
     obj = value.group("v") if value else clause[match.end():]
-    if _REACTION_RE.match(obj.strip()) or re.match(r"^(?:you|u)\b", obj.strip(), re.I) and not re.search(
+    if _REACTION_RE.match(obj.strip()) or _of_something_said(clause) or re.match(r"^(?:you|u)\b", obj.strip(), re.I) and not re.search(
             r"\b(?:rather|prefer)\b", clause, re.I) or len(clause.split()) > 30:
         return []
     if re.match(rf"^{_I}'?d (?:like|love) to\b", clause, re.I):

@@ -1870,6 +1870,7 @@ def test_a_standing_instruction_for_the_release_work_is_a_rule(said, records):
     ("I find the new dashboard unusable.", [("preference", "The user finds the new dashboard unusable.")]),
     ("I find it boring.", []),  # (what "it" is was said before)
     ("I really like it.", []),
+    ("I find them annoying.", []),
     ("I hate those.", []),
     ("I like it when you show the diff first.", [("preference", "The user likes it when you show the diff first.")]),
     ("I find Java boring.", [("preference", "The user finds Java boring.")]),
