@@ -108,7 +108,8 @@ def is_negative(clause: str) -> bool:
         return True
     moment = _MOMENT_RE.search(clause)
     if moment and not (_WHEN_DONE_RE.search(moment.group(0)) and _EVENT_VERB_RE.search(clause)
-                       and re.match(r"^(?:we|i|the team|our team)\b", clause, re.I)):
+                       and re.match(r"^(?:we|i|the team|our team|"
+                                    r"(?-i:[A-Z][a-z]+) (?=(?:joined|started)\b.*\bas (?:a|an|our)\b))\b", clause, re.I)):
         return True
     if _STATE_RE.match(clause) and not (lx.RECURRENCE_RE.search(clause) or RANGE_RE.search(clause)):
         return True

@@ -486,13 +486,13 @@ _COLLEAGUE_RE = re.compile(rf"^(?:my|our)\s+(?:new\s+|old\s+|former\s+|current\s
                            rf"marketing|full-?stack|dev|devops|qa|owner|head|contact)\b)(?:{lx.ROLE_NOUNS})))\b(?:,?\s+(?P<n>(?-i:(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+)?"
                            rf"[A-Z][\w'’-]+(?:\s+[A-Z][\w'’-]+)?)),?)?", re.I)
 _PERSON_VERB_RE = re.compile(
-    r"^(?:,?\s*(?:(?:who|and)\s+)?)?(?:also\s+|now\s+|still\s+|usually\s+|basically\s+|actually\s+|mostly\s+|"
+    r"^(?:,?\s*(?:(?:who|and)\s+)?)?(?:also\s+|now\s+|still\s+|usually\s+|basically\s+|actually\s+|mostly\s+|just\s+|"
     r"officially\s+)?(?P<verb>is (?:handling|running|leading|driving|organi[sz]ing)|can (?:approve|sign off|"
     r"merge|grant|unlock)|sets|controls|books|chases|deals with|validates|has (?:a )?veto|has (?:the )?final (?:say|word|call)|has (?:the )?last word|"
     r"left (?:the company|the team|us|the org|the firm)|quit|retired|owns|co-?owns|own|leads|lead|manages|manage|runs|run|handles|handle|maintains|"
     r"maintain|decides|decide|approves|approve|signs off|sign off|reviews|review|is in charge of|are in charge of|"
     r"is responsible for|are responsible for|takes care of|take care of|looks after|look after|knows|built|wrote|"
-    r"designed|set up|sets up|reports to|works on|work on|works with|joined|covers|cover|prefers|prefer|likes|"
+    r"designed|set up|sets up|reports to|works on|work on|works with|joined|started as|covers|cover|prefers|prefer|likes|"
     r"hates|wants|schedules|organi[sz]es|is based in|lives in|works from|works at|works in|works for|sits in|"
     r"speaks|is from|drives|champions|will own|will lead|took over|has taken over|is taking over|assigns|"
     r"triages|mentors|coordinates|merges|deploys|cuts|is|are|has|does|do|must|needs|should|writes|pays|hired|"

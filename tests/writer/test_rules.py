@@ -1894,3 +1894,14 @@ def test_how_a_person_says_what_suits_them_is_a_preference(said, records):
 ])
 def test_who_provides_a_service_is_a_fact_and_a_fact_about_that_is_not(said, records):
     assert read(said) == records
+
+
+@pytest.mark.parametrize("said, records", [
+    ("Ayo joined last week as a junior dev.", [("people", "Ayo joined last week as a junior dev.")]),
+    ("Ayo just started as our new data engineer.", [("people", "Ayo just started as our new data engineer.")]),
+    ("Tom joined the call late today.", []),
+    ("Nadia started today.", []),
+    ("Tom just pushed a fix.", []),
+])
+def test_who_joined_the_team_and_as_what_is_kept_whenever_it_happened(said, records):
+    assert read(said) == records
