@@ -968,6 +968,12 @@ _LED_RE = re.compile(rf"^(?P<lead>(?:around|on|in|during|every|each|most|after|b
                      rf"[^,]{{1,40}}?|(?:{lx.DAYS})s),?\s+(?P<rest>(?:{_IM}|{_I}|my)\b.*)$", re.I)
 
 
+def _one_plan(clause: str) -> bool:
+    """"Let's sync at 2pm", "let's do the retro on Friday at 4": one meeting planned, not when things happen (unless
+    it recurs: "let's meet every Monday at 10")."""
+    return bool(re.match(r"(?:let's|lets|let us|shall we)\b", clause, re.I))
+
+
 def _schedule(clause: str) -> list[Statement]:
     if _LEAVE_RE.match(clause):  # a span of dates the person is away
         return [Statement(finish(third_person(clause)), "schedule", keyword(clause))]
@@ -998,6 +1004,8 @@ def _schedule(clause: str) -> list[Statement]:
     hours = _RANGE_RE.search(clause) and re.search(r"\b(?:online|offline|available|around|reachable|at my desk|"
                                                    r"working|work|in the office)\b", clause, re.I)
     if not (recurring or timed or hours) or _PASSING_RE.search(clause) or re.match(r"(?:been|being)\b", clause, re.I):
+        return []
+    if not recurring and _one_plan(clause):
         return []  # ("I'm usually online 9-5 CET": the hours a person keeps; "been doing it on weekends": no subject)
     clause = said
     text = third_person(clause) if re.match(rf"^(?:{_I}|{_IM}|my)\b", clause) else _possessive(clause)
@@ -1664,7 +1672,7 @@ def _learned(sentence: str, person: str | None, thing: str | None) -> list[State
             body) or kind == "preference" and re.search(r"\b(?:this|that)\s+(?:approach)\b|"
                                                         r"\bfor this\W*$", body, re.I) or kind == "fact" and (
             _TRANSIENT_RE.search(body) or head and head.group(1).casefold() in _WORK_AT_HAND) or (
-            kind == "preference" and (len(preferred) == 2 and _step_at_hand(preferred[1]) or _of_something_said(body))):
+            kind == "schedule" and _one_plan(body) or kind == "preference" and (len(preferred) == 2 and _step_at_hand(preferred[1]) or _of_something_said(body))):
         return []  # what the rules know is not durable stays so: a word or two, a question, a reason or a complaint,
         # a passing state, the work at hand
     body = re.sub(r"^(?:please|pls|plz)\s+", "", body, flags=re.I)

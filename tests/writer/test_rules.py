@@ -1905,3 +1905,12 @@ def test_who_provides_a_service_is_a_fact_and_a_fact_about_that_is_not(said, rec
 ])
 def test_who_joined_the_team_and_as_what_is_kept_whenever_it_happened(said, records):
     assert read(said) == records
+
+
+@pytest.mark.parametrize("said, records", [
+    ("Let's sync at 2pm.", []),
+    ("Let's do the retro on Friday at 4.", []),
+    ("Let's meet every Monday at 10.", [("schedule", "Let's meet every Monday at 10.")]),
+])
+def test_one_meeting_planned_is_no_schedule_a_recurring_one_is(said, records):
+    assert read(said) == records
