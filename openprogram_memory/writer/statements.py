@@ -417,7 +417,7 @@ _PERSONAL_RE = re.compile(
     rf"{_I}{_ADV}\s+get\s+migraines\b|"
     rf"{_I}{_ADV}\s+(?:play|run|climb|cycle|bike|swim|surf|hike|bake|cook|paint|knit|garden|sing|dance|"
     r"skate|ski|snowboard|row|box|fence|sail|fish|volunteer|meditate|practice|practise|train|coach|"
-    r"collect|brew|homebrew|woodwork|read|draw|write (?:poetry|fiction|novels))\b|"
+    r"collect|brew|homebrew|woodwork|read|draw|write (?:poetry|fiction|novels)|commute)\b|"
     r"my (?:birthday|bday|hobby|hobbies|diet|allergy|allergies|time ?zone|tz|weekends?|evenings|"
     r"partner's|wife's|husband's|kids'|kid's|son's|daughter's)\b|"
     rf"{_I} was born\b|{_IM}\s+on\s+(?-i:[A-Z]\w+)\s+time\b|(?:we|I|i)(?:'ve| have)?\s+(?:got\s+)?(?:a|an|two|three|four|\d+)\s+"
@@ -426,7 +426,7 @@ _PERSONAL_RE = re.compile(
     r"answer)\s+(?:on\s+)?(?:weekends|fridays|evenings)|"
     rf"{_I}{_ADV}\s+(?:speak|am learning|'m learning|learn)\s+|{_IM}\s+learning\s+|{_IM}\s+(?:really\s+)?into\s+|"
     rf"{_I}(?:'ve| have) been (?:playing|running|climbing|learning|doing)\b|"
-    rf"{_IM}\s+(?:training for|recovering from|fasting|on a diet|on keto|doing keto)\b)",
+    rf"{_IM}\s+(?:training for|recovering from|fasting|on a (?:[\w-]+\s+)?diet|on keto|doing keto)\b)",
     re.I,
 )
 # a time zone itself: "UTC+3", "GMT-5", "EAT", "AEST/AEDT", "Europe/Lisbon"

@@ -1914,3 +1914,12 @@ def test_who_joined_the_team_and_as_what_is_kept_whenever_it_happened(said, reco
 ])
 def test_one_meeting_planned_is_no_schedule_a_recurring_one_is(said, records):
     assert read(said) == records
+
+
+@pytest.mark.parametrize("said, records", [
+    ("I commute by bike.", [("personal", "The user commutes by bike.")]),
+    ("I'm on a low-carb diet.", [("personal", "The user is on a low-carb diet.")]),
+    ("I go to the gym at 7 most mornings.", [("schedule", "The user goes to the gym at 7 most mornings.")]),
+])
+def test_how_a_person_gets_about_and_eats_is_personal(said, records):
+    assert read(said) == records
