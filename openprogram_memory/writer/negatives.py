@@ -86,7 +86,7 @@ RANGE_RE = re.compile(r"\b\d{1,2}(?::\d{2})?\s*(?:am|pm)?\s*(?:[–-]|to)\s*\d{1
 
 _WHEN_DONE_RE = re.compile(r"^(?:yesterday|today|last (?:night|week)|this (?:morning|week|month|quarter|year)|"
                            r"next (?:sprint|release|quarter|year|month))$", re.I)
-_EVENT_VERB_RE = re.compile(r"\b(?:decided|agreed|chose|settled|voted|moved|relocated|joined|started|switched|migrated|"
+_EVENT_VERB_RE = re.compile(r"\b(?:decided|agreed|chose|settled|voted|move|moved|relocated|joined|started|switched|migrated|"
                             r"migrating|moving|switching|dropping|adopting|deprecating|retiring|sunsetting|renaming|"
                             r"consolidating|replacing|rolling out|standardi[sz]ing|"
                             r"adopted|married|promoted|hired)\b", re.I)
@@ -108,7 +108,7 @@ def is_negative(clause: str) -> bool:
         return True
     moment = _MOMENT_RE.search(clause)
     if moment and not (_WHEN_DONE_RE.search(moment.group(0)) and _EVENT_VERB_RE.search(clause)
-                       and re.match(r"^(?:we|i|the team|our team|"
+                       and re.match(r"^(?:we|i|the team|our team|(?:our|the) plan is to|"
                                     r"(?-i:[A-Z][a-z]+) (?=(?:joined|started)\b.*\bas (?:a|an|our)\b))\b", clause, re.I)):
         return True
     if _STATE_RE.match(clause) and not (lx.RECURRENCE_RE.search(clause) or RANGE_RE.search(clause)):

@@ -1923,3 +1923,16 @@ def test_one_meeting_planned_is_no_schedule_a_recurring_one_is(said, records):
 ])
 def test_how_a_person_gets_about_and_eats_is_personal(said, records):
     assert read(said) == records
+
+
+@pytest.mark.parametrize("said, records", [
+    ("We scrapped the mobile app.", [("decision", "We scrapped the mobile app.")]),
+    ("We've ruled out Kubernetes.", [("decision", "We've ruled out Kubernetes.")]),
+    ("We shelved the redesign.", [("decision", "We shelved the redesign.")]),
+    ("Our plan is to move to ARM instances next quarter.",
+     [("decision", "Our plan is to move to ARM instances next quarter.")]),
+    ("The plan is to check the logs first.", []),  # (how to go about the work at hand)
+    ("The plan is to look at the traces before touching the config.", []),
+])
+def test_what_was_dropped_and_what_is_planned_is_a_decision(said, records):
+    assert read(said) == records
