@@ -1112,8 +1112,9 @@ _WE_ALWAYS_RE = re.compile(r"^we\s+always\s+(?!forget\b)"
 
 def _fact(clause: str, hint: str | None) -> list[Statement]:
     if _WE_FACT_RE.match(clause) and re.search(r"\b(?:it|this|that|them|these|those)\b", clause, re.I) or \
-            re.search(r"\b(?:it|this|that|them)\W*$", clause, re.I):
-        return []  # ("the hosting provider only supports that": what it supports was said before)
+            re.search(r"\b(?:that|worth it)\W*$", clause, re.I):
+        return []  # ("the hosting provider only supports that", "the migration isn't worth it": what it is about was
+        # said before; "the billing code has no tests and nobody wants to touch it" names its "it")
     match = _FACT_SUBJECT_RE.match(clause) or _WE_FACT_RE.match(clause) or _FACT_BARE_RE.match(clause)
     if not match:
         loose = _FACT_ANY_RE.match(clause) or (_FACT_PLURAL_RE.match(clause) if not _RULE_LEAD_RE.match(clause)

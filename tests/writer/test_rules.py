@@ -1890,7 +1890,8 @@ def test_how_a_person_says_what_suits_them_is_a_preference(said, records):
     ("Our container registry is GHCR.", [("fact", "Our container registry is GHCR.")]),
     ("The email vendor is Postmark.", [("fact", "The email vendor is Postmark.")]),
     ("The hosting provider only supports that.", []),  # (what it supports was said before)
-    ("The old cluster still runs it.", []),
+    ("The search rewrite isn't worth it.", []),
+    ("The platform team already handles this.", []),
 ])
 def test_who_provides_a_service_is_a_fact_and_a_fact_about_that_is_not(said, records):
     assert read(said) == records
