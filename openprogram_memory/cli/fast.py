@@ -210,8 +210,15 @@ def parse(argv: list[str]) -> tuple[str, dict[str, Any]] | None:
     return verb, args
 
 
-def apply_json(settings: Settings, path: str | None, base_revision: str | None) -> dict[str, Any]:
-    """``memory apply --json``'s object: the request read from ``path`` (or stdin), through the transaction."""
+APPLY_BOUNDARY = "this change (one transaction)"
+APPLY_STOPPED = "stopped by Ctrl-C after the change, which is one transaction: it is installed and committed"
+
+
+def apply_json(settings: Settings, path: str | None, base_revision: str | None,
+               say: Callable[[str], None] = _say_plain) -> tuple[dict[str, Any], bool]:
+    """``memory apply --json``'s object: the request read from ``path`` (or stdin), through the transaction; and
+    whether Ctrl-C was pressed while it ran (the first press lets the transaction finish, so the person learns
+    what happened instead of guessing whether the change went in; reading the request stops at once)."""
     from ..memory import MemoryWorkspace
     from ..transaction.update_request import load_request_json, parse_update_request
 
@@ -222,7 +229,15 @@ def apply_json(settings: Settings, path: str | None, base_revision: str | None) 
     request = parse_update_request(load_request_json(data))
     if base_revision:
         request["base_revision"] = base_revision
-    return MemoryWorkspace.open(settings).update(**request).to_json()
+    with deferred_interrupt(APPLY_BOUNDARY, say) as stop_asked:
+        return MemoryWorkspace.open(settings).update(**request).to_json(), stop_asked()
+
+
+def _stopped(data: dict[str, Any], notice: str) -> int:
+    """The answer of a transaction that finished after a Ctrl-C: printed whole, then the notice; exit 130."""
+    print_json(data)
+    _say_plain(notice)
+    return 130
 
 
 def main(argv: list[str]) -> int | None:
@@ -238,14 +253,14 @@ def main(argv: list[str]) -> int | None:
         elif verb == "status":
             data = status_json(settings, bool(args.get("verbose") or args.get("v")))[0]
         elif verb == "apply":
-            data = apply_json(settings, args["word"], args.get("base-revision"))
+            data, stopped = apply_json(settings, args["word"], args.get("base-revision"))
+            if stopped:
+                return _stopped(data, APPLY_STOPPED)
         elif verb == "sleep":
             with deferred_interrupt(SLEEP_BOUNDARY) as stop_asked:
                 data = sleep_json(settings, args.get("model"), bool(args.get("full")))
             if stop_asked():
-                print_json(data)
-                _say_plain(SLEEP_STOPPED)
-                return 130
+                return _stopped(data, SLEEP_STOPPED)
         else:
             data = recall_json(settings, args["word"], args.get("top-k"))
     except MemoryFailure as failure:

@@ -65,8 +65,13 @@ def reporting(as_json: bool) -> Iterator[None]:
         raise typer.Exit(EXIT_BUG)
 
 
+def notice(text: str) -> None:
+    """A notice on stderr ("stopping after …"), in Rich."""
+    err_console.print(f"[yellow]{escape(text)}[/]")
+
+
 @contextmanager
 def deferred_interrupt(boundary: str = "the current session") -> Iterator[Callable[[], bool]]:
     """:func:`.fast.deferred_interrupt`, its notice in Rich."""
-    with fast.deferred_interrupt(boundary, lambda text: err_console.print(f"[yellow]{escape(text)}[/]")) as asked:
+    with fast.deferred_interrupt(boundary, notice) as asked:
         yield asked

@@ -13,8 +13,8 @@ import typer
 from rich.markup import escape
 
 from .common import JsonOption, StateOption, memory_settings, open_workspace
-from .fast import apply_json
-from .output import console, emit, reporting
+from .fast import APPLY_STOPPED, apply_json
+from .output import console, emit, err_console, notice, reporting
 
 
 def get(
@@ -46,7 +46,7 @@ def apply(
 ) -> None:
     """Apply {"memory_changes"|"changes"|"patch": …} (plus sources, base_revision, commit_message)."""
     with reporting(json):
-        data = apply_json(memory_settings(state), file, base_revision)
+        data, stopped = apply_json(memory_settings(state), file, base_revision, notice)
 
         def human() -> None:
             if not data["changed_files"]:
@@ -59,6 +59,9 @@ def apply(
                           + ("" if data["git_committed"] or not data["memory_committed"] else " (git commit failed)"))
 
         emit(data, json, human)
+    if stopped:
+        err_console.print(APPLY_STOPPED)
+        raise typer.Exit(130)
 
 
 def register(memory_app: typer.Typer) -> None:

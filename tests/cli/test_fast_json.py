@@ -150,3 +150,41 @@ def test_ctrl_c_during_a_fast_sleep_lets_its_one_transaction_finish(state, monke
     printed = capsys.readouterr()
     assert json.loads(printed.out)["ok"] is True
     assert "stopping after this organize run" in printed.err and "installed and committed" in printed.err
+
+
+@pytest.mark.parametrize("path", ["fast", "typer"])
+def test_ctrl_c_during_an_apply_lets_the_change_finish_and_says_so(path, state, tmp_path, monkeypatch, capsys):
+    """A Ctrl-C while the transaction runs: the change goes in whole, its answer is printed, the person is told it
+    is installed, and the exit code is 130 (before, the process died silently with the change possibly in)."""
+    import os
+    import signal
+
+    from openprogram_memory.config import load_settings
+    from openprogram_memory.memory import MemoryWorkspace
+
+    real = MemoryWorkspace.update
+
+    def update_then_press_ctrl_c(self, **request):
+        os.kill(os.getpid(), signal.SIGINT)
+        return real(self, **request)
+
+    monkeypatch.setattr(MemoryWorkspace, "update", update_then_press_ctrl_c)
+    request = tmp_path / "request.json"
+    request.write_text(json.dumps({
+        "sources": [{"label": "new-source-1", "role": "user", "content": "Kai owns the kiln schedule now."}],
+        "memory_changes": [{"op": "create_record", "content": "Kai owns the kiln schedule.",
+                            "sources": [{"source": "new-source-1", "label": "said"}],
+                            "destination": {"topic_path": "topics/kiln.md"}}]}))
+    argv = ["memory", "apply", str(request), "--json", "--state", state]
+    if path == "fast":
+        code = fast.main(argv[1:])
+    else:
+        monkeypatch.setattr(sys, "argv", ["openprogram", *argv])
+        with pytest.raises(SystemExit) as exit_:
+            app_module.main()
+        code = exit_.value.code
+    printed = capsys.readouterr()
+    answer = json.loads(printed.out)
+    assert code == 130 and answer["ok"] is True and len(answer["block_ids"]) == 1
+    assert "stopping after this change" in printed.err and "installed and committed" in printed.err
+    assert "Kai owns the kiln schedule." in MemoryWorkspace.open(load_settings(state)).read_topic("topics/kiln.md")
