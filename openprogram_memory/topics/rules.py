@@ -93,6 +93,7 @@ def _paragraph_violations(doc: TopicDoc, definitions: Mapping[str, Definition], 
                                  "evidence ([^e…] with a source) and a ^block-id")
                 continue
             yield _violation(doc.path, line, "missing-block-id", "paragraph does not end in a ^block-id")
+            used.update(citations)  # (its evidence is cited still: one edit, one problem named)
             continue
         if not citations:
             yield _violation(doc.path, line, "uncited-text", f"record ^{paragraph.identity} has no citation")
