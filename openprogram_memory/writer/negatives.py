@@ -30,7 +30,7 @@ _HYPOTHETICAL_RE = re.compile(
     re.I,
 )
 _REPORTED_RE = re.compile(
-    r"\b(?:said|says|say that|told (?:me|us|him|her|them)|tells (?:me|us)|wrote (?:that|:)|writes that|asked|asks|"
+    r"\b(?:(?<!what i )(?<!what i just )said|says|say that|told (?:me|us|him|her|them)|tells (?:me|us)|wrote (?:that|:)|writes that|asked|asks|"
     r"wrote in (?:a |the |his |her |their |our )?(?:comment|message|email|doc|ticket|slack|pr|thread)|"
     r"mentioned(?: that|:)|"
     r"according to|quote:|quoting|claims? that|the (?:comment|docstring|docs|readme|error|message|log|ticket|commit "
@@ -48,7 +48,7 @@ _MOMENT_RE = re.compile(
     r"your (?:first|second|third|last|other) (?:suggestion|option|answer|idea|version)|"
     r"the (?:first|second|third|last|other|previous|new|old|latest|original) (?:one|version|option|approach|"
     r"draft(?!\s+of\s+(?:every|each)\b)|suggestion|answer|idea|variant)|"  # ("the first draft of every …")
-    r"just (?:(?!adopted|married|moved|joined|started|relocated|welcomed)\w+ed|came|went|broke|died|sent|said|told|ran|"
+    r"just (?:(?!adopted|married|moved|joined|started|relocated|welcomed)\w+ed|came|went|broke|died|sent|(?<!what i just )said|told|ran|"
     r"made|did|found)|last (?:night|week)(?! of\b)|in a (?:minute|bit|sec|second)|"
     r"for (?:the )?(?:moment|time being)|next (?:sprint|release|quarter|year)|temporar(?:y|ily)|a minute ago|an hour ago|this year|"
     r"for this (?:pr|task|change|one|session|run|ticket|repo|refactor)|until (?:friday|monday|tomorrow|further notice|"

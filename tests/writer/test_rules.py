@@ -1937,3 +1937,13 @@ def test_how_a_person_gets_about_and_eats_is_personal(said, records):
 ])
 def test_what_was_dropped_and_what_is_planned_is_a_decision(said, records):
     assert read(said) == records
+
+
+@pytest.mark.parametrize("said, records", [
+    ("Please stop summarising what I just said.", [("rule", "Stop summarising what I just said.")]),
+    ("Don't repeat what I said back to me.", [("rule", "Don't repeat what I said back to me.")]),
+    ("Tom just said we should use Redis.", []),  # (what someone said is reported, not decided)
+    ("Tom said we should use Redis.", []),
+])
+def test_what_i_said_in_an_instruction_is_no_reported_speech(said, records):
+    assert read(said) == records
