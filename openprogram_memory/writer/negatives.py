@@ -76,8 +76,10 @@ _STATUS_RE = re.compile(
     r"slow today|compiles now|deployed now|shipped|fails|times out|chokes|throws|keeps (?:failing|dropping|crashing|timing out|breaking)|symptoms?)\b",
     re.I,
 )
+# a condition that makes an instruction hold every time ("merge PRs only after CI is green", "only merge once …")
+ONLY_WHEN = r"only (?:\w+\s+){0,2}?(?:after|once|when|if)"
 STANDING_RE = re.compile(r"\b(?:always|never|ever|don't|do not|every|each|whenever|from now on|going forward|moving forward|"
-                          r"in (?:the )?future|by default|as a rule|at all times|only (?:\w+\s+){0,2}?(?:after|once|when|if))\b", re.I)
+                          rf"in (?:the )?future|by default|as a rule|at all times|{ONLY_WHEN})\b", re.I)
 
 
 RANGE_RE = re.compile(r"\b\d{1,2}(?::\d{2})?\s*(?:am|pm)?\s*(?:[–-]|to)\s*\d{1,2}(?::\d{2})?\s*(?:am|pm)?\b|"

@@ -52,6 +52,7 @@ from .negatives import FIRST_I as _I
 from .negatives import FIRST_IM as _IM
 from .negatives import RANGE_RE as _RANGE_RE
 from .negatives import REASONING_RE as _REASONING_RE
+from .negatives import ONLY_WHEN as _ONLY_WHEN
 from .negatives import STANDING_RE as _STANDING_RE
 from .negatives import is_negative
 from .phrasing import ADVERBS, about_user, finish, first_person, keyword, third_person
@@ -751,7 +752,8 @@ _RULE_LEAD_RE = re.compile(
 _ALWAYS_RULE_RE = re.compile(r"\b(?:always|never|from now on|going forward|moving forward|in (?:the )?future|"
                              r"when(?:ever)? (?:you can|possible|it makes sense|in doubt|unsure)|where(?:ver)? possible|"
                              r"if possible|unless I say otherwise|unless told otherwise|as a default|"
-                             r"after (?:each|every)|before (?:\w+ing\s+)?(?:each|every|any)|only (?:after|once|when|if)|before (?:touching|changing|merging|committing|pushing|deploying|releasing|shipping)\b|before (?:you|we) (?:commit|push|merge|deploy|ship|release|"
+                             r"after (?:each|every)|before (?:\w+ing\s+)?(?:each|every|any)|"
+                             rf"{_ONLY_WHEN}|before (?:touching|changing|merging|committing|pushing|deploying|releasing|shipping)\b|before (?:you|we) (?:commit|push|merge|deploy|ship|release|"
                              r"open a pr)|unless (?:I|i|we) (?:ask|say|tell|request)|"
                              r"by default|whenever|every time|each time|any time|at all times|no matter what|"
                              r"without exception|ever)\b", re.I)
