@@ -146,6 +146,8 @@ KEYS: dict[str, Key] = {
             f"codex / pi transcript directories `memory watch` imports from (list; {os.pathsep!r}-separated in env)"),
         Key("memory.sync.remote", "", _remote, "git URL or path `memory sync` merges with (empty: none)"),
         Key("memory.sync.auto", False, _bool, "true | false: `memory watch` syncs after a poll that changed memory"),
+        Key("memory.fs_watch", True, _bool,
+            "true | false: a long-lived process watches the workspace's files instead of a stat pass per edit"),
     ]
 }
 

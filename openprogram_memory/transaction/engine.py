@@ -23,7 +23,8 @@ from ..views.derived import derived_views, timeline_entries
 from ..workspace.layout import RUNTIME, TIMELINE, is_derived
 from ..workspace.state import EDIT_LOCK_TIMEOUT, REVISIONS, WRITER_LOCK_TIMEOUT, RuntimeState, write_lock
 from ..views.facts import record_install
-from ..workspace.scan import TreeScan
+from ..workspace import watch
+from ..workspace.scan import TreeScan, signature
 from ..workspace.caches import FileSummary, SourceLookup, TreeState, reresolved, summarize
 from . import gitcheck, ledger
 from .ledger import needs_recovery
@@ -86,7 +87,7 @@ def staged_edit(
     check_envelope_values(base_revision, message)
     with write_lock(ws.layout, lock_timeout):
         recover_workspace(ws)
-        tree_scan = TreeScan(ws.root)  # the one stat pass of this transaction (architecture §2.5)
+        tree_scan = watch.tree_scan(ws.root, auto_watch=ws.settings["memory.fs_watch"])  # the one stat pass of this transaction (architecture §2.5)
         before = REVISIONS.revision(ws.root, tree_scan) if base_revision is not None else None
         if base_revision is not None and base_revision != before:
             raise MemoryFailure(
@@ -107,6 +108,8 @@ def staged_edit(
             )
             if isinstance(outcome, dict):
                 result.extra.update(outcome)
+            if result.scan is not None:  # (last: this transaction's own manifest writes are behind it)
+                watch.installed(ws.root, tree_scan, result.scan)
             return result
         finally:
             ws.cache.pin(outer)
@@ -159,10 +162,7 @@ def _validate_and_install(
     plan = InstallPlan(files=files, changed_topics=result.changed_files, baseline_revision=before)
     if ws.pre_install is not None:
         ws.pre_install(plan)  # a failure here means no install
-    note_git_pending(ws, [rel for rel in files if rel != RUNTIME])
-    if merge_parent is not None:
-        _note_merge_parent(ws, merge_parent, files)
-    install(ws.layout, files, step or (lambda _s: None))
+    _install(ws, tree_scan, files, merge_parent, step)
     runtime.remember(ws.layout)
     # the revision and the next snapshot: this transaction's stat pass, with what it wrote looked at again
     result.scan = tree_scan.updated(files)
@@ -173,6 +173,35 @@ def _validate_and_install(
     _git_commit(ws, message, result)
     result.revision = REVISIONS.revision(ws.root, result.scan)
     return result
+
+
+def _install(ws: Workspace, tree_scan: TreeScan, files: dict[str, bytes | None], merge_parent: str | None,
+             step: StepHook | None) -> None:
+    """Install ``files`` whole (noted as pending for git first), if none changed since ``tree_scan``."""
+    _unchanged_since_scan(ws, tree_scan, files)
+    note_git_pending(ws, [rel for rel in files if rel != RUNTIME])
+    if merge_parent is not None:
+        _note_merge_parent(ws, merge_parent, files)
+    install(ws.layout, files, step or (lambda _s: None))
+
+
+def _unchanged_since_scan(ws: Workspace, tree_scan: TreeScan, files: dict[str, bytes | None]) -> None:
+    """Every memory file the install is about to replace or remove is as this transaction's stat pass found it.
+
+    A file changed since (by hand, by another tool; or before the pass, where a file watch had not reported
+    it yet) was read as it was, so installing would overwrite the change: fail with nothing written, and make
+    the next pass a full one (a retry sees the file as it is)."""
+    for rel in files:
+        if rel.startswith(".scriptorium/"):
+            continue  # (this process's own state, read fresh under the lock)
+        seen = tree_scan.files.get(rel)
+        now = signature(ws.layout.path(rel))
+        if now != (seen[1] if seen is not None else None):
+            watch.forget_pass(ws.root)
+            raise MemoryFailure(
+                FailureCode.CONCURRENT_UPDATE,
+                f"{rel} changed on disk while this change was being made; nothing was written; retry",
+                retryable=True, details={"file": rel})
 
 
 def _stage_topics(ws: Workspace, staging: Staging, baseline: TreeState, changes: dict[str, str | None],

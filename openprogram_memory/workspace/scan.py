@@ -10,6 +10,7 @@ that vanish or cannot be read while it runs.
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -121,12 +122,13 @@ class TreeScan:
     worked out once per scan (do not change it).
     """
 
-    __slots__ = ("root", "files", "_topics", "_under")
+    __slots__ = ("root", "files", "_topics", "_under", "_dirs")
 
     def __init__(self, root: str | Path, files: dict[str, tuple[str, Signature, bool]] | None = None) -> None:
         self.root = os.fspath(root)
         self._topics: dict[str, Signature] | None = None
         self._under: dict[str, dict[str, Signature]] = {}
+        self._dirs: set[str] | None = None
         if files is None:
             files = self._walk()
         self.files = files  # rel → (path, signature, is a symlink)
@@ -173,8 +175,27 @@ class TreeScan:
                                            if rel.startswith(prefix)}
         return found
 
+    def directories(self) -> set[str]:
+        """Every directory holding a file of this scan (relative, no trailing ``/``), worked out once."""
+        if self._dirs is None:
+            dirs: set[str] = set()
+            for rel in self.files:
+                _add_parents(dirs, rel)
+            self._dirs = dirs
+        return self._dirs
+
     def updated(self, rels: Iterable[str]) -> "TreeScan":
         """This scan with ``rels`` looked at again (written, created or removed since)."""
+        out = self._updated(rels, strict=False)
+        assert out is not None
+        return out
+
+    def reported(self, rels: Iterable[str]) -> "TreeScan | None":
+        """This scan with the paths a file watch reported looked at again; None when one of them is, or was,
+        a directory (what moved inside it is not known from its path alone: a full pass must find it)."""
+        return self._updated(rels, strict=True)
+
+    def _updated(self, rels: Iterable[str], strict: bool) -> "TreeScan | None":
         files = dict(self.files)
         looked: list[str] = []
         for rel in rels:
@@ -185,10 +206,23 @@ class TreeScan:
             try:
                 st = os.stat(path, follow_symlinks=False)
             except OSError:
+                if strict and rel in self.directories():
+                    return None  # a directory removed or renamed away
                 files.pop(rel, None)
                 continue
-            files[rel] = (path, (st.st_mtime_ns, st.st_size, st.st_ino), os.path.islink(path))
+            if stat.S_ISDIR(st.st_mode):
+                if strict:
+                    return None  # a directory made or renamed here: its files were never reported
+                files.pop(rel, None)
+                continue
+            files[rel] = (path, (st.st_mtime_ns, st.st_size, st.st_ino), stat.S_ISLNK(st.st_mode))
         out = TreeScan(self.root, files)
+        if self._dirs is not None:
+            dirs = set(self._dirs)
+            for rel in looked:
+                if rel in files:
+                    _add_parents(dirs, rel)
+            out._dirs = dirs
         if self._topics is not None:  # what was worked out already, with the files looked at again
             out._topics = dict(self._topics)
             for rel in looked:
@@ -207,3 +241,11 @@ class TreeScan:
                         moved.pop(rel, None)
             out._under[prefix] = moved
         return out
+
+
+def _add_parents(dirs: set[str], rel: str) -> None:
+    """Add every directory above ``rel`` to ``dirs`` (stopping at one already there: its parents are too)."""
+    cut = rel.rfind("/")
+    while cut > 0 and rel[:cut] not in dirs:
+        dirs.add(rel[:cut])
+        cut = rel.rfind("/", 0, cut)

@@ -278,8 +278,13 @@ REVISION_KEY = "revision"  # the manifest's: the last revision computed, with th
 
 
 def revision_files(root: Path, tree_scan: "TreeScan | None" = None) -> dict[str, tuple[str, tuple[int, int, int], bool]]:
-    """What a revision covers: ``tree_scan``'s files (a new stat pass when None) and ``runtime.json``."""
-    files = dict((tree_scan if tree_scan is not None else TreeScan(root)).files)
+    """What a revision covers: ``tree_scan``'s files (when None, a stat pass: the last one brought up to date
+    where a running watch vouches for it) and ``runtime.json``."""
+    if tree_scan is None:
+        from . import watch
+
+        tree_scan = watch.tree_scan(root, auto_watch=False)
+    files = dict(tree_scan.files)
     runtime = os.path.join(os.fspath(root), RUNTIME)
     try:
         st = os.stat(runtime)

@@ -2,37 +2,64 @@
 
 A process that serves searches for a long time (`memory mcp`, `memory
 serve`) should not stat every topic and archive file before each query to
-learn that nothing moved. :func:`start` watches ``topics/`` and ``sources/``
-with ``watchfiles`` (inotify / FSEvents / ReadDirectoryChangesW) in a daemon
+learn that nothing moved. :func:`start` watches every memory file (all but
+``.git/`` and ``.scriptorium/``) with ``watchfiles`` (inotify / FSEvents / ReadDirectoryChangesW) in a daemon
 thread; :func:`token` is then a cheap value that differs whenever something
 may have changed since it was last read:
 
-* a batch of file events under ``topics/`` or ``sources/`` (edits by hand,
-  other tools, other processes: seen ~50-100 ms after the write settles);
+* a batch of file events (edits by hand, other tools, other processes: seen
+  ~50-200 ms after the write);
 * a transaction of this process (:func:`note_change`, called by the install
   and the crash recovery: seen at once);
 * the manifest's signature (every transaction of any process records its
   install there before it returns: seen at once).
 
 Until the watch is running (its first report), after it stopped or failed
-(missing library, watch limit, the directory removed), and in every process
-that never called :func:`start`, :func:`token` is ``None``: the caller checks
-the files themselves, as before. The watch only ever makes a read skip a
-check that would have found nothing; it never decides what is on disk.
+(missing library, watch limit, the directory removed), in a forked child, and
+in every process that never started one, :func:`token` is ``None``: the caller
+checks the files themselves, as before. The watch only ever makes a read skip
+a check that would have found nothing; it never decides what is on disk.
+
+The watch also keeps the paths it reported, in order (a journal, as git's
+fsmonitor keeps them), so :func:`tree_scan` — the stat pass of a
+transaction — looks again at just the files reported since its last pass
+instead of at every file: an edit costs what it changed, not the size of
+the workspace. A full pass is still made when the journal cannot vouch
+(the watch not running yet, a directory renamed or removed, the journal
+overflowed), after a change of this process outside a transaction, when
+another process committed (the git index moved), and at least every
+:data:`FULL_PASS_EVERY_S` seconds. Events come ~50-200 ms after a write, so a file written just before
+a transaction may not be in the journal yet: the transaction therefore
+looks once more at every file it is about to overwrite, just before its
+install (:func:`~openprogram_memory.transaction.engine.staged_edit`), and a
+file found changed fails it with ``CONCURRENT_UPDATE`` and nothing written.
+
+A process that makes a second full pass over a workspace of at least
+:data:`AUTO_MIN_FILES` files is long-lived (a Python program, ``write``
+over many sessions): it starts a watch of that root by itself (at most
+:data:`AUTO_MAX_ROOTS` roots per process), unless the setting
+``memory.fs_watch`` is false.
 """
 
 from __future__ import annotations
 
 import os
 import threading
+import time
 from pathlib import Path
 
 from .layout import MANIFEST
-from .scan import Signature, signature
+from .scan import Signature, TreeScan, signature
 
-WATCHED = ("topics", "sources")
+UNWATCHED = (".git", ".scriptorium")  # not memory files: every other path under the root is reported
 _STEP_MS = 50  # how long a batch of events may settle before it is reported
 _TIMEOUT_MS = 200  # the first report (the watch is running) comes at most this late
+_DEBOUNCE_MS = 200  # while writes keep coming, a batch is reported at least this often
+GIT_INDEX = ".git/index"  # rewritten by every commit of the product (and by `git add`), never by a read
+_JOURNAL_MAX = 8192  # paths kept; a pass that fell further behind is a full one
+AUTO_MIN_FILES = 256  # a workspace this large, passed over twice by one process, gets a watch of its own
+AUTO_MAX_ROOTS = 4
+FULL_PASS_EVERY_S = 30.0  # a full pass at least this often, watched or not (bounds what a lost event could hide)
 
 Token = tuple[int, int, Signature | None]
 
@@ -44,13 +71,44 @@ class RootWatch:
         self.root = root
         self.generation = 0
         self.live = False
+        self.pid = os.getpid()  # a forked child has the object but not the thread: it must not trust it
+        self._journal: list[str] = []  # relative paths reported, oldest first
+        self._dropped = 0  # how many were cut from the front
+        self._journal_lock = threading.Lock()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"memory-watch {root}", daemon=True)
         self._thread.start()
 
     def _relevant(self, _change: object, path: str) -> bool:
         rel = os.path.relpath(path, self.root).replace(os.sep, "/")
-        return rel.split("/", 1)[0] in WATCHED
+        return rel != "." and not rel.startswith("..") and rel.split("/", 1)[0] not in UNWATCHED
+
+    def vouching(self) -> bool:
+        """Running, reporting, and this process's own (not a forked copy)."""
+        return self.live and self.pid == os.getpid() and self._thread.is_alive()
+
+    def position(self) -> int:
+        """Where the journal ends now: paths reported from here on are :meth:`since` it."""
+        with self._journal_lock:
+            return self._dropped + len(self._journal)
+
+    def since(self, position: int) -> list[str] | None:
+        """The paths reported after ``position`` (relative, ``/``-separated; repeats possible); None when the
+        journal no longer reaches back that far."""
+        with self._journal_lock:
+            if position < self._dropped:
+                return None
+            return self._journal[position - self._dropped:]
+
+    def _note(self, changes: set) -> None:
+        rels = [os.path.relpath(path, self.root).replace(os.sep, "/") for _change, path in changes]
+        with self._journal_lock:
+            self._journal.extend(rels)
+            over = len(self._journal) - _JOURNAL_MAX
+            if over > 0:
+                cut = over + _JOURNAL_MAX // 2
+                del self._journal[:cut]
+                self._dropped += cut
 
     def _run(self) -> None:
         import logging
@@ -62,10 +120,12 @@ class RootWatch:
             log.info("watchfiles is not installed: searches check the files before each query")
             return
         try:
-            for changes in watchfiles.watch(self.root, watch_filter=self._relevant, step=_STEP_MS,
+            for changes in watchfiles.watch(self.root, watch_filter=self._relevant, step=_STEP_MS, debounce=_DEBOUNCE_MS,
                                             rust_timeout=_TIMEOUT_MS, yield_on_timeout=True,
                                             stop_event=self._stop, raise_interrupt=False,
                                             ignore_permission_denied=True):
+                if changes:
+                    self._note(changes)  # (before the generation moves: a reader seeing it finds the paths)
                 if changes or not self.live:
                     self.generation += 1  # the first report: whatever happened before it is checked once
                 self.live = True
@@ -84,6 +144,10 @@ _WATCHES: dict[Path, RootWatch] = {}
 _LOCAL: dict[Path, int] = {}  # transactions of this process, by root
 _HOLDERS: dict[Path, int] = {}  # roots watched for as long as someone holds them (not for the whole process)
 _LOCK = threading.Lock()
+_LOCAL_LOCK = threading.Lock()  # _LOCAL and the passes
+_PASSES: dict[Path, _Pass] = {}
+_FULL_PASSES: dict[Path, int] = {}  # full passes over a root this process made (the second one starts a watch)
+_AUTO: list[Path] = []  # roots this process started watching by itself, oldest first
 
 
 def start(root: Path) -> RootWatch | None:
@@ -139,22 +203,111 @@ def stop(root: Path | None = None) -> None:
         watches = [_WATCHES.pop(r) for r in roots if r in _WATCHES]
         for r in roots:
             _HOLDERS.pop(r, None)
+            _PASSES.pop(r, None)
+            _FULL_PASSES.pop(r, None)
+            if r in _AUTO:
+                _AUTO.remove(r)
     for watch in watches:
         watch.stop()
 
 
 def note_change(root: Path) -> None:
-    """This process changed files under ``root`` (install, recovery): the next read checks them."""
+    """This process changed files under ``root`` (install, recovery, an archive append): the next read checks
+    them, and the next :func:`tree_scan` is a full pass unless a transaction hands over its own
+    (:func:`installed`)."""
     root = Path(root).resolve()
-    with _LOCK:
+    with _LOCAL_LOCK:
         _LOCAL[root] = _LOCAL.get(root, 0) + 1
+        last = _PASSES.get(root)
+        if last is not None:
+            last.stale = True
 
 
 def token(root: Path) -> Token | None:
     """A value equal to an earlier one only if nothing under ``root`` changed in between; ``None`` when
     no running watch can vouch for that (check the files)."""
     watch = _WATCHES.get(root)
-    if watch is None or not watch.live:
+    if watch is None or not watch.vouching():
         return None
     manifest = signature(os.path.join(root, MANIFEST))
     return (watch.generation, _LOCAL.get(root, 0), manifest)
+
+
+class _Pass:
+    """The last stat pass of a root in this process, and what can bring it up to date without a new one."""
+
+    __slots__ = ("scan", "watch", "position", "committed", "full_at", "stale")
+
+    def __init__(self, scan: TreeScan, watch: RootWatch | None, position: int, committed: Signature | None,
+                 full_at: float) -> None:
+        self.scan, self.watch, self.position, self.full_at = scan, watch, position, full_at
+        self.committed = committed  # the git index as the pass found it: another process's commit moves it
+        self.stale = False  # this process changed files it did not name (the next pass is a full one)
+
+
+def tree_scan(root: Path, *, auto_watch: bool = True) -> TreeScan:
+    """The stat pass of every memory file of ``root`` (what ``TreeScan(root)`` finds) as of now.
+
+    Where a running watch of ``root`` can vouch for the last pass, that pass with only the paths reported
+    since looked at again; otherwise a full pass. See the module's notes for what the watch cannot see
+    yet and how a transaction makes up for it. ``auto_watch``: a second full pass over a large workspace
+    may start a watch (the setting ``memory.fs_watch``)."""
+    root = Path(root).resolve()
+    watch = _WATCHES.get(root)
+    if watch is not None and not watch.vouching():
+        watch = None
+    position = watch.position() if watch is not None else 0  # (read before the files are looked at)
+    committed = signature(os.path.join(root, GIT_INDEX))
+    last = _PASSES.get(root)
+    now = time.monotonic()
+    if (watch is not None and last is not None and last.watch is watch and not last.stale
+            and last.committed == committed and now - last.full_at < FULL_PASS_EVERY_S):
+        reported = watch.since(last.position)
+        if reported is not None:
+            scan = last.scan.reported(set(reported)) if reported else last.scan
+            if scan is not None:
+                _PASSES[root] = _Pass(scan, watch, position, committed, last.full_at)
+                return scan
+    scan = TreeScan(root)
+    if watch is not None:
+        _PASSES[root] = _Pass(scan, watch, position, committed, now)
+    else:
+        _PASSES.pop(root, None)
+        if auto_watch:
+            _full_pass_made(root, len(scan.files))
+    return scan
+
+
+def installed(root: Path, before: TreeScan, after: TreeScan) -> None:
+    """A transaction of this process installed files: ``after`` is its pass ``before`` with the files it wrote
+    looked at again, and the next :func:`tree_scan` starts from it (the git index moved by this commit, not
+    by another process's: commits are made under the write lock)."""
+    root = Path(root).resolve()
+    with _LOCAL_LOCK:
+        last = _PASSES.get(root)
+        if last is not None and last.scan is before:  # (its install marked the pass stale: these are its files)
+            last.scan, last.committed, last.stale = after, signature(os.path.join(root, GIT_INDEX)), False
+
+
+def forget_pass(root: Path) -> None:
+    """The next :func:`tree_scan` of ``root`` is a full pass (a file was found changed behind the last one)."""
+    _PASSES.pop(Path(root).resolve(), None)
+
+
+def _full_pass_made(root: Path, files: int) -> None:
+    """Count a full pass without a watch; the second over a large workspace starts one (a long-lived process)."""
+    if files < AUTO_MIN_FILES:
+        return
+    with _LOCK:
+        count = _FULL_PASSES[root] = _FULL_PASSES.get(root, 0) + 1
+        if count < 2 or root in _WATCHES:
+            return
+        if len(_AUTO) >= AUTO_MAX_ROOTS:
+            oldest = _AUTO.pop(0)
+            gone = _WATCHES.pop(oldest, None) if oldest not in _HOLDERS else None
+        else:
+            gone = None
+        if _running(root) is not None:
+            _AUTO.append(root)
+    if gone is not None:
+        gone.stop(wait=0)

@@ -13,7 +13,7 @@ from openprogram_memory.search.index import SearchIndex
 from openprogram_memory.search.tokenize import tokenize
 from openprogram_memory.workspace import watch
 
-from .helpers import Rec, write_topic
+from .helpers import HeldWatch, Rec, write_topic
 
 WORDS = "bike shop tea garden river owl kite metric units billing deploy friday oolong chickens".split()
 
@@ -83,10 +83,7 @@ def test_search_in_a_watched_process_scores_with_numpy(root: Path, monkeypatch: 
 
     monkeypatch.setattr(SearchIndex, "top", spy)
 
-    class Running:
-        live, generation = True, 1
-
-    monkeypatch.setitem(watch._WATCHES, root.resolve(), Running())
+    monkeypatch.setitem(watch._WATCHES, root.resolve(), HeldWatch())
     assert search(root, "tea bike", 5) == unwatched
     assert search(root, "tea bike", 5) == unwatched
     assert calls == [True, True]

@@ -20,17 +20,7 @@ from openprogram_memory.search.index import SearchIndex
 from openprogram_memory.transaction.engine import Policy
 from openprogram_memory.workspace import watch
 
-from .helpers import Rec, archive_source, topic_text, write_topic
-
-
-class _HeldWatch:
-    """A running watch whose next report has not come yet (the generation stays put)."""
-
-    live = True
-    generation = 7
-
-    def stop(self, wait: float = 1.0) -> None:
-        pass
+from .helpers import HeldWatch, Rec, archive_source, topic_text, write_topic
 
 
 @pytest.fixture
@@ -54,7 +44,7 @@ def refreshes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 
 def _hold(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(watch._WATCHES, root.resolve(), _HeldWatch())
+    monkeypatch.setitem(watch._WATCHES, root.resolve(), HeldWatch())
 
 
 def _add_through_transaction(ws: MemoryWorkspace, rel: str, rec: Rec) -> None:
