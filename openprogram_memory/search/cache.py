@@ -120,11 +120,23 @@ def current_index(memory_root: Path) -> tuple[SearchIndex, RefreshReport]:
             return index, RefreshReport(watched=True)
         report = index.refresh()
         report.watched = seen is not None
+        if seen is None:  # a second check of a large workspace: a long-lived process, which watches it instead
+            watch.full_pass_made(root, len(index.fid_of), lambda: _watch_allowed(root))
         index.clean_token = seen  # read before the refresh: an event during it makes the next read check again
         report.loaded_from_disk = fresh and loaded
         if report.changed or (fresh and not loaded):
             save(index)
     return index, report
+
+
+def _watch_allowed(root: Path) -> bool:
+    """The setting ``memory.fs_watch`` of the workspace at ``root`` (``<state>/memory``)."""
+    from ..config import load_settings
+
+    try:
+        return bool(load_settings(root.parent)["memory.fs_watch"])
+    except Exception:  # (a state directory that cannot be read: no watch, searches check the files)
+        return False
 
 
 def forget(memory_root: Path | None = None) -> None:

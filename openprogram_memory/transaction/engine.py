@@ -87,7 +87,8 @@ def staged_edit(
     check_envelope_values(base_revision, message)
     with write_lock(ws.layout, lock_timeout):
         recover_workspace(ws)
-        tree_scan = watch.tree_scan(ws.root, auto_watch=ws.settings["memory.fs_watch"])  # the one stat pass of this transaction (architecture §2.5)
+        # the one stat pass of this transaction (architecture §2.5)
+        tree_scan = watch.tree_scan(ws.root, keep=True, auto_watch=ws.settings["memory.fs_watch"])
         before = REVISIONS.revision(ws.root, tree_scan) if base_revision is not None else None
         if base_revision is not None and base_revision != before:
             raise MemoryFailure(

@@ -283,7 +283,7 @@ def revision_files(root: Path, tree_scan: "TreeScan | None" = None) -> dict[str,
     if tree_scan is None:
         from . import watch
 
-        tree_scan = watch.tree_scan(root, auto_watch=False)
+        tree_scan = watch.tree_scan(root, keep=False)
     files = dict(tree_scan.files)
     runtime = os.path.join(os.fspath(root), RUNTIME)
     try:

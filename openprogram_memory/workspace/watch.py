@@ -47,6 +47,7 @@ import os
 import threading
 import time
 from pathlib import Path
+from typing import Callable
 
 from .layout import MANIFEST
 from .scan import Signature, TreeScan, signature
@@ -148,6 +149,7 @@ _LOCAL_LOCK = threading.Lock()  # _LOCAL and the passes
 _PASSES: dict[Path, _Pass] = {}
 _FULL_PASSES: dict[Path, int] = {}  # full passes over a root this process made (the second one starts a watch)
 _AUTO: list[Path] = []  # roots this process started watching by itself, oldest first
+_DECLINED: set[Path] = set()  # roots whose setting said no (asked once per process)
 
 
 def start(root: Path) -> RootWatch | None:
@@ -205,6 +207,7 @@ def stop(root: Path | None = None) -> None:
             _HOLDERS.pop(r, None)
             _PASSES.pop(r, None)
             _FULL_PASSES.pop(r, None)
+            _DECLINED.discard(r)
             if r in _AUTO:
                 _AUTO.remove(r)
     for watch in watches:
@@ -245,13 +248,14 @@ class _Pass:
         self.stale = False  # this process changed files it did not name (the next pass is a full one)
 
 
-def tree_scan(root: Path, *, auto_watch: bool = True) -> TreeScan:
+def tree_scan(root: Path, *, keep: bool, auto_watch: bool = False) -> TreeScan:
     """The stat pass of every memory file of ``root`` (what ``TreeScan(root)`` finds) as of now.
 
     Where a running watch of ``root`` can vouch for the last pass, that pass with only the paths reported
     since looked at again; otherwise a full pass. See the module's notes for what the watch cannot see
-    yet and how a transaction makes up for it. ``auto_watch``: a second full pass over a large workspace
-    may start a watch (the setting ``memory.fs_watch``)."""
+    yet and how a transaction makes up for it. ``keep``: this pass becomes the process's last pass — only a
+    transaction's, under the write lock (a reader's pass could catch an install half done). ``auto_watch``:
+    a second full pass over a large workspace may start a watch (the setting ``memory.fs_watch``)."""
     root = Path(root).resolve()
     watch = _WATCHES.get(root)
     if watch is not None and not watch.vouching():
@@ -266,15 +270,17 @@ def tree_scan(root: Path, *, auto_watch: bool = True) -> TreeScan:
         if reported is not None:
             scan = last.scan.reported(set(reported)) if reported else last.scan
             if scan is not None:
-                _PASSES[root] = _Pass(scan, watch, position, committed, last.full_at)
+                if keep:
+                    _PASSES[root] = _Pass(scan, watch, position, committed, last.full_at)
                 return scan
     scan = TreeScan(root)
-    if watch is not None:
-        _PASSES[root] = _Pass(scan, watch, position, committed, now)
-    else:
-        _PASSES.pop(root, None)
-        if auto_watch:
-            _full_pass_made(root, len(scan.files))
+    if watch is None:
+        full_pass_made(root, len(scan.files), auto_watch)
+    if keep:
+        if watch is not None:
+            _PASSES[root] = _Pass(scan, watch, position, committed, now)
+        else:
+            _PASSES.pop(root, None)
     return scan
 
 
@@ -286,7 +292,8 @@ def installed(root: Path, before: TreeScan, after: TreeScan) -> None:
     with _LOCAL_LOCK:
         last = _PASSES.get(root)
         if last is not None and last.scan is before:  # (its install marked the pass stale: these are its files)
-            last.scan, last.committed, last.stale = after, signature(os.path.join(root, GIT_INDEX)), False
+            _PASSES[root] = _Pass(after, last.watch, last.position, signature(os.path.join(root, GIT_INDEX)),
+                                  last.full_at)
 
 
 def forget_pass(root: Path) -> None:
@@ -294,19 +301,24 @@ def forget_pass(root: Path) -> None:
     _PASSES.pop(Path(root).resolve(), None)
 
 
-def _full_pass_made(root: Path, files: int) -> None:
-    """Count a full pass without a watch; the second over a large workspace starts one (a long-lived process)."""
-    if files < AUTO_MIN_FILES:
+def full_pass_made(root: Path, files: int, allowed: bool | Callable[[], bool]) -> None:
+    """Count a pass over every file of ``root`` (``files`` of them) made without a watch; the second over a large
+    workspace starts one (a long-lived process), if ``allowed`` (the setting ``memory.fs_watch``; a callable is
+    asked once, then)."""
+    root = Path(root).resolve()
+    if files < AUTO_MIN_FILES or allowed is False or root in _DECLINED:
         return
+    count = _FULL_PASSES[root] = _FULL_PASSES.get(root, 0) + 1
+    if count < 2 or root in _WATCHES:
+        return
+    if callable(allowed) and not allowed():
+        _DECLINED.add(root)
+        return
+    gone = None
     with _LOCK:
-        count = _FULL_PASSES[root] = _FULL_PASSES.get(root, 0) + 1
-        if count < 2 or root in _WATCHES:
-            return
         if len(_AUTO) >= AUTO_MAX_ROOTS:
             oldest = _AUTO.pop(0)
             gone = _WATCHES.pop(oldest, None) if oldest not in _HOLDERS else None
-        else:
-            gone = None
         if _running(root) is not None:
             _AUTO.append(root)
     if gone is not None:

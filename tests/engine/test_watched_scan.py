@@ -130,7 +130,7 @@ def test_a_file_changed_before_the_watch_reported_it_is_not_overwritten(ws, jour
     past = time.time_ns() - 60 * 10**9
     os.utime(path, ns=(past, past))  # written a while ago (a fresh write is hashed again anyway)
     journal.report("topics/work.md")
-    read_at = ws.revision()
+    read_at = _add(ws, "topics/bees.md", "Dana keeps bees.").revision  # (its pass takes the report in)
     agents_copy = path.read_text()
     path.write_text(agents_copy.replace("FastAPI", "Django"))  # by hand; no report yet (~50-100 ms)
     before = tree_digest(ws.root)
@@ -277,3 +277,15 @@ def test_a_pass_looked_at_again_by_reported_paths_answers_as_a_new_pass(ws):
     (root / "topics/sub/x.md").unlink()
     (root / "topics/sub").rmdir()
     assert with_sub.reported(["topics/sub"]) is None  # removed (or renamed away): its files went with it
+
+
+def test_only_a_transaction_keeps_its_pass(ws, journal):
+    """A read (a revision, a sleep's check) runs outside the write lock and may walk the tree while an install is
+    half done: the next transaction must not start from such a pass, only from the last transaction's."""
+    _add(ws, "topics/work.md", "Dana uses FastAPI for billing.")
+    kept = watch._PASSES[ws.root.resolve()].scan
+    _hand_written(ws, "topics/places.md", "The shop is on Elm Street.")
+    journal.report("topics/places.md")
+    read = watch.tree_scan(ws.root, keep=False)
+    assert "topics/places.md" in read.files  # the read sees the report
+    assert watch._PASSES[ws.root.resolve()].scan is kept

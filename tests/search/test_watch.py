@@ -128,3 +128,15 @@ def test_a_watch_that_cannot_run_leaves_searches_checking_the_files(ws, monkeypa
     assert not running.live and watch.token(ws.root.resolve()) is None
     write_topic(ws.root, "topics/a.md", [Rec("Dave runs a bike shop.", "openprogram/s1/u1")])
     assert search(ws.root, "bike")
+
+
+@pytest.mark.parametrize("setting, watched", [(None, True), ("false", False)])
+def test_a_process_that_searches_a_large_workspace_again_watches_it(ws, monkeypatch, setting, watched):
+    monkeypatch.setattr(watch, "AUTO_MIN_FILES", 1)
+    if setting is not None:
+        monkeypatch.setenv("OPENPROGRAM_MEMORY_FS_WATCH", setting)
+    write_topic(ws.root, "topics/a.md", [Rec("Dave runs a bike shop.", "openprogram/s1/u1")])
+    assert search(ws.root, "bike")
+    assert ws.root.resolve() not in watch._WATCHES  # one search: a one-shot process
+    assert search(ws.root, "bike")
+    assert (ws.root.resolve() in watch._WATCHES) is watched
