@@ -162,8 +162,9 @@ class MemoryWorkspace:
         if memory_changes is not None:
             from .transaction.structured import apply_memory_changes
 
-            result = apply_memory_changes(self, memory_changes, sources=sources, base_revision=base_revision,
-                                          commit_message=commit_message, lock_timeout=lock_timeout)
+            result = _once_more_if_changed_on_disk(lambda: apply_memory_changes(
+                self, memory_changes, sources=sources, base_revision=base_revision, commit_message=commit_message,
+                lock_timeout=lock_timeout))
             note_person_deletes(self.layout, result)  # a caller's delete (apply, HTTP, MCP) sticks
             return result
         if sources:
@@ -175,8 +176,9 @@ class MemoryWorkspace:
             assert patch is not None  # exactly one of the three was given
             edit = _patch_edit(patch)
             message = commit_message or "memory: apply patch"
-        result = staged_edit(self, edit, policy=Policy.MODEL, lock_timeout=lock_timeout,
-                             base_revision=base_revision, message=message, deletes_need_base=True)
+        result = _once_more_if_changed_on_disk(lambda: staged_edit(
+            self, edit, policy=Policy.MODEL, lock_timeout=lock_timeout, base_revision=base_revision, message=message,
+            deletes_need_base=True))
         note_person_deletes(self.layout, result)
         return result
 
@@ -199,8 +201,8 @@ class MemoryWorkspace:
                                     details={"file": rel, "digest": file_digest(self.root / rel)})
             staging.write(rel, content)
 
-        result = staged_edit(self, edit, policy=Policy.HAND,
-                             base_revision=base_revision, message=message or f"memory: edit {rel}")
+        result = _once_more_if_changed_on_disk(lambda: staged_edit(
+            self, edit, policy=Policy.HAND, base_revision=base_revision, message=message or f"memory: edit {rel}"))
         note_person_deletes(self.layout, result)  # a delete in the editor or the web page sticks
         return result
 
@@ -451,6 +453,21 @@ def record_json(record: RecordInfo) -> dict[str, Any]:
         "sources": record.sources,
         "trust_state": record.trust_state,
     }
+
+
+def _once_more_if_changed_on_disk(run: Callable[[], TxResult]) -> TxResult:
+    """Run a change; if a file it would replace changed on disk since its stat pass (a person saved it a moment
+    before, not yet reported by the file watch, or during the change), run it once more against the file as it
+    is now (that run's pass is a full one). Only for changes that are a pure function of the files they read
+    (a request, whole files, a patch): the writer's and organizer's edits report the failure instead."""
+    from .transaction.engine import CHANGED_ON_DISK
+
+    try:
+        return run()
+    except MemoryFailure as failure:
+        if failure.details.get("rule") != CHANGED_ON_DISK:
+            raise
+    return run()
 
 
 def _whole_file_edit(changes: list[dict]) -> Callable[[Staging], None]:

@@ -40,6 +40,8 @@ __all__ = ["InstallPlan", "Policy", "TxResult", "staged_edit", "needs_recovery",
            "commit_pending", "MEMORY_AREAS", "EDIT_LOCK_TIMEOUT", "WRITER_LOCK_TIMEOUT"]
 
 GIT_PENDING = ledger.GIT_PENDING
+# The rule of the failure when a file the install would replace changed since the transaction's stat pass.
+CHANGED_ON_DISK = "changed-on-disk"
 # What a resync of a damaged ledger compares with HEAD.
 MEMORY_AREAS = ("topics", "sources", "timeline", "core.md", "recent_events.jsonl", "relations.json")
 # The second parent of the commit that follows a sync merge's install; kept
@@ -202,7 +204,7 @@ def _unchanged_since_scan(ws: Workspace, tree_scan: TreeScan, files: dict[str, b
             raise MemoryFailure(
                 FailureCode.CONCURRENT_UPDATE,
                 f"{rel} changed on disk while this change was being made; nothing was written; retry",
-                retryable=True, details={"file": rel})
+                retryable=True, details={"file": rel, "rule": CHANGED_ON_DISK})
 
 
 def _stage_topics(ws: Workspace, staging: Staging, baseline: TreeState, changes: dict[str, str | None],

@@ -8,7 +8,7 @@ thread; :func:`token` is then a cheap value that differs whenever something
 may have changed since it was last read:
 
 * a batch of file events (edits by hand, other tools, other processes: seen
-  ~50-200 ms after the write);
+  ~5-200 ms after the write);
 * a transaction of this process (:func:`note_change`, called by the install
   and the crash recovery: seen at once);
 * the manifest's signature (every transaction of any process records its
@@ -28,7 +28,7 @@ the workspace. A full pass is still made when the journal cannot vouch
 (the watch not running yet, a directory renamed or removed, the journal
 overflowed), after a change of this process outside a transaction, when
 another process committed (the git index moved), and at least every
-:data:`FULL_PASS_EVERY_S` seconds. Events come ~50-200 ms after a write, so a file written just before
+:data:`FULL_PASS_EVERY_S` seconds. Events come ~5-200 ms after a write, so a file written just before
 a transaction may not be in the journal yet: the transaction therefore
 looks once more at every file it is about to overwrite, just before its
 install (:func:`~openprogram_memory.transaction.engine.staged_edit`), and a
@@ -53,7 +53,7 @@ from .layout import MANIFEST
 from .scan import Signature, TreeScan, signature
 
 UNWATCHED = (".git", ".scriptorium")  # not memory files: every other path under the root is reported
-_STEP_MS = 50  # how long a batch of events may settle before it is reported
+_STEP_MS = 5  # how long a batch of events may settle before it is reported (a transaction's pass waits for none)
 _TIMEOUT_MS = 200  # the first report (the watch is running) comes at most this late
 _DEBOUNCE_MS = 200  # while writes keep coming, a batch is reported at least this often
 GIT_INDEX = ".git/index"  # rewritten by every commit of the product (and by `git add`), never by a read

@@ -138,13 +138,33 @@ def test_a_file_changed_before_the_watch_reported_it_is_not_overwritten(ws, jour
         ws.update(changes=[{"path": "topics/work.md", "content": agents_copy.replace("FastAPI", "Flask")}],
                   base_revision=read_at)
     assert failure.value.code is FailureCode.CONCURRENT_UPDATE and failure.value.retryable
-    assert "topics/work.md changed on disk" in failure.value.message
+    assert "memory changed since revision" in failure.value.message  # (found when it ran once more)
     assert tree_digest(ws.root) == before  # nothing written: the person's edit stays
-    with pytest.raises(MemoryFailure) as again:  # a retry sees the file as it is
-        ws.update(changes=[{"path": "topics/work.md", "content": agents_copy.replace("FastAPI", "Flask")}],
-                  base_revision=read_at)
-    assert again.value.code is FailureCode.CONCURRENT_UPDATE and "memory changed since revision" in again.value.message
     assert "Django" in path.read_text()
+
+
+def test_a_request_on_a_file_saved_a_moment_before_applies_to_the_file_as_saved(ws, journal):
+    _add(ws, "topics/work.md", "Dana uses FastAPI for billing.")
+    path = ws.root / "topics/work.md"
+    path.write_text(path.read_text().replace("FastAPI", "Django"))  # by hand; no report yet
+    result = _add(ws, "topics/work.md", "Dana deploys on Fridays.")  # checked, found changed, run once more
+    assert result.memory_committed
+    text = path.read_text()
+    assert "Django" in text and "Dana deploys on Fridays." in text
+
+
+def test_an_edit_that_cannot_be_run_again_reports_the_file_saved_a_moment_before(ws, journal):
+    _add(ws, "topics/work.md", "Dana uses FastAPI for billing.")
+    path = ws.root / "topics/work.md"
+    agents_copy = path.read_text()
+    path.write_text(agents_copy.replace("FastAPI", "Django"))  # by hand; no report yet
+    before = tree_digest(ws.root)
+    with pytest.raises(MemoryFailure) as failure:
+        ws.edit(lambda staging: staging.write("topics/work.md", agents_copy.replace("FastAPI", "Flask")),
+                policy=Policy.MODEL)
+    assert failure.value.code is FailureCode.CONCURRENT_UPDATE and failure.value.retryable
+    assert "topics/work.md changed on disk" in failure.value.message
+    assert tree_digest(ws.root) == before
 
 
 def test_without_a_watch_a_file_changed_during_the_edit_is_not_overwritten(ws):
