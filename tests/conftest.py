@@ -42,3 +42,22 @@ def _private_tmpdir(tmp_path_factory: pytest.TempPathFactory):
     left = sorted(p.name for p in private.iterdir()
                   if p.name.startswith("openprogram-memory-") and not (p / ".keep").exists())
     assert not left, f"the test suite left staging/scratch directories in $TMPDIR: {left[:10]}"
+
+
+@pytest.fixture
+def count_calls(monkeypatch: pytest.MonkeyPatch):
+    """``count_calls(owner, name)`` wraps ``owner.name`` for this test and returns the list it appends one item
+    to per call (how many stat passes, refreshes, … an operation made)."""
+
+    def install(owner: object, name: str) -> list[int]:
+        calls: list[int] = []
+        real = getattr(owner, name)
+
+        def counting(*args, **kwargs):
+            calls.append(1)
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(owner, name, counting)
+        return calls
+
+    return install

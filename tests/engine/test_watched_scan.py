@@ -66,16 +66,8 @@ def journal(ws, monkeypatch) -> Journal:
 
 
 @pytest.fixture
-def full_passes(monkeypatch) -> list[int]:
-    calls: list[int] = []
-    real = TreeScan._walk
-
-    def counting(self):
-        calls.append(1)
-        return real(self)
-
-    monkeypatch.setattr(TreeScan, "_walk", counting)
-    return calls
+def full_passes(count_calls) -> list[int]:
+    return count_calls(TreeScan, "_walk")
 
 
 def _add(ws, rel: str, text: str, source: str = "openprogram/s1/u2"):

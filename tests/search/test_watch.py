@@ -31,16 +31,8 @@ def ws(state: Path):
 
 
 @pytest.fixture
-def refreshes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    calls: list[int] = []
-    real = SearchIndex.refresh
-
-    def counting(self):
-        calls.append(1)
-        return real(self)
-
-    monkeypatch.setattr(SearchIndex, "refresh", counting)
-    return calls
+def refreshes(count_calls) -> list[int]:
+    return count_calls(SearchIndex, "refresh")
 
 
 def _hold(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
