@@ -1317,7 +1317,7 @@ def _COLLEAGUE_NAME(text: str) -> str | None:
 
 # "her"/"him" as the object of an instruction ("loop her in", "talk to him before …"), not "her team"
 _OBJECT_PRONOUN_RE = re.compile(r"\b(?:him|her(?=\s+(?:in|on|up|about|for|with|to|when|if|before|after|first|"
-                                r"directly|know|out|anything)\b|\s*[,.;!]|\s*$))\b", re.I)
+                                r"directly|know|out|anything)\b|\s*[,.;!]|\s*[^\w\s]*\s*$))\b", re.I)  # (an emoji may end it)
 
 
 def _named(clause: str, person: str | None) -> str:
@@ -1632,6 +1632,22 @@ def _named_subject(person: str, pronoun: re.Match[str], clause: str) -> str:
     return person + rest
 
 
+# a rule that leans on what it does not say: a possessive with nothing after it (the emoji it stood before is
+# dropped), "keep that in mind" (what "that" is, the clause before said)
+_DANGLING_RULE_RE = re.compile(r"\b(?:his|my)\W*$|"
+                               r"\bkeep\s+that\s+in\s+mind\b", re.I)
+# "…, please bear that in mind when you book calls" after a fact: the request, not part of the fact (a "keep that
+# in mind" after a comma is a clause of its own already)
+_MIND_TAIL_RE = re.compile(r",?\s*(?:please\s+|pls\s+)?bear\s+(?:that|this)\s+in\s+mind\b.*$", re.I)
+
+
+def _without_mind_tail(statement: Statement) -> Statement:
+    if statement.kind == "rule":
+        return statement
+    cut = _MIND_TAIL_RE.sub("", statement.text)
+    return statement if cut == statement.text else replace(statement, text=finish(cut))
+
+
 def _of_the_user(statement: Statement) -> Statement:
     """``statement`` with no first person left ("Emeka reviews all my PRs" → "… all the user's PRs"); an
     instruction keeps its "me" ("Give me the diff")."""
@@ -1714,7 +1730,9 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
     retracted: re.Match[str] | None = None  # the sentence before took back what was said about something, and ended
 
     def keep(statement: Statement) -> None:  # each statement once, in order, said of "the user"
-        statement = _of_the_user(statement)
+        statement = _of_the_user(_without_mind_tail(statement))
+        if statement.kind == "rule" and _DANGLING_RULE_RE.search(statement.text):
+            return  # "don't merge migrations without his 👍", "keep that in mind when you schedule": about what?
         if statement.kind == "rule" and re.match(r"^\w+\s+(?:it|them)\b(?!\s+(?:short|brief|concise|simple)\W*$)",
                                                  statement.text, re.I) and not any(
                 said for _, said in groups):

@@ -1947,3 +1947,28 @@ def test_what_was_dropped_and_what_is_planned_is_a_decision(said, records):
 ])
 def test_what_i_said_in_an_instruction_is_no_reported_speech(said, records):
     assert read(said) == records
+
+
+@pytest.mark.parametrize("said, records", [
+    ("Nadia Okafor signs off on releases — don't publish a build without her 🚀",
+     [("people", "Nadia Okafor signs off on releases."),
+      ("rule", "Don't publish a build without Nadia Okafor.")]),  # (an emoji after "her": still who it is)
+    ("Tom Berg owns the schema — don't merge migrations without his 👍",
+     [("people", "Tom Berg owns the schema.")]),  # (without his what? the emoji said it)
+    ("don't deploy anything without my 👍", []),
+    ("I'm in Lisbon so I'm on WET, please keep that in mind when you suggest meeting times",
+     [("identity", "The user is in Lisbon."), ("personal", "The user's timezone is WET.")]),
+    ("I'm based in Denver so I'm on Mountain time, please bear that in mind when you book calls",
+     [("identity", "The user is based in Denver."), ("personal", "The user is on Mountain time.")]),
+    ("I'm on Mountain time, keep that in mind when you book calls", [("personal", "The user is on Mountain time.")]),
+    ("Our release train leaves every Tuesday. Keep this in mind when you plan merges.",
+     [("schedule", "Our release train leaves every Tuesday.")]),
+    ("The API has a 100 requests per minute limit. Bear that in mind when you write the scraper.",
+     [("fact", "The API has a 100 requests per minute limit.")]),
+    ("our retro is every second Friday at 4pm, pls bear this in mind for planning",
+     [("schedule", "Our retro is every second Friday at 4pm.")]),
+    ("Keep the changelog in mind when you rename anything.",
+     [("rule", "Keep the changelog in mind when you rename anything.")]),
+])
+def test_a_rule_that_leans_on_what_it_does_not_say_is_left_out(said, records):
+    assert read(said) == records
