@@ -1633,8 +1633,9 @@ def _named_subject(person: str, pronoun: re.Match[str], clause: str) -> str:
 
 
 # a rule that leans on what it does not say: a possessive with nothing after it (the emoji it stood before is
-# dropped), "keep that in mind" (what "that" is, the clause before said)
-_DANGLING_RULE_RE = re.compile(r"\b(?:his|my)\W*$|"
+# dropped), "keep that in mind", "… then" (what "that" is, when "then" is, the clause before said), "no
+# exceptions unless …" (to what?)
+_DANGLING_RULE_RE = re.compile(r"\b(?:his|my)\W*$|\bthen\W*$|^no\s+exceptions\b|"
                                r"\bkeep\s+that\s+in\s+mind\b", re.I)
 # "…, please bear that in mind when you book calls" after a fact: the request, not part of the fact (a "keep that
 # in mind" after a comma is a clause of its own already)
