@@ -1320,12 +1320,17 @@ _OBJECT_PRONOUN_RE = re.compile(r"\b(?:him|her(?=\s+(?:in|on|up|about|for|with|t
                                 r"directly|know|out|anything)\b|\s*[,.;!]|\s*[^\w\s]*\s*$))\b", re.I)  # (an emoji may end it)
 
 
+# "needs his review", "her sign-off is required": whose say it is, the person named before
+_APPROVAL_OF_RE = re.compile(r"\b(?:his|her)\s+(?=(?:review|sign-?off|approval)\b)", re.I)
+
+
 def _named(clause: str, person: str | None) -> str:
     """``clause`` with an object "her"/"him", or a "Her"/"His" it starts with, as the person the message last
     named (a record must stand alone: "Her team ships on Fridays" → "Priya's team …")."""
     if not person:
         return clause
     clause = re.sub(r"^(?:her|his)\s+(?=[a-z])", f"{person}'s ", clause, flags=re.I)
+    clause = _APPROVAL_OF_RE.sub(f"{person}'s ", clause)
     return _OBJECT_PRONOUN_RE.sub(person, clause)
 
 
@@ -1642,6 +1647,10 @@ _DANGLING_RULE_RE = re.compile(r"\b(?:his|my)\W*$|\bthen\W*$|^no\s+exceptions\b|
 _MIND_TAIL_RE = re.compile(r",?\s*(?:please\s+|pls\s+)?bear\s+(?:that|this)\s+in\s+mind\b.*$", re.I)
 
 
+# "anything touching refunds needs Dmitri Volkov's review": what a named person has a say over
+_SAY_OF_RE = re.compile(r"\b(?P<n>[A-Z][\w-]+(?:\s+[A-Z][\w-]+)*)'s\s+(?:review|sign-?off|approval)\b")
+
+
 def _without_mind_tail(statement: Statement) -> Statement:
     if statement.kind == "rule":
         return statement
@@ -1734,6 +1743,8 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
         statement = _of_the_user(_without_mind_tail(statement))
         if statement.kind == "rule" and _DANGLING_RULE_RE.search(statement.text):
             return  # "don't merge migrations without his 👍", "keep that in mind when you schedule": about what?
+        if statement.kind == "rule" and (say := _SAY_OF_RE.search(statement.text)):
+            statement = replace(statement, kind="people", subject=say.group("n"))  # whose say it is: a person's role
         if statement.kind == "rule" and re.match(r"^\w+\s+(?:it|them)\b(?!\s+(?:short|brief|concise|simple)\W*$)",
                                                  statement.text, re.I) and not any(
                 said for _, said in groups):

@@ -1977,3 +1977,17 @@ def test_what_i_said_in_an_instruction_is_no_reported_speech(said, records):
 ])
 def test_a_rule_that_leans_on_what_it_does_not_say_is_left_out(said, records):
     assert read(said) == records
+
+
+@pytest.mark.parametrize("said, records", [
+    ("Heads up: Hana Ito owns billing, so anything touching invoices needs her approval before merge.",
+     [("people", "Hana Ito owns billing."),
+      ("people", "Anything touching invoices needs Hana Ito's approval before merge.")]),
+    ("Pablo Ruiz runs the data team — every new dashboard needs his sign-off",
+     [("people", "Pablo Ruiz runs the data team."), ("people", "Every new dashboard needs Pablo Ruiz's sign-off.")]),
+    ("Yuki Sato owns the auth service, so anything under auth/ needs her review.",
+     [("people", "Yuki Sato owns the auth service."), ("people", "Anything under auth/ needs Yuki Sato's review.")]),
+    ("Never merge a migration without a second review.", [("rule", "Never merge a migration without a second review.")]),
+])
+def test_whose_review_a_change_needs_is_said_of_that_person(said, records):
+    assert read(said) == records
