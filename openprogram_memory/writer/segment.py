@@ -212,8 +212,9 @@ def _split_ends(paragraph: str) -> list[str]:
         before = paragraph[start:match.start()]
         word = re.search(r"([\w.]+)$", before)
         if match.group(1) == "." and word and (word.group(1).casefold().rstrip(".") in _ABBREVIATIONS
-                                               or re.fullmatch(r"[A-Za-z]", word.group(1))):
-            continue  # "e.g. Go", "Dr. Rao", a middle initial
+                                               or re.fullmatch(r"[A-Za-z]", word.group(1))
+                                               and before[word.start() - 1:word.start()] not in ("'", "’")):
+            continue  # "e.g. Go", "Dr. Rao", a middle initial (not the "s" of "the api's. can you …")
         out.append(paragraph[start:match.end()].strip())
         start = match.end()
     out.append(paragraph[start:].strip())

@@ -220,7 +220,8 @@ def _identity(clause: str) -> list[Statement]:
     if lead:
         rest = clause[lead.end():]
         name = leading_name(rest)
-        if name and not _LOCATION_RE.match(clause) and not re.match(r"(?:at|from|in|on|with)\b", rest, re.I):
+        if name and not _LOCATION_RE.match(clause) and not re.match(r"(?:at|from|in|on|with)\b", rest, re.I) and \
+                not re.search(r"['’]s$", name):  # ("it's Ana's": whose, not a name)
             tail = rest[len(name):].strip(" ,")
             words = [w for w in name.split() if not w.endswith(("ese", "ish", "ian", "ean", "can"))]
             if words:

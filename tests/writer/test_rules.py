@@ -1991,3 +1991,16 @@ def test_a_rule_that_leans_on_what_it_does_not_say_is_left_out(said, records):
 ])
 def test_whose_review_a_change_needs_is_said_of_that_person(said, records):
     assert read(said) == records
+
+
+@pytest.mark.parametrize("said, records", [
+    ("The staging box is the ops team's. can you check its disk?",  # (a sentence ends after "team's.")
+     [("fact", "The staging box is the ops team's.")]),
+    ("Our CI runner is Buildkite's hosted one. can you check why it's slow?",
+     [("fact", "Our CI runner is Buildkite's hosted one.")]),
+    ("We use Redis for caching. It's Ana's.", [("fact", "We use Redis for caching.")]),  # (whose, not a name)
+    ("hi, it's Ana. I run the data team.",
+     [("identity", "The user's name is Ana."), ("identity", "The user runs the data team.")]),
+])
+def test_a_sentence_ends_after_a_possessive_and_a_possessive_is_no_name(said, records):
+    assert read(said) == records
