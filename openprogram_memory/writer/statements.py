@@ -911,6 +911,9 @@ _DROP_FOR_RE = re.compile(r"\b(?:drop(?:ping|ped)?|ditch(?:ing|ed)?|replac(?:e|i
                           r"(?P<old>[\w.+#/-]+(?:\s+[A-Z\d][\w.+#/-]*)?)", re.I)
 
 
+_DECIDED_WHAT_BEFORE_RE = re.compile(r"\bdecided\s+(?:it|this|that(?=\s+last\b))\b", re.I)
+
+
 def _decision(clause: str, hint: str | None) -> list[Statement]:
     match = _DECISION_I_RE.match(clause)
     if not match:
@@ -925,6 +928,8 @@ def _decision(clause: str, hint: str | None) -> list[Statement]:
             r"(?:(?:on|for)\s+(?:it|that|this)|unanimously|yesterday|today|last \w+)?", clause[match.end():].strip(" .,!"),
             re.I):
         return []  # "the team voted": who decided, not what (it belongs to the clause it follows)
+    if _DECIDED_WHAT_BEFORE_RE.search(clause):
+        return []  # "we decided this in the arch review": what "this" is, the clause before said
     low = match.group(0).casefold()
     if re.match(r"^(?:we|the team|our team|team)(?:'ll| will)?\s+use\b", low) and "'ll" not in low and "will" not in low:
         return []  # "we use X" is a fact

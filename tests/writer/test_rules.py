@@ -2004,3 +2004,14 @@ def test_whose_review_a_change_needs_is_said_of_that_person(said, records):
 ])
 def test_a_sentence_ends_after_a_possessive_and_a_possessive_is_no_name(said, records):
     assert read(said) == records
+
+
+@pytest.mark.parametrize("said, records", [
+    ("We decided it on Monday.", []),  # (decided what?)
+    ("We decided that last week, it's in the ADR.", []),
+    ("falling back to 2 workers, we decided this in the arch review", []),
+    ("We decided that we'll use Kafka.", [("decision", "We decided that we'll use Kafka.")]),
+    ("We decided on Kafka.", [("decision", "We decided on Kafka.")]),
+])
+def test_a_decision_that_points_back_at_what_it_decided_is_left_out(said, records):
+    assert read(said) == records
