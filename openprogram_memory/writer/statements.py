@@ -983,7 +983,13 @@ def _one_plan(clause: str) -> bool:
     return bool(re.match(r"(?:let's|lets|let us|shall we)\b", clause, re.I))
 
 
+# "put me on sundays instead", "move me to the early shift": a request about a rota, not when anything happens
+_MOVE_ME_RE = re.compile(r"(?:please\s+)?(?:put|move|swap)\s+me\b", re.I)
+
+
 def _schedule(clause: str) -> list[Statement]:
+    if _MOVE_ME_RE.match(clause):
+        return []
     if _LEAVE_RE.match(clause):  # a span of dates the person is away
         return [Statement(finish(third_person(clause)), "schedule", keyword(clause))]
     named = _COLLEAGUE_RE.match(clause)
@@ -1708,7 +1714,7 @@ def _learned(sentence: str, person: str | None, thing: str | None) -> list[State
             body) or kind == "preference" and re.search(r"\b(?:this|that)\s+(?:approach)\b|"
                                                         r"\bfor this\W*$", body, re.I) or kind == "fact" and (
             _TRANSIENT_RE.search(body) or head and head.group(1).casefold() in _WORK_AT_HAND) or (
-            kind == "schedule" and _one_plan(body) or kind == "preference" and (len(preferred) == 2 and _step_at_hand(preferred[1]) or _of_something_said(body))):
+            kind == "schedule" and (_one_plan(body) or _MOVE_ME_RE.match(body)) or kind == "preference" and (len(preferred) == 2 and _step_at_hand(preferred[1]) or _of_something_said(body))):
         return []  # what the rules know is not durable stays so: a word or two, a question, a reason or a complaint,
         # a passing state, the work at hand
     body = re.sub(r"^(?:please|pls|plz)\s+", "", body, flags=re.I)

@@ -2015,3 +2015,13 @@ def test_a_sentence_ends_after_a_possessive_and_a_possessive_is_no_name(said, re
 ])
 def test_a_decision_that_points_back_at_what_it_decided_is_left_out(said, records):
     assert read(said) == records
+
+
+@pytest.mark.parametrize("said, records", [
+    ("put me on the late shift on fridays instead", []),  # (a request about the rota)
+    ("please move me to the monday standup every week", []),
+    ("swap me off the friday rota, put me on sundays instead", []),
+    ("I'm on the late shift on fridays", [("schedule", "The user is on the late shift on fridays.")]),
+])
+def test_a_request_to_move_me_on_a_rota_is_no_schedule(said, records):
+    assert read(said) == records
