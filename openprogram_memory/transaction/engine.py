@@ -111,7 +111,7 @@ def staged_edit(
             )
             if isinstance(outcome, dict):
                 result.extra.update(outcome)
-            if result.scan is not None:  # (last: this transaction's own manifest writes are behind it)
+            if result.scan is not None:  # (last: this transaction's own commit is behind it)
                 watch.installed(ws.root, tree_scan, result.scan)
             return result
         finally:

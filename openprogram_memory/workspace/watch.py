@@ -3,9 +3,10 @@
 A process that serves searches for a long time (`memory mcp`, `memory
 serve`) should not stat every topic and archive file before each query to
 learn that nothing moved. :func:`start` watches every memory file (all but
-``.git/`` and ``.scriptorium/``) with ``watchfiles`` (inotify / FSEvents / ReadDirectoryChangesW) in a daemon
-thread; :func:`token` is then a cheap value that differs whenever something
-may have changed since it was last read:
+``.git/`` and ``.scriptorium/``) with ``watchfiles`` (inotify / FSEvents /
+ReadDirectoryChangesW) in a daemon thread; :func:`token` is then a cheap
+value that differs whenever something may have changed since it was last
+read:
 
 * a batch of file events (edits by hand, other tools, other processes: seen
   ~5-200 ms after the write);
@@ -28,11 +29,13 @@ the workspace. A full pass is still made when the journal cannot vouch
 (the watch not running yet, a directory renamed or removed, the journal
 overflowed), after a change of this process outside a transaction, when
 another process committed (the git index moved), and at least every
-:data:`FULL_PASS_EVERY_S` seconds. Events come ~5-200 ms after a write, so a file written just before
-a transaction may not be in the journal yet: the transaction therefore
-looks once more at every file it is about to overwrite, just before its
-install (:func:`~openprogram_memory.transaction.engine.staged_edit`), and a
-file found changed fails it with ``CONCURRENT_UPDATE`` and nothing written.
+:data:`FULL_PASS_EVERY_S` seconds. Events come ~5-200 ms after a write, so
+a file written just before a transaction may not be in the journal yet:
+the transaction therefore looks once more at every file it is about to
+overwrite, just before its install
+(:func:`~openprogram_memory.transaction.engine.staged_edit`), and a file
+found changed fails it with ``CONCURRENT_UPDATE`` and nothing written
+(``MemoryWorkspace.update`` and ``write_topic`` then run once more).
 
 A process that makes a second full pass over a workspace of at least
 :data:`AUTO_MIN_FILES` files is long-lived (a Python program, ``write``
@@ -121,8 +124,8 @@ class RootWatch:
             log.info("watchfiles is not installed: searches check the files before each query")
             return
         try:
-            for changes in watchfiles.watch(self.root, watch_filter=self._relevant, step=_STEP_MS, debounce=_DEBOUNCE_MS,
-                                            rust_timeout=_TIMEOUT_MS, yield_on_timeout=True,
+            for changes in watchfiles.watch(self.root, watch_filter=self._relevant, step=_STEP_MS,
+                                            debounce=_DEBOUNCE_MS, rust_timeout=_TIMEOUT_MS, yield_on_timeout=True,
                                             stop_event=self._stop, raise_interrupt=False,
                                             ignore_permission_denied=True):
                 if changes:
