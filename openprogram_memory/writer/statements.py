@@ -1651,9 +1651,9 @@ def _named_subject(person: str, pronoun: re.Match[str], clause: str) -> str:
 
 # a rule that leans on what it does not say: a possessive with nothing after it (the emoji it stood before is
 # dropped), "keep that in mind", "… then" (what "that" is, when "then" is, the clause before said), "no
-# exceptions unless …" (to what?)
+# exceptions unless …" (to what?), "that's who I'd ask" (who?)
 _DANGLING_RULE_RE = re.compile(r"\b(?:his|my)\W*$|\bthen\W*$|^no\s+exceptions\b|"
-                               r"\bkeep\s+that\s+in\s+mind\b", re.I)
+                               r"\bkeep\s+that\s+in\s+mind\b|\bthat's\s+who\b", re.I)
 # "…, please bear that in mind when you book calls" after a fact: the request, not part of the fact (a "keep that
 # in mind" after a comma is a clause of its own already)
 _MIND_TAIL_RE = re.compile(r",?\s*(?:please\s+|pls\s+)?bear\s+(?:that|this)\s+in\s+mind\b.*$", re.I)

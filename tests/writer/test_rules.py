@@ -1967,6 +1967,8 @@ def test_what_i_said_in_an_instruction_is_no_reported_speech(said, records):
      [("fact", "The API has a 100 requests per minute limit.")]),
     ("the nightly backup runs at 2am, don't run anything heavy then",
      [("schedule", "The nightly backup runs at 2am.")]),
+    ("Ana Lima owns billing now, so if you're unsure about refunds that's who I'd ask, not me",
+     [("people", "Ana Lima owns billing now.")]),
     ("we have a code freeze every december, no exceptions unless Kofi approves",
      [("schedule", "We have a code freeze every december.")]),
     ("Always rebase on main, then push.", [("rule", "Always rebase on main, then push.")]),
