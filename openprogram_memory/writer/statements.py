@@ -1652,8 +1652,8 @@ def _named_subject(person: str, pronoun: re.Match[str], clause: str) -> str:
 # a rule that leans on what it does not say: a possessive with nothing after it (the emoji it stood before is
 # dropped), "keep that in mind", "… then" (what "that" is, when "then" is, the clause before said), "no
 # exceptions unless …" (to what?), "that's who I'd ask" (who?)
-_DANGLING_RULE_RE = re.compile(r"\b(?:his|my)\W*$|\bthen\W*$|^no\s+exceptions\b|"
-                               r"\bkeep\s+that\s+in\s+mind\b|\bthat's\s+who\b", re.I)
+_DANGLING_RULE_RE = re.compile(r"\b(?:his|my)\W*$|\bthen\W*$|^no\s+exceptions\b|\bthat's\s+who\b", re.I)
+_KEEP_IN_MIND_RE = re.compile(r"\bkeep\s+that\s+in\s+mind\b", re.I)  # (whatever kind it was read as)
 # "…, please bear that in mind when you book calls" after a fact: the request, not part of the fact (a "keep that
 # in mind" after a comma is a clause of its own already)
 _MIND_TAIL_RE = re.compile(r",?\s*(?:please\s+|pls\s+)?bear\s+(?:that|this)\s+in\s+mind\b.*$", re.I)
@@ -1753,7 +1753,8 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
 
     def keep(statement: Statement) -> None:  # each statement once, in order, said of "the user"
         statement = _of_the_user(_without_mind_tail(statement))
-        if statement.kind == "rule" and _DANGLING_RULE_RE.search(statement.text):
+        if statement.kind == "rule" and _DANGLING_RULE_RE.search(statement.text) or _KEEP_IN_MIND_RE.search(
+                statement.text):
             return  # "don't merge migrations without his 👍", "keep that in mind when you schedule": about what?
         if statement.kind == "rule" and (say := _SAY_OF_RE.search(statement.text)):
             statement = replace(statement, kind="people", subject=say.group("n"))  # whose say it is: a person's role

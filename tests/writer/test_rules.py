@@ -1969,6 +1969,8 @@ def test_what_i_said_in_an_instruction_is_no_reported_speech(said, records):
      [("schedule", "The nightly backup runs at 2am.")]),
     ("Ana Lima owns billing now, so if you're unsure about refunds that's who I'd ask, not me",
      [("people", "Ana Lima owns billing now.")]),
+    ("I'm gluten-free, so if you ever help me plan the team lunch keep that in mind haha",
+     [("personal", "The user is gluten-free.")]),
     ("we have a code freeze every december, no exceptions unless Kofi approves",
      [("schedule", "We have a code freeze every december.")]),
     ("Always rebase on main, then push.", [("rule", "Always rebase on main, then push.")]),
