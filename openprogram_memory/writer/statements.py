@@ -1754,7 +1754,7 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
     def keep(statement: Statement) -> None:  # each statement once, in order, said of "the user"
         statement = _of_the_user(_without_mind_tail(statement))
         if statement.kind == "rule" and _DANGLING_RULE_RE.search(statement.text) or _KEEP_IN_MIND_RE.search(
-                statement.text):
+                statement.text) or statement.kind != "rule" and re.match(r"in case you\b", statement.text, re.I):
             return  # "don't merge migrations without his 👍", "keep that in mind when you schedule": about what?
         if statement.kind == "rule" and (say := _SAY_OF_RE.search(statement.text)):
             statement = replace(statement, kind="people", subject=say.group("n"))  # whose say it is: a person's role

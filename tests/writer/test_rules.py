@@ -2029,3 +2029,13 @@ def test_a_decision_that_points_back_at_what_it_decided_is_left_out(said, record
 ])
 def test_a_request_to_move_me_on_a_rota_is_no_schedule(said, records):
     assert read(said) == records
+
+
+@pytest.mark.parametrize("said, records", [
+    ("I'm also lactose intolerant, in case you ever help me plan the team breakfast.",
+     [("personal", "The user is also lactose intolerant.")]),  # (when it may matter is no record of its own)
+    ("in case you need it, we deploy with ArgoCD", [("fact", "We deploy with ArgoCD.")]),
+    ("if it helps, we deploy with ArgoCD", [("fact", "We deploy with ArgoCD.")]),
+])
+def test_when_a_fact_may_matter_is_no_record_of_its_own(said, records):
+    assert read(said) == records
