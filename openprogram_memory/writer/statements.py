@@ -1333,7 +1333,8 @@ _OBJECT_PRONOUN_RE = re.compile(r"\b(?:him|her(?=\s+(?:in|on|up|about|for|with|t
 
 
 # "needs his review", "her sign-off is required": whose say it is, the person named before
-_APPROVAL_OF_RE = re.compile(r"\b(?:his|her)\s+(?=(?:review|sign-?off|approval)\b)", re.I)
+_SAY = r"(?:review|sign-?off|approval)"  # what a person gives that a change needs
+_APPROVAL_OF_RE = re.compile(rf"\b(?:his|her)\s+(?={_SAY}\b)", re.I)
 
 
 def _named(clause: str, person: str | None) -> str:
@@ -1660,7 +1661,7 @@ _MIND_TAIL_RE = re.compile(r",?\s*(?:please\s+|pls\s+)?bear\s+(?:that|this)\s+in
 
 
 # "anything touching refunds needs Dmitri Volkov's review": what a named person has a say over
-_SAY_OF_RE = re.compile(r"\b(?P<n>[A-Z][\w-]+(?:\s+[A-Z][\w-]+)*)'s\s+(?:review|sign-?off|approval)\b")
+_SAY_OF_RE = re.compile(rf"\b(?P<n>[A-Z][\w-]+(?:\s+[A-Z][\w-]+)*)'s\s+{_SAY}\b")
 
 
 def _without_mind_tail(statement: Statement) -> Statement:
