@@ -1654,6 +1654,8 @@ def _named_subject(person: str, pronoun: re.Match[str], clause: str) -> str:
 # dropped), "keep that in mind", "… then" (what "that" is, when "then" is, the clause before said), "no
 # exceptions unless …" (to what?), "that's who I'd ask" (who?)
 _DANGLING_RULE_RE = re.compile(r"\b(?:his|my)\W*$|\bthen\W*$|^no\s+exceptions\b|\bthat's\s+who\b", re.I)
+# "I don't have any (and the shops are shut)": any of what, the question before said
+_ANY_OF_IT_RE = re.compile(r"\bhave\s+any\b(?=\s+and\b|\s*[,.;])", re.I)
 _KEEP_IN_MIND_RE = re.compile(r"\bkeep\s+that\s+in\s+mind\b", re.I)  # (whatever kind it was read as)
 # "…, please bear that in mind when you book calls" after a fact: the request, not part of the fact (a "keep that
 # in mind" after a comma is a clause of its own already)
@@ -1755,7 +1757,8 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
     def keep(statement: Statement) -> None:  # each statement once, in order, said of "the user"
         statement = _of_the_user(_without_mind_tail(statement))
         if statement.kind == "rule" and _DANGLING_RULE_RE.search(statement.text) or _KEEP_IN_MIND_RE.search(
-                statement.text) or statement.kind != "rule" and re.match(r"in case you\b", statement.text, re.I):
+                statement.text) or statement.kind != "rule" and (re.match(r"in case you\b", statement.text, re.I) or
+                                                                  _ANY_OF_IT_RE.search(statement.text)):
             return  # "don't merge migrations without his 👍", "keep that in mind when you schedule": about what?
         if statement.kind == "rule" and (say := _SAY_OF_RE.search(statement.text)):
             statement = replace(statement, kind="people", subject=say.group("n"))  # whose say it is: a person's role

@@ -2039,3 +2039,12 @@ def test_a_request_to_move_me_on_a_rota_is_no_schedule(said, records):
 ])
 def test_when_a_fact_may_matter_is_no_record_of_its_own(said, records):
     assert read(said) == records
+
+
+@pytest.mark.parametrize("said, records", [
+    ("what can I use instead of eggs? I don't have any and the shops are shut", []),  # (any of what?)
+    ("I don't have any, can you suggest a brand?", []),
+    ("I don't have any allergies", [("personal", "The user doesn't have any allergies.")]),
+])
+def test_having_none_of_what_was_asked_about_is_no_record(said, records):
+    assert read(said) == records
