@@ -17,6 +17,7 @@ and rename, no fsync: a torn write fails the checksum and is rebuilt).
 from __future__ import annotations
 
 import marshal
+import os
 import sys
 import threading
 import zlib
@@ -34,6 +35,8 @@ _MAGIC = b"OPENPROGRAM-SEARCH"
 
 _INDEXES: dict[Path, SearchIndex] = {}
 _INDEXES_LOCK = threading.Lock()
+_ROOTS: dict[str, tuple[tuple[int, int], Path]] = {}  # path as given -> (its device and inode, resolved)
+_ROOTS_MAX = 64
 
 
 def cache_path(memory_root: Path) -> Path:
@@ -105,7 +108,7 @@ def current_index(memory_root: Path) -> tuple[SearchIndex, RefreshReport]:
     not checked at all. The caller must hold ``index.lock`` while reading
     the returned index.
     """
-    root = memory_root.resolve()
+    root = _resolved(memory_root)
     with _INDEXES_LOCK:
         cached = _INDEXES.get(root)
         fresh, loaded = cached is None, False
@@ -127,6 +130,26 @@ def current_index(memory_root: Path) -> tuple[SearchIndex, RefreshReport]:
         if report.changed or (fresh and not loaded):
             save(index)
     return index, report
+
+
+def _resolved(memory_root: Path) -> Path:
+    """``memory_root.resolve()``, remembered: a long-lived process asks before every turn, and resolving
+    stats every component of the path. One stat tells whether the path still names the same directory
+    (device and inode); a link pointed elsewhere, or a relative path from another directory, is resolved
+    anew."""
+    key = os.fspath(memory_root)
+    try:
+        st = os.stat(key)
+    except OSError:
+        return memory_root.resolve()
+    known = _ROOTS.get(key)
+    if known is not None and known[0] == (st.st_dev, st.st_ino):
+        return known[1]
+    root = memory_root.resolve()
+    if len(_ROOTS) >= _ROOTS_MAX:
+        _ROOTS.clear()
+    _ROOTS[key] = ((st.st_dev, st.st_ino), root)
+    return root
 
 
 def _watch_allowed(root: Path) -> bool:

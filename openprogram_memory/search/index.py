@@ -471,6 +471,7 @@ class SearchIndex:
             return self.top(terms, k, include_pending=include_pending)
         if self._layout is None:
             self._layout = DenseLayout(self.files, self.total_len / self.n_docs, K1, B)
+            self.postings.decode_all()  # once per process (a no-op after): no query of its life waits for one
         scores = self._layout.scores(self._plan(terms))
         want = k + 8
         while True:

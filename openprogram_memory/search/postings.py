@@ -54,6 +54,11 @@ class Postings:
             assert shard is not None
             yield shard
 
+    def decode_all(self) -> None:
+        """Decode every shard now (a long-lived process: its queries then never wait for a decode)."""
+        for _shard in self._all():
+            pass
+
     def get(self, term: str) -> bytes | None:
         """The packed postings of ``term``, or ``None``."""
         return self._shard(term).get(term)

@@ -98,3 +98,22 @@ def test_in_process_cache_is_per_root(tmp_path: Path):
     assert search(one, "kites")[0].content == "Alpha fact about kites."
     assert search(two, "kites")[0].content == "Beta fact about kites."
     assert cache.current_index(one)[0] is not cache.current_index(two)[0]
+
+
+def test_a_link_pointed_at_another_workspace_searches_that_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # A long-lived process remembers where a path leads; a link re-pointed (or a relative path from another
+    # directory) leads somewhere else, and the search follows it.
+    one, two = tmp_path / "one", tmp_path / "two"
+    write_topic(one, "topics/a.md", [Rec("Alpha fact about kites.", "openprogram/s1/u1")])
+    write_topic(two, "topics/a.md", [Rec("Beta fact about kites.", "openprogram/s1/u1")])
+    link = tmp_path / "memory"
+    link.symlink_to(one)
+    assert search(link, "kites")[0].content == "Alpha fact about kites."
+    assert search(link, "kites")[0].content == "Alpha fact about kites."
+    link.unlink()
+    link.symlink_to(two)
+    assert search(link, "kites")[0].content == "Beta fact about kites."
+    monkeypatch.chdir(one)
+    assert search(Path("topics/.."), "kites")[0].content == "Alpha fact about kites."
+    monkeypatch.chdir(two)
+    assert search(Path("topics/.."), "kites")[0].content == "Beta fact about kites."

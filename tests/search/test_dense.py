@@ -9,6 +9,7 @@ import pytest
 
 from openprogram_memory.search import search
 from openprogram_memory.search.cache import current_index
+from openprogram_memory.search.cache import forget as forget_in_process
 from openprogram_memory.search.index import SearchIndex
 from openprogram_memory.search.tokenize import tokenize
 from openprogram_memory.workspace import watch
@@ -87,3 +88,38 @@ def test_search_in_a_watched_process_scores_with_numpy(root: Path, monkeypatch: 
     assert search(root, "tea bike", 5) == unwatched
     assert search(root, "tea bike", 5) == unwatched
     assert calls == [True, True]
+
+
+def test_dense_scoring_finds_the_records_of_rare_terms_without_scanning_every_record(root: Path):
+    # A few postings (rare terms) are merged; many (a common term) are found by a scan: the same matches.
+    rng = random.Random(8)
+    for f in range(10):
+        recs = [Rec(f"Note{f * 30 + r} " + " ".join(rng.choices(WORDS, k=4)) + ".", f"openprogram/s{f}/u{r}")
+                for r in range(30)]
+        write_topic(root, f"topics/r{f}.md", recs)
+    write_topic(root, "topics/z.md", [Rec("Kiwi and note7, both rare.", "openprogram/z/u1")])
+    index, _ = current_index(root)
+    queries = ["kiwi note7", "note7", "note7 note250", "note250 note7 note7 note31", "note7 unseenword", "note7 tea",
+               "note7 note8 note9 note10 note11 note12 note13 note14 note15 note16 note17 note18 note19",
+               "unseenword"]
+    for query in queries:
+        for k in (1, 2, 5):
+            pure, dense = _both(index, query, k, True)
+            assert dense == pure, (query, k)
+    assert [m[1] for m in _both(index, "note250 note7", 5, True)[1]] == [
+        m[1] for m in _both(index, "note7 note250", 5, True)[0]]
+    assert len(_both(index, "note7 note250 note31", 5, True)[1]) == 4
+    assert [m[0] for m in _both(index, "kiwi note7", 5, True)[1]] == ["topics/z.md", "topics/r0.md"]
+
+
+def test_a_watched_process_decodes_the_postings_once_not_query_by_query(root: Path):
+    # A cold process decodes only the postings shards its query terms live in; a long-lived one (numpy
+    # scoring) decodes them all with its first query, so no later query waits for a decode.
+    _build(root, files=6, per_file=8, seed=9)
+    current_index(root)
+    forget_in_process(root)
+    index, _ = current_index(root)
+    index.top(tokenize("tea"), 3)
+    assert sum(shard is not None for shard in index.postings._shards) == 1
+    index.top(tokenize("owl"), 3, dense=True)
+    assert all(shard is not None for shard in index.postings._shards)
