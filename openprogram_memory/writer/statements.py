@@ -1656,6 +1656,11 @@ def _named_subject(person: str, pronoun: re.Match[str], clause: str) -> str:
 _DANGLING_RULE_RE = re.compile(r"\b(?:his|my)\W*$|\bthen\W*$|^no\s+exceptions\b|\bthat's\s+who\b", re.I)
 # "I don't have any (and the shops are shut)": any of what, the question before said
 _ANY_OF_IT_RE = re.compile(r"\bhave\s+any\b(?=\s+and\b|\s*[,.;])", re.I)
+# "keep it plain", "never rush this bit", "don't mix": a rule whose object is "it"/"this"/"that" or nothing at all
+# means nothing on its own ("them" after a plural is resolved, below; "keep it short" is about the answers; "never
+# call it 'the monolith'" names what it is)
+_ANAPHOR_RULE_RE = re.compile(r"^(?:(?:never|always|don'?t|do\s+not|just)\s+)*(?!call\b)\w+\s+(?:it|this|that)\b"
+                              r"(?!\s+(?:short|brief|concise|simple)\W*$)|^(?:don'?t|do\s+not)\s+\w+\W*$", re.I)
 _KEEP_IN_MIND_RE = re.compile(r"\bkeep\s+that\s+in\s+mind\b", re.I)  # (whatever kind it was read as)
 # "…, please bear that in mind when you book calls" after a fact: the request, not part of the fact (a "keep that
 # in mind" after a comma is a clause of its own already)
@@ -1762,9 +1767,8 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
             return  # "don't merge migrations without his 👍", "keep that in mind when you schedule": about what?
         if statement.kind == "rule" and (say := _SAY_OF_RE.search(statement.text)):
             statement = replace(statement, kind="people", subject=say.group("n"))  # whose say it is: a person's role
-        if statement.kind == "rule" and re.match(r"^\w+\s+(?:it|them)\b(?!\s+(?:short|brief|concise|simple)\W*$)",
-                                                 statement.text, re.I) and not any(
-                said for _, said in groups):
+        if statement.kind == "rule" and (_ANAPHOR_RULE_RE.match(statement.text) or re.match(
+                r"^\w+\s+them\b", statement.text, re.I) and not any(said for _, said in groups)):
             return  # "No, keep it as a list": what "it" is, nothing the message said before tells
         if statement.text.casefold() not in seen:
             seen.add(statement.text.casefold())

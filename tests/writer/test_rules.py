@@ -1722,6 +1722,12 @@ def test_a_way_of_working_asked_with_please_is_a_rule(said, text):
     ("No, keep it as a list.", []),
     ("I'd rather not add a dependency for this.", []),
     ("Keep it short.", [("rule", "Keep it short.")]),
+    ("My manager Tom hates jargon, so keep it plain.", [("people", "The user's manager Tom hates jargon.")]),
+    ("I love sourdough. Never rush this bit.", [("preference", "The user loves sourdough.")]),
+    ("I like snake_case in python, but camelCase in JS. don't mix",
+     [("preference", "The user likes snake_case in python, but camelCase in JS.")]),
+    ("Don't ever put client names in anything you post online.",
+     [("rule", "Don't ever put client names in anything you post online.")]),
     ("I hate emojis in commit messages. Keep them plain.",
      [("preference", "The user hates emojis in commit messages."), ("rule", "Keep commit messages plain.")]),
 ])
