@@ -1608,9 +1608,9 @@ def _extract(text: str) -> list[Statement]:
 _OUTLIVES_RE = re.compile(
     r"\b(?:always|never|ever|whenever|every time|from now on|going forward|moving forward|in (?:the )?future|"
     r"by default|as a rule|at all times|in general|generally|no matter|standing|rules?|policy|convention|"
-    r"for (?:any|all|every)|any new|all new|(?:anything|everything) (?:touching|under|that|related|about)|"
+    r"for (?:any|all|every)|(?<!add )any new|all new|(?:anything|everything) (?:touching|under|that|related|about)|"
     r"all (?:my|our)|every \w+|each \w+|"
-    r"(?<!the )(?<!this )(?<!that )(?:new|future) \w+|default|no more|only|unless|stop|when(?:ever)? you|if you|"
+    r"(?<!the )(?<!this )(?<!that )(?<!any )(?<!add )(?:new|future) \w+|default|no more|only|unless|stop|when(?:ever)? you|if you|"
     r"in (?:this|that|our|my) (?:repo|codebase|project)s?|across)\b", re.I)
 # where a reason starts after an instruction ("keep it short, he never reads past the first line"): its words
 # of time are not the instruction's

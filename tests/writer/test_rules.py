@@ -859,8 +859,22 @@ def test_an_instruction_for_the_task_the_message_hands_over_is_not_a_standing_ru
     assert [s.kind for s in extract_statements(said)] == ["rule"]
     said = "don't reformat anything in the fixtures folder. ok go, do the one in router.ts"  # "go, do …": a task
     assert [s for s in extract_statements(said) if s.kind == "rule"] == []
+    # "don't add any new dependencies" next to a task is for that task; "any new X has to …" names a class of things
+    said = "please add logging to the handlers. don't add any new dependencies. then run the tests"
+    assert [s for s in extract_statements(said) if s.kind == "rule"] == []
+    said = "please add logging to the handlers. never add any new dependencies. then run the tests"
+    assert [s.kind for s in extract_statements(said)] == ["rule"]
+    said = "please add logging to the handlers. don't add any new dependencies."
+    assert [s for s in extract_statements(said) if s.kind == "rule"] == []
+    said = "any new endpoint has to go through review. can you draft the PR description?"
+    assert [s.kind for s in extract_statements(said)] == ["rule"]
+    said = "can you draft the PR description? don't add new dependencies."
+    assert [s for s in extract_statements(said) if s.kind == "rule"] == []
+    said = "can you draft the PR description? new services go on Fly.io, not Heroku."
+    assert [s.text for s in extract_statements(said)] == ["New services go on Fly.io, not Heroku."]
     # without a task in the message, the same instruction is a standing one
     assert [s.kind for s in extract_statements("keep return types as they are.")] == ["rule"]
+    assert [s.kind for s in extract_statements("don't add any new dependencies.")] == ["rule"]
 
 
 def test_a_list_of_the_parts_of_a_system_under_a_context_label_is_one_fact_a_part():
