@@ -1661,6 +1661,7 @@ _ANY_OF_IT_RE = re.compile(r"\bhave\s+any\b(?=\s+and\b|\s*[,.;])", re.I)
 # call it 'the monolith'" names what it is)
 _ANAPHOR_RULE_RE = re.compile(r"^(?:(?:never|always|don'?t|do\s+not|just)\s+)*(?!call\b)\w+\s+(?:it|this|that)\b"
                               r"(?!\s+(?:short|brief|concise|simple)\W*$)|^(?:don'?t|do\s+not)\s+\w+\W*$", re.I)
+_REPORT_BACK_RE = re.compile(r"\band\s+(?:tell|show|paste)\s+me\b", re.I)
 _KEEP_IN_MIND_RE = re.compile(r"\bkeep\s+that\s+in\s+mind\b", re.I)  # (whatever kind it was read as)
 # "…, please bear that in mind when you book calls" after a fact: the request, not part of the fact (a "keep that
 # in mind" after a comma is a clause of its own already)
@@ -1765,6 +1766,9 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
                 statement.text) or statement.kind != "rule" and (re.match(r"in case you\b", statement.text, re.I) or
                                                                   _ANY_OF_IT_RE.search(statement.text)):
             return  # "don't merge migrations without his 👍", "keep that in mind when you schedule": about what?
+        if statement.kind == "rule" and _REPORT_BACK_RE.search(statement.text) and not _OUTLIVES_RE.search(
+                statement.text):
+            return  # "run the migrations on local and tell me if anything breaks": a job to do now, and report
         if statement.kind == "rule" and (say := _SAY_OF_RE.search(statement.text)):
             statement = replace(statement, kind="people", subject=say.group("n"))  # whose say it is: a person's role
         if statement.kind == "rule" and (_ANAPHOR_RULE_RE.match(statement.text) or re.match(
