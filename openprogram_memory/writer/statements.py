@@ -911,6 +911,7 @@ _DROP_FOR_RE = re.compile(r"\b(?:drop(?:ping|ped)?|ditch(?:ing|ed)?|replac(?:e|i
                           r"(?P<old>[\w.+#/-]+(?:\s+[A-Z\d][\w.+#/-]*)?)", re.I)
 
 
+_NOT_A_CHOICE_RE = re.compile(r"^(?:not|starting)\b|.*\b(?:already|was|got|ate|last\s+\w+)\b", re.I)
 _DECIDED_WHAT_BEFORE_RE = re.compile(r"\bdecided\s+(?:it|this|that(?=\s+last\b))\b", re.I)
 
 
@@ -1443,7 +1444,9 @@ def _pieces(clause: str, hint: str | None) -> list[tuple[str, list[Statement]]]:
         nxt = _named(nxt, person)
         first = _statements(current, hint)
         first = first or continued.get(current, [])
-        alone = _statements(nxt, None if first and hint == "rule" else hint)  # a reason after a rule is no rule
+        alone = _statements(nxt, None if first and (hint == "rule" or hint == "decision" and _NOT_A_CHOICE_RE.match(
+            nxt)) else hint)  # a reason after a rule is no rule; after a decision, "not Auth0", "starting after
+        # Easter" and what already happened ("Ngozi's team already tested it") are more of it, not a second one
         if first and re.match(r"^(?:just\s+)?in case\b", nxt, re.I):
             out.append((current, first))  # "I'm allergic to shellfish, in case you suggest venues": why it was said
             current = nxt
@@ -1870,7 +1873,7 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
             if since != clause and any(s.slot in _JOB for s in _identity(since)):
                 clause = since  # "as of this week I'm the ops manager", "I start at X next week": the job from then on
             kin_of.update((kin.group("n"), kin.group("k")) for kin in _KIN_NAME_RE.finditer(clause))
-            for _, statements in _pieces(clause, inner or (None if hint == "rule" and out else hint)):
+            for _, statements in _pieces(clause, inner or (None if hint in ("rule", "decision") and out else hint)):
                 for statement in statements:
                     if statement.kind == "people" and statement.subject:
                         person = statement.subject

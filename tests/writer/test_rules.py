@@ -2073,3 +2073,34 @@ def test_when_a_fact_may_matter_is_no_record_of_its_own(said, records):
 ])
 def test_having_none_of_what_was_asked_about_is_no_record(said, records):
     assert read(said) == records
+
+
+@pytest.mark.parametrize("said, decision", [
+    ("change of plan: we're going with Keycloak, not Auth0", "We're going with Keycloak, not Auth0."),
+    ("Team decision: we're switching the kids to cycling, starting after Easter.",
+     "We're switching the kids to cycling, starting after Easter."),
+    ("change of plan: we're moving the docs to Ladle, Ngozi's team tested it last sprint",
+     "We're moving the docs to Ladle, Ngozi's team tested it last sprint."),
+    ("change of plan: we're moving the docs to Ladle, Ngozi's team already tested it",
+     "We're moving the docs to Ladle, Ngozi's team already tested it."),
+    ("final decision: we're dropping Mailchimp, Mailchimp got too expensive",
+     "We're dropping Mailchimp, Mailchimp got too expensive."),
+    ("final decision: we're dropping Jenkins, Jenkins was too slow", "We're dropping Jenkins, Jenkins was too slow."),
+    ("final decision: we're dropping deferred logging, Zephyr's logger ate too much RAM",
+     "We're dropping deferred logging, Zephyr's logger ate too much RAM."),
+])
+def test_what_follows_a_decision_under_its_lead_in_is_more_of_it_not_a_second_one(said, decision):
+    # "not Auth0", "starting after Easter", and what already happened are the choice's, not choices of their own
+    assert read(said) == [("decision", decision)]
+
+
+def test_a_second_choice_under_a_decision_lead_in_is_its_own_record():
+    assert read("decision: Python for the data tooling, TypeScript for everything user-facing") == [
+        ("decision", "We decided: Python for the data tooling."),
+        ("decision", "We decided: TypeScript for everything user-facing.")]
+
+
+def test_a_decision_lead_in_does_not_make_what_follows_a_statement_a_decision():
+    # "plan:" gave the first clause its reading; the clause after "so" is read as it stands
+    assert read("ok so for the sprint plan: Ines runs growth, so anything about onboarding emails goes to her.") == [
+        ("people", "Ines runs growth.")]
