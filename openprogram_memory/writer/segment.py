@@ -107,6 +107,7 @@ _OUTPUT_LINE_RE = re.compile(
     r"Requirement already|Installing (?:collected|build dependencies|dependencies\b|[\w.-]+==)|"
     r"Downloading (?:https?://|[\w.-]+\.(?:whl|tar\.gz|zip|tgz)\b|[\w.-]+-\d[\w.]*)|"
     r"Running (?:`|setup\.py|command|[\w./-]+\.\w+\b|\[|\w+ hooks?\b|migrations?:)|Step \d|=+\s|-+\s*$|\w+@[\w.-]+:|"
+    r"Plan: \d+ to add|(?:Apply|Destroy) complete! Resources:|"  # terraform's summary lines
     # a log line led by its level ("ERROR 2024-03-11T08:14:22Z worker-3 …"; "ERROR handling: …" is prose)
     r"(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|ERR|FATAL|CRITICAL|SEVERE)(?:\s*[:|]\s*|\s+)(?=\d|\[|[\w.]+[-.:/]\w))"
 )

@@ -658,6 +658,8 @@ def test_standing_facts_in_shapes_once_misread(said, kind):
     "ERROR: connection refused\n[INFO] Building project\nINFO     root:app.py:12 started\n"
     "PASS src/app.test.js\nFAIL tests/test_x.py\nOK (skipped=2)\nOK\n"
     "    - name: build\n    - run: pytest -q\n    return x + 1",
+    "Plan: 0 to add, 1 to change, 0 to destroy.\nApply complete! Resources: 0 added, 1 changed, 0 destroyed.\n"
+    "Destroy complete! Resources: 3 destroyed.",
 ])
 def test_pasted_tool_output_is_still_not_prose(pasted):
     from openprogram_memory.writer.segment import prose
