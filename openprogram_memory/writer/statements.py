@@ -610,7 +610,7 @@ _PREFERENCE_RE = re.compile(
     rf"(?:(?:[\w`.+#-]+\s+){{1,3}}?(?:is|are)\s+)?my\s+(?:all-time\s+)?(?:favou?rite|go-to|preferred|default)\b(?!\s+person\b)|"
     rf"{_I}{_ADV}\s+tend\s+to\s+(?!forget\b)\w+|"
     rf"{_IM}\s+(?:a\s+)?(?:big\s+|huge\s+|massive\s+|not\s+a\s+|no\s+)?(?:fan|stickler|sucker)\s+(?:of|for)\b|"
-    rf"{_IM}\s+not\s+(?:a\s+)?(?:big\s+|huge\s+)?fan\b|{_IM}\s+(?:really\s+|kind of\s+|kinda\s+)?(?:partial to|not into|"
+    rf"{_IM}\s+not\s+(?:a\s+)?(?:big\s+|huge\s+)?fan\b|{_IM}\s+(?:really\s+|kind of\s+|kinda\s+)?(?:partial to|not (?:much |really )?into|more into|"
     rf"a (?:big |firm |strong )?believer in|more of an? \S+(?:\s+\S+)? (?:person|guy|gal|fan)|an? \S+(?:\s+\S+)? person\b)|"
     rf"{_I}{_ADV}\s+(?:tend to|usually|always|generally)\s+(?:prefer|use|go for|reach for|pick|choose|like|want)\b|"
     rf"{_I}{_ADV}\s+(?:lean|gravitate)\s+(?:towards?|to)\b|"

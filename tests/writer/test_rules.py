@@ -1907,6 +1907,11 @@ def test_a_standing_instruction_for_the_release_work_is_a_rule(said, records):
     ("I gravitate towards boring tech.", [("preference", "The user gravitates towards boring tech.")]),
     ("I lean towards monorepos.", [("preference", "The user leans towards monorepos.")]),
     ("Big fan of trunk-based development.", [("preference", "The user is a big fan of trunk-based development.")]),
+    ("btw I'm more into functional style, so go easy on the classes.",
+     [("preference", "The user is more into functional style.")]),
+    ("I'm not much into ORMs.", [("preference", "The user is not much into ORMs.")]),
+    ("honestly I'm not really into pair programming, it drains me",
+     [("preference", "The user is not really into pair programming, it drains them.")]),
 ])
 def test_how_a_person_says_what_suits_them_is_a_preference(said, records):
     assert read(said) == records
