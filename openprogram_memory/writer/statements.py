@@ -1091,12 +1091,17 @@ _FACT_ANY_RE = re.compile(
 _FACT_PLURAL_RE = re.compile(
     r"^(?P<s>(?:[\w.+#-]+\s+){0,2}(?-i:[A-Za-z][a-z]+s))\s+(?:go|live|run|sit|stay|land|get|belong|expire|"
     r"rotate|sync|deploy|build|publish|point|come)\s+(?P<p>.+)$", re.I)
+# "error tracking goes to Sentry", "payroll is handled by Deel": where a kind of work is handled, no article needed
+_FACT_ROUTED_RE = re.compile(
+    r"^(?P<s>(?!(?:it|this|that|everything|anything)\b)(?:[a-z][\w-]*\s+){0,2}"
+    r"[a-z][\w-]*)\s+(?:goes|(?:is|are)\s+handled)\s+(?P<p>(?:to|through|by)\s+.+)$",
+    re.I)
 _CONCRETE_RE = re.compile(r"`[^`]+`|\w/|/\w|://|\b\d+(?:\.\d+)+\b|\b[a-z]+(?:-[a-z0-9]+)+\b|"
                           r"(?<=\s)(?-i:[A-Z][\w.+#-]*[A-Za-z0-9])|(?-i:\b[A-Z]{2,}\d*\b)|\b\d+\s*(?:gb|tb|mb|pods?|nodes?|"
                           r"replicas?|days?|hours?|minutes?|%)\b", re.I)
 _TRANSIENT_RE = re.compile(r"\b(?:now|today|tonight|right now|currently|at the moment|again|broken|failing|"
                            r"irrelevant|odd|confusing|a mix|a bit of a mix|terrible|awful|ugly|gross|"
-                           r"flaky|red|green|down|slow|weird|a mess|messy|wrong|fine|ok|okay|done|ready|stuck|"
+                           r"flaky|red|green|down|slow|weird|a mess|messy|wrong|fine|ok|okay|done(?!\s+(?:via|through|by|with)\b)|ready|stuck|"
                            r"this week|yesterday|this morning|for now|temporarily|i think|maybe|probably|seems?|"
                            r"taking forever|is gone|is running(?!\s+(?:on|in|at)\b)|battery)\b",
                            re.I)
@@ -1132,8 +1137,8 @@ def _fact(clause: str, hint: str | None) -> list[Statement]:
         # said before; "the billing code has no tests and nobody wants to touch it" names its "it")
     match = _FACT_SUBJECT_RE.match(clause) or _WE_FACT_RE.match(clause) or _FACT_BARE_RE.match(clause)
     if not match:
-        loose = _FACT_ANY_RE.match(clause) or (_FACT_PLURAL_RE.match(clause) if not _RULE_LEAD_RE.match(clause)
-                                               else None)
+        loose = _FACT_ANY_RE.match(clause) or (_FACT_PLURAL_RE.match(clause) or _FACT_ROUTED_RE.match(clause)
+                                               if not _RULE_LEAD_RE.match(clause) else None)
         if loose and _CONCRETE_RE.search(loose.group("p")) and \
                 loose.group("s").split()[-1].casefold() not in _WORK_AT_HAND:
             match = loose

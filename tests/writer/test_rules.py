@@ -1921,6 +1921,18 @@ def test_how_a_person_says_what_suits_them_is_a_preference(said, records):
     ("The payment provider is Stripe.", [("fact", "The payment provider is Stripe.")]),
     ("Our container registry is GHCR.", [("fact", "Our container registry is GHCR.")]),
     ("The email vendor is Postmark.", [("fact", "The email vendor is Postmark.")]),
+    ("auth is done via Auth0 with Google SSO", [("fact", "Auth is done via Auth0 with Google SSO.")]),
+    ("the migration is done", []),
+    ("error tracking goes to Sentry", [("fact", "Error tracking goes to Sentry.")]),
+    ("payroll is handled by Deel", [("fact", "Payroll is handled by Deel.")]),
+    ("refunds are handled by Adyen", [("fact", "Refunds are handled by Adyen.")]),
+    ("outbound email goes through Postmark", [("fact", "Outbound email goes through Postmark.")]),
+    ("it goes to Sentry", []),  # (what "it" is was said before)
+    ("this goes to Sentry", []),
+    ("that goes to Sentry", []),
+    ("everything goes to Sentry", []),  # (everything of what?)
+    ("Anything about refunds goes to Tomasz.", [("people", "Anything about refunds goes to Tomasz.")]),
+    ("error tracking goes to whoever is on call", []),  # (nothing concrete: no system named)
     ("The hosting provider only supports that.", []),  # (what it supports was said before)
     ("The search rewrite isn't worth it.", []),
     ("The platform team already handles this.", []),
