@@ -1669,6 +1669,7 @@ _ANY_OF_IT_RE = re.compile(r"\bhave\s+any\b(?=\s+and\b|\s*[,.;])", re.I)
 # call it 'the monolith'" names what it is)
 _ANAPHOR_RULE_RE = re.compile(r"^(?:(?:never|always|don'?t|do\s+not|just)\s+)*(?!call\b)\w+\s+(?:it|this|that)\b"
                               r"(?!\s+(?:short|brief|concise|simple)\W*$)|^(?:don'?t|do\s+not)\s+\w+\W*$", re.I)
+_AWAY_RE = re.compile(rf"\bis\s+out\s+(?:till|until)\s+(?:{lx.DAYS})\b", re.I)
 _REPORT_BACK_RE = re.compile(r"\band\s+(?:tell|show|paste)\s+me\b", re.I)
 _KEEP_IN_MIND_RE = re.compile(r"\bkeep\s+that\s+in\s+mind\b", re.I)  # (whatever kind it was read as)
 # "…, please bear that in mind when you book calls" after a fact: the request, not part of the fact (a "keep that
@@ -1774,6 +1775,8 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
                 statement.text) or statement.kind != "rule" and (re.match(r"in case you\b", statement.text, re.I) or
                                                                   _ANY_OF_IT_RE.search(statement.text)):
             return  # "don't merge migrations without his 👍", "keep that in mind when you schedule": about what?
+        if _AWAY_RE.search(statement.text):
+            return  # "she's out till monday": a passing absence (who is on leave until March is kept)
         if statement.kind == "rule" and _REPORT_BACK_RE.search(statement.text) and not _OUTLIVES_RE.search(
                 statement.text):
             return  # "run the migrations on local and tell me if anything breaks": a job to do now, and report
@@ -1878,7 +1881,7 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
             if since != clause and any(s.slot in _JOB for s in _identity(since)):
                 clause = since  # "as of this week I'm the ops manager", "I start at X next week": the job from then on
             kin_of.update((kin.group("n"), kin.group("k")) for kin in _KIN_NAME_RE.finditer(clause))
-            for _, statements in _pieces(clause, inner or (None if hint in ("rule", "decision") and out else hint)):
+            for _, statements in _pieces(clause, inner or (None if hint == "rule" and out else hint)):
                 for statement in statements:
                     if statement.kind == "people" and statement.subject:
                         person = statement.subject

@@ -2119,7 +2119,13 @@ def test_a_second_choice_under_a_decision_lead_in_is_its_own_record():
         ("decision", "We decided: TypeScript for everything user-facing.")]
 
 
-def test_a_decision_lead_in_does_not_make_what_follows_a_statement_a_decision():
-    # "plan:" gave the first clause its reading; the clause after "so" is read as it stands
-    assert read("ok so for the sprint plan: Ines runs growth, so anything about onboarding emails goes to her.") == [
-        ("people", "Ines runs growth.")]
+@pytest.mark.parametrize("said, records", [
+    ("Mei Ling approves the prod migrations. she's out till monday though",
+     [("people", "Mei Ling approves the prod migrations.")]),
+    ("Dmitri owns billing. Dmitri is out until Thursday.", [("people", "Dmitri owns billing.")]),
+    ("final answer: Flutter is out, we're going React Native.",
+     [("decision", "Flutter is out; we're going React Native.")]),  # (a technology that is out is a choice)
+])
+def test_someone_away_for_a_few_days_is_no_record(said, records):
+    # (who is away for months is: test_who_to_ask_before_touching_something_and_who_is_away)
+    assert read(said) == records
