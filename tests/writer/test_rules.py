@@ -2129,3 +2129,15 @@ def test_a_second_choice_under_a_decision_lead_in_is_its_own_record():
 def test_someone_away_for_a_few_days_is_no_record(said, records):
     # (who is away for months is: test_who_to_ask_before_touching_something_and_who_is_away)
     assert read(said) == records
+
+
+@pytest.mark.parametrize("said, records", [
+    ("Backend dev at Shopify here.", [("identity", "The user is a backend dev."), ("identity", "The user works at Shopify.")]),
+    ("SRE at Monzo here", [("identity", "The user is an SRE."), ("identity", "The user works at Monzo.")]),
+    ("the backend dev here is Tom", [("fact", "The backend dev here is Tom.")]),  # (not the writer)
+    ("same problem here", []),
+    ("just a PM here", [("identity", "The user is a PM.")]),
+    ("dev lead here", [("identity", "The user is a dev lead.")]),
+])
+def test_a_role_followed_by_here_is_who_is_writing(said, records):
+    assert read(said) == records
