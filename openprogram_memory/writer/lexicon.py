@@ -111,6 +111,7 @@ last next new old current main whole entire big small quick short long let let's
 check try see look go keep stop start do don't does doesn't did didn't can can't could would should must will
 won't shall may might need needs want wants is are was were be been being am has have had having get got
 today tomorrow yesterday tonight now later soon before after since until while during
+from to in on at for with about by as of into onto over under via without
 monday tuesday wednesday thursday friday saturday sunday january february march april june july august september
 october november december team teams staging prod production dev main master develop trunk release
 muslim christian jewish hindu buddhist sikh catholic atheist vegan vegetarian

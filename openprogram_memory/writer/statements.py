@@ -1358,6 +1358,7 @@ def _named(clause: str, person: str | None) -> str:
     return _OBJECT_PRONOUN_RE.sub(person, clause)
 
 
+_HERE_ON_RE = re.compile(r"\bfrom here on(?: out)?\b", re.I)
 _EVER_RE = re.compile(r"^(?:please\s+)?(?:don't|do not|dont|don’t)\s+(?P<what>.+?),?\s+ever(?: again)?[.!]?$", re.I)
 
 
@@ -1838,6 +1839,7 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
             hint = hint or strip_lead(label + ":  x")[1]
             body = rest
         body = _EVER_RE.sub(r"never \g<what>", body)  # "don't touch vendor/, ever": a standing "never"
+        body = _HERE_ON_RE.sub(lambda m: m.group(0)[0] + "rom now on", body)  # "from here on (out)": from now on
         after_fact = len(groups) > 1 and any(st.kind == "fact" for st in groups[-2][1]) and re.search(
             r"[—–-]\s*" + re.escape(sentence[:24]), text)  # "We're on GCP — BigQuery for the warehouse, …"
         stack = _stack(body) if hint == "fact" else _stack(body, named=True) if after_fact else []

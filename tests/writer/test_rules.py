@@ -2141,3 +2141,15 @@ def test_someone_away_for_a_few_days_is_no_record(said, records):
 ])
 def test_a_role_followed_by_here_is_who_is_writing(said, records):
     assert read(said) == records
+
+
+def test_from_here_on_is_from_now_on_and_no_name():
+    from openprogram_memory.writer.statements import leading_name
+
+    assert read("From here on, use pnpm not npm") == [("rule", "From now on, use pnpm not npm.")]
+    assert read("from here on out please write tests first") == [("rule", "From now on please write tests first.")]
+    # a capitalized word of a sentence's start is no name when it is a preposition ("From here on" was "From")
+    assert [leading_name(said) for said in ("From here on", "For the record", "With you", "Lars here")] == [
+        None, None, None, "Lars"]
+    prepositions = "From To In On At For With About By As Of Into Onto Over Under Via Without".split()
+    assert [word for word in prepositions if leading_name(f"{word} the next release, …")] == []
