@@ -1611,6 +1611,9 @@ def _introduction(sentence: str, greeted: bool) -> list[Statement] | None:
     for part in parts:
         for piece in re.split(r"\s*,\s*", part):
             out.extend(_appositive(piece))
+    if here and not greeted and len(out) == 1 and after[here.end():].strip(" ,.!:"):
+        return None  # "Anyway here, the tests pass", "Update here: …": a word, not a name ("Ravi here." and
+        # "hi, Ravi here, quick question" are introductions; so is "Ravi here, SRE at Contoso")
     return out
 
 

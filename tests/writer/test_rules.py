@@ -2153,3 +2153,16 @@ def test_from_here_on_is_from_now_on_and_no_name():
         None, None, None, "Lars"]
     prepositions = "From To In On At For With About By As Of Into Onto Over Under Via Without".split()
     assert [word for word in prepositions if leading_name(f"{word} the next release, …")] == []
+
+
+@pytest.mark.parametrize("said, records", [
+    ("Anyway here, the tests pass", []),
+    ("Update here: tests pass now", []),
+    ("Ugh here we go again", []),
+    ("Ravi here.", [("identity", "The user's name is Ravi.")]),
+    ("hi, Ravi here, quick question", [("identity", "The user's name is Ravi.")]),
+    ("Siobhán here, SRE at Contoso", [("identity", "The user's name is Siobhán."), ("identity", "The user is an SRE."),
+                                      ("identity", "The user works at Contoso.")]),
+])
+def test_a_capitalized_word_before_here_is_a_name_only_in_an_introduction(said, records):
+    assert read(said) == records
