@@ -217,7 +217,7 @@ _WHEN_END_RE = re.compile(rf",?\s+(?:(?:from|on|starting)\s+)?(?:(?:next|this|la
 
 def _identity(clause: str) -> list[Statement]:
     here = re.match(r"^(?P<r>[\w .+#/&-]+?)\s+here\W*$", clause, re.I)
-    if here:
+    if here and not _NAME_LEAD_RE.match(clause):  # ("this is Ravi here": a name)
         role = re.sub(r"^just\s+", "", here.group("r"), flags=re.I)
         return _appositive(role[:1].lower() + role[1:] if role[1:2].islower() else role)  # "Backend dev at Shopify
         # here.": who is writing

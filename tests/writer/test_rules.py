@@ -2138,6 +2138,7 @@ def test_someone_away_for_a_few_days_is_no_record(said, records):
     ("same problem here", []),
     ("just a PM here", [("identity", "The user is a PM.")]),
     ("dev lead here", [("identity", "The user is a dev lead.")]),
+    ("this is Ravi here", [("identity", "The user's name is Ravi.")]),
 ])
 def test_a_role_followed_by_here_is_who_is_writing(said, records):
     assert read(said) == records
