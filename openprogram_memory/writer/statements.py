@@ -1678,6 +1678,7 @@ _ANY_OF_IT_RE = re.compile(r"\bhave\s+any\b(?=\s+and\b|\s*[,.;])", re.I)
 # call it 'the monolith'" names what it is)
 _ANAPHOR_RULE_RE = re.compile(r"^(?:(?:never|always|don'?t|do\s+not|just)\s+)*(?!call\b)\w+\s+(?:it|this|that)\b"
                               r"(?!\s+(?:short|brief|concise|simple)\W*$)|^(?:don'?t|do\s+not)\s+\w+\W*$", re.I)
+_COURTESY_RE = re.compile(r"\bprefers?\s+not\s+to\s+say\W*$|^always\s+happy\s+to\b", re.I)
 _AWAY_RE = re.compile(rf"\bis\s+out\s+(?:till|until)\s+(?:{lx.DAYS})\b", re.I)
 _REPORT_BACK_RE = re.compile(r"\band\s+(?:tell|show|paste)\s+me\b", re.I)
 _KEEP_IN_MIND_RE = re.compile(r"\bkeep\s+that\s+in\s+mind\b", re.I)  # (whatever kind it was read as)
@@ -1784,6 +1785,8 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
                 statement.text) or statement.kind != "rule" and (re.match(r"in case you\b", statement.text, re.I) or
                                                                   _ANY_OF_IT_RE.search(statement.text)):
             return  # "don't merge migrations without his 👍", "keep that in mind when you schedule": about what?
+        if _COURTESY_RE.search(statement.text):
+            return  # "I prefer not to say", "Always happy to help test": a courtesy, not a preference or a rule
         if _AWAY_RE.search(statement.text):
             return  # "she's out till monday": a passing absence (who is on leave until March is kept)
         if statement.kind == "rule" and _REPORT_BACK_RE.search(statement.text) and not _OUTLIVES_RE.search(
@@ -1926,7 +1929,7 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
                                "timezone"))
         last_named = bool(out) and out[-1].slot == "name"
         if not out:
-            out.extend(_learned(sentence, person, thing))
+            out.extend(st for st in _learned(sentence, person, thing) if not _COURTESY_RE.search(st.text))
         first = next((i for i, st in enumerate(out) if st.kind in ("decision", "fact")), None) if retract else None
         if retract and first is not None:  # (the first thing said after it is what replaces it)
             out[first] = replace(out[first], old=out[first].old or retract.group("old"))

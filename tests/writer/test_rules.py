@@ -2167,3 +2167,14 @@ def test_from_here_on_is_from_now_on_and_no_name():
 ])
 def test_a_capitalized_word_before_here_is_a_name_only_in_an_introduction(said, records):
     assert read(said) == records
+
+
+@pytest.mark.parametrize("said, records", [
+    ("I prefer not to say.", []),
+    ("Always happy to help test.", []),
+    ("Always glad to pair on this", []),
+    ("I prefer not to use ORMs", [("preference", "The user prefers not to use ORMs.")]),
+    ("Always happy path first, edge cases after.", [("rule", "Always happy path first, edge cases after.")]),
+])
+def test_a_courtesy_is_no_preference_or_rule(said, records):
+    assert read(said) == records
