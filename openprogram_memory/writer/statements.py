@@ -113,7 +113,7 @@ def leading_name(text: str, max_words: int = 3) -> str | None:
 
 # -- identity --------------------------------------------------------------------------
 _NAME_LEAD_RE = re.compile(
-    rf"^(?:(?:my )?name(?:'s| is)|(?:you can |please )?call me|i go by|people call me|this is|it's|its|myself|"
+    rf"^(?:(?:my )?name(?:'s| is)|(?:you can |please )?call me|i go by|(?:people|everyone|everybody|friends)\s+calls?\s+me|this is|it's|its|myself|"
     rf"{_IM}|here's|hi,? {_IM}|hey,? {_IM}|hello,? {_IM}|"
     rf"soy|me llamo|mi nombre es|je suis|je m'appelle|ich bin|ich heiße|mi chiamo|sono|eu sou|saya)\s+",  # (in their own tongue)
     re.I,
@@ -1555,7 +1555,31 @@ def _dropped(text: str) -> str | None:
 
 def extract_statements(text: str) -> list[Statement]:
     """Durable statements in one message of the person's, in order, without repeats."""
-    return _join_changes(_extract(text))
+    return _join_names(_join_changes(_extract(text)))
+
+
+_NAMED_RE = re.compile(r"^The user's name is (?P<n>[^;]+)\.$")
+
+
+def _join_names(statements: list[Statement]) -> list[Statement]:
+    """A second name in one message is the name the person goes by ("my name is Oleksandr but everyone calls me
+    Sasha"): one name record holds both, and "use Sasha" after it says nothing more."""
+    out: list[Statement] = []
+    named: list[str] = []
+    for statement in statements:
+        found = _NAMED_RE.match(statement.text) if statement.slot == "name" else None
+        if found and named:  # (the same name twice is one statement already)
+            first = next(i for i, s in enumerate(out) if s.slot == "name")
+            out[first] = replace(out[first], text=f"The user's name is {named[0]}; they go by {found.group('n')}.")
+            named.append(found.group("n"))
+            continue
+        if found:
+            named.append(found.group("n"))
+        use = re.fullmatch(r"use\s+(?P<n>.+?)\.", statement.text, re.I)
+        if statement.kind == "rule" and use and use.group("n").casefold() in (n.casefold() for n in named):
+            continue
+        out.append(statement)
+    return out
 
 
 # "Role: staff engineer at Initech", "My timezone: CET": a profile field, read as the sentence it stands for

@@ -2178,3 +2178,15 @@ def test_a_capitalized_word_before_here_is_a_name_only_in_an_introduction(said, 
 ])
 def test_a_courtesy_is_no_preference_or_rule(said, records):
     assert read(said) == records
+
+
+@pytest.mark.parametrize("said, records", [
+    ("My name's Aleksandra but everybody calls me Sasha, so please use Sasha.",
+     [("identity", "The user's name is Aleksandra; they go by Sasha.")]),
+    ("I'm Deepika Rao, friends call me Dee", [("identity", "The user's name is Deepika Rao; they go by Dee.")]),
+    ("My name is Ana. Use Ana in the cover letters.",
+     [("identity", "The user's name is Ana."), ("rule", "Use Ana in the cover letters.")]),
+    ("I'm Sam. People call me sam.", [("identity", "The user's name is Sam.")]),
+])
+def test_a_second_name_is_the_name_the_person_goes_by(said, records):
+    assert read(said) == records
