@@ -881,7 +881,7 @@ _DECISION_RE = re.compile(
     rf"^(?:{_WE}(?:'ve| have|'re| are|'ll| will| had)?(?:\s+(?:finally|just|officially|now|all|collectively|"
     r"formally|already|also|eventually|ultimately))*\s+(?:decided|agreed|chose|chosen|picked|settled on|opted|"
     r"went with|gone with|landed on|voted|committed to|standardi[sz]ed on|aligned on|switched|switching|moved|"
-    r"moving|migrated|migrating|changed|changing|going with|going to (?:use|go with|switch|move|migrate|drop|"
+    r"moving|migrated|migrating|changed|changing|going with|going(?=\s+(?-i:[A-Z`]))|going to (?:use|go with|switch|move|migrate|drop|"
     r"stick|adopt|keep)|sticking with|staying with|staying on|dropped|dropping|ditched|ditching|replaced|"
     r"replacing|deprecated|deprecating|retired|retiring|sunset|sunsetting|killed|killing|abandoned|abandoning|scrapped|"
     r"shelved|"
@@ -902,6 +902,8 @@ _DECISION_RE = re.compile(
     r"it's been decided|it was decided|decision made|(?:i|I)(?:'ve| have)?(?:\s+(?:finally|just|now))?\s+"
     r"(?:decided|chose|picked|settled on|switched|moved|migrated|went with|opted)\b|"
     r"(?:going|sticking|staying) with\b|switching (?:from|to)\b|moving (?:from|to)\b|no more\b|"
+    r"(?:scratch|forget|drop|ditch)\s+the\s+(?:[\w`.-]+\s+){1,4}(?:idea|plan)\b|"
+
     r"(?:we're|we are) (?:not|no longer) (?:going to|gonna) use\b)",
 )
 _DECISION_I_RE = re.compile(r"^(?:(?:after|following|in|at|on|since|from|for)\s+[\w\s'’-]{1,30}?,?\s+(?=we\b|the team\b)|"
@@ -1516,7 +1518,7 @@ def _continues(rules: list[Statement], more: list[Statement], said: str) -> bool
 
 
 _CHANGE_RE = re.compile(r"\b(?:not|no longer|out|off the table|ditch\w*|drop\w*|changed (?:my|our) minds?|instead|"
-                        r"scratch|stays|won't|dead|cancel+ed|rather than|reverse)\b", re.I)
+                        r"scratch|forget|stays|won't|dead|cancel+ed|rather than|reverse)\b", re.I)
 
 
 def _join_changes(statements: list[Statement]) -> list[Statement]:

@@ -2190,3 +2190,15 @@ def test_a_courtesy_is_no_preference_or_rule(said, records):
 ])
 def test_a_second_name_is_the_name_the_person_goes_by(said, records):
     assert read(said) == records
+
+
+@pytest.mark.parametrize("said, records", [
+    ("Svelte is out, we're going Vue because the contractors know it.",
+     [("decision", "Svelte is out; we're going Vue.")]),
+    ("ok forget the GraphQL plan, we'll stick to REST", [("decision", "Forget the GraphQL plan; we'll stick to REST.")]),
+    ("drop the nightly export idea.", [("decision", "Drop the nightly export idea.")]),
+    ("ditch the monorepo plan", [("decision", "Ditch the monorepo plan.")]),
+    ("we're going home early", []),
+])
+def test_a_change_of_mind_keeps_what_replaces_the_dropped_choice(said, records):
+    assert read(said) == records
