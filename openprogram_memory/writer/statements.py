@@ -129,7 +129,7 @@ _ROLE_RE = re.compile(
 )
 _EMPLOYER_RE = re.compile(
     rf"^(?:{_I}{_ADV}(?:\s+(?:remotely|full-time|part-time|freelance|fully remote))?\s+(?:work|am working|'m working)"
-    rf"(?:\s+(?:remotely|full-time|part-time|freelance|fully remote))?\s+(?:at|for)\s+|{_IM}\s+(?:now\s+)?(?:at|with|employed by|"
+    rf"(?:\s+(?:remotely|full-time|part-time|freelance|fully remote))?\s+(?:at|for)\s+|{_IM}\s+(?:(?:now|currently|still)\s+)?(?:at|with|employed by|"
     rf"working (?:at|for))\s+|{_I}(?:'ve| have)?{_ADV}\s+(?:joined|started at|started working at)\s+|"
     rf"my (?:employer|company|day job) is\s+|{_I}{_ADV}\s+(?:study|am studying|'m studying)\s+at\s+|{_I}(?:'ve| have) been (?:at|with|working (?:at|for))\s+|"
     rf"{_I}{_ADV}\s+(?:co-?founded|founded|started|run|own)\s+(?=(?-i:[A-Z]))|{_IM}\s+(?:the\s+)?(?:co-?)?founder of\s+|"
@@ -1426,6 +1426,9 @@ def _pieces(clause: str, hint: str | None) -> list[tuple[str, list[Statement]]]:
                 current = current + sep + nxt  # "I work with Airflow and dbt every day": a second object, no verb
                 continue
             nxt = f"{carried} {nxt}"
+        if sep.strip() == "," and re.match(rf"^(?:{_I}|{_IM})\b", current) and re.match(
+                r"(?:currently\s+)?working\s+(?:at|for)\s", nxt):
+            nxt = f"I'm {nxt}"  # "I'm a contractor, currently working for Helix Bank": the same I
         if sep.strip(", ") == "and" and re.match(r"(?:on|at|every|each|during)\s+(?:the\s+)?(?:(?:first|last|second|third|"
                                                  rf"fourth|\d+\w*|other|next)\b|(?:{lx.DAYS})s?\b)", nxt, re.I) and not re.search(
                 r"\b(?:we|i|you|they|he|she|it|there)\b", nxt, re.I):  # (no subject of its own: "…, and on Mondays we …")

@@ -2202,3 +2202,17 @@ def test_a_second_name_is_the_name_the_person_goes_by(said, records):
 ])
 def test_a_change_of_mind_keeps_what_replaces_the_dropped_choice(said, records):
     assert read(said) == records
+
+
+@pytest.mark.parametrize("said, records", [
+    ("hi, I'm Tomasz Nowak, working for Vistula Robotics on the firmware side",
+     [("identity", "The user's name is Tomasz Nowak."),
+      ("identity", "The user is working for Vistula Robotics on the firmware side.")]),
+    ("I'm a freelancer, currently working for Oakline Media",
+     [("identity", "The user is a freelancer."), ("identity", "The user is currently working for Oakline Media.")]),
+    ("I'm still with Oakline Media.", [("identity", "The user is still with Oakline Media.")]),
+    ("Priya is our contractor, working for Deloitte on the audit",
+     [("people", "Priya is our contractor, working for Deloitte on the audit.")]),
+])
+def test_who_the_person_works_for_after_their_name_or_role(said, records):
+    assert read(said) == records
