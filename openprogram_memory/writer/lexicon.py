@@ -114,6 +114,7 @@ today tomorrow yesterday tonight now later soon before after since until while d
 from to in on at for with about by as of into onto over under via without
 monday tuesday wednesday thursday friday saturday sunday january february march april june july august september
 october november december team teams staging prod production dev main master develop trunk release
+note update todo
 muslim christian jewish hindu buddhist sikh catholic atheist vegan vegetarian
 """.split()) | PRODUCTS
 PERSON_VERBS = (

@@ -1757,6 +1757,11 @@ def _stack(body: str, named: bool = False) -> list[Statement]:
                       keyword(i)) for i in items]  # (no subject: the parts of one system stay together)
 
 
+# a line of a team list ("Aaliyah: SRE, runs the pager rotation"), and what a person does said without them
+_PERSON_LABEL_RE = re.compile(r"^(?P<n>[A-Z][\w'’-]+(?:\s+[A-Z][\w'’-]+)?)\s*:\s+(?P<d>.+)$")
+_PERSON_VERB_LEAD_RE = re.compile(rf"^(?:{lx.PERSON_VERBS})\b", re.I)
+
+
 def _learned(sentence: str, person: str | None, thing: str | None) -> list[Statement]:
     """What the corpus-trained classifier (:mod:`.learned`) reads in a sentence the rules read nothing in, said so
     that it stands alone: a leading "he/she" is the person and "it/they" the thing the message is about; without
@@ -1771,6 +1776,7 @@ def _learned(sentence: str, person: str | None, thing: str | None) -> list[State
             body) or kind == "preference" and re.search(r"\b(?:this|that)\s+(?:approach)\b|"
                                                         r"\bfor this\W*$", body, re.I) or kind == "fact" and (
             _TRANSIENT_RE.search(body) or head and head.group(1).casefold() in _WORK_AT_HAND) or (
+            kind == "people" and _PERSON_VERB_LEAD_RE.match(body) or  # ("leads the migration": who does, unsaid)
             kind == "schedule" and (_one_plan(body) or _MOVE_ME_RE.match(body)) or kind == "preference" and (len(preferred) == 2 and _step_at_hand(preferred[1]) or _of_something_said(body))):
         return []  # what the rules know is not durable stays so: a word or two, a question, a reason or a complaint,
         # a passing state, the work at hand
@@ -1790,6 +1796,22 @@ def _learned(sentence: str, person: str | None, thing: str | None) -> list[State
     body = _named(body, person)
     text = finish(body if kind == "rule" else about_user(body))
     return [Statement(text, kind, keyword(body), slot_of(text) if kind in ("identity", "personal") else None)]
+
+
+
+
+def _person_label(clause: str) -> str:
+    """A list item of a team said as a sentence: "Aaliyah: SRE, runs the pager rotation" → "Aaliyah is SRE, runs the
+    pager rotation", "Yuki: owns the auth service" → "Yuki owns the auth service" (else the name, read as a label,
+    was left out and the record named no one)."""
+    found = _PERSON_LABEL_RE.match(clause)
+    if found is None or leading_name(found.group("n")) != found.group("n") or label_hint(found.group("n")) or \
+            lx.ROLE_RE.search(found.group("n")):  # ("Owner: SRE on-call": a field of a form)
+        return clause
+    name, said = found.group("n"), found.group("d")
+    if _PERSON_VERB_LEAD_RE.match(said):
+        return f"{name} {said}"
+    return f"{name} is {said}" if lx.ROLE_RE.search(said.split(",")[0]) else clause
 
 
 def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
@@ -1862,7 +1884,7 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
                 retracted = retract
                 continue
         retract, retracted = retract or retracted, None
-        body, hint = strip_lead(_field(sentence))
+        body, hint = strip_lead(_person_label(_field(sentence)) if item else _field(sentence))
         hint = hint or listed or ("decision" if retract else None)
         lead = sentence[:max(sentence.find(body), 0)]  # the lead-in strip_lead took off ("for this session only:")
         label, colon, rest = body.rpartition(": ")

@@ -2216,3 +2216,18 @@ def test_a_change_of_mind_keeps_what_replaces_the_dropped_choice(said, records):
 ])
 def test_who_the_person_works_for_after_their_name_or_role(said, records):
     assert read(said) == records
+
+
+@pytest.mark.parametrize("said, records", [
+    ("the crew:\n- Ines: designer, runs the research sessions\n- Kwame: owns the billing service\n- Ayumi: data lead",
+     [("people", "Ines is designer, runs the research sessions."), ("people", "Kwame owns the billing service."),
+      ("people", "Ayumi is data lead.")]),
+    ("- Update: leads the migration now", []),
+    ("- Note: owns the release checklist\n- Todo: owns the release checklist", []),
+    ("- Kwame: the staging db is on RDS, ask the designer for the password", [("fact", "The staging db is on RDS.")]),
+    ("- Prod: handles all EU traffic", []),
+    ("- Owner: SRE on-call (L. Moreau)", []),
+    ("- Ines: what do you think of the mockups?", []),
+])
+def test_a_line_of_a_team_list_names_the_person(said, records):
+    assert read(said) == records
