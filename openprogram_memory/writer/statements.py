@@ -707,11 +707,17 @@ def _preference(clause: str) -> list[Statement]:
     return [Statement(finish(third_person(clause)), "preference", keyword(obj or clause))]
 
 
+_POINTS_BACK_RE = re.compile(r"\b(?:it(?!\s+(?:when|if)\b)|this(?!\s+(?:repo|project)\b)|them|"
+                             r"that(?=\s+stuff\b))\b", re.I)
+
+
 def _of_something_said(clause: str) -> bool:
     """Whether a liking is of what was said before ("I find them confusing", "I really like it"): what is liked is
     only in this conversation."""
+    said = re.split(r",|(?<!\bit)\s+(?:but|when|unless|before|keep)\s+", clause)[0]  # (not an aside or a condition after it)
     return bool(re.match(rf"^{_I}{_ADV}\s+(?:find|like)\s+"
-                         r"(?:it(?!\s+(?:when|if)\b)|them|this|that|these|those)\b", clause, re.I))
+                         r"(?:it(?!\s+(?:when|if)\b)|them|this|that|these|those)\b", clause, re.I)
+                or _POINTS_BACK_RE.search(said) and not _names_something(said))
 
 
 def _step_at_hand(preferred: str) -> bool:

@@ -2231,3 +2231,25 @@ def test_who_the_person_works_for_after_their_name_or_role(said, records):
 ])
 def test_a_line_of_a_team_list_names_the_person(said, records):
     assert read(said) == records
+
+
+@pytest.mark.parametrize("said, kept", [
+    ("I can't stand waiting on it honestly.", False),
+    ("I hate debugging that stuff.", False),
+    ("fwiw I'd much rather we fix this properly than keep patching it", False),
+    ("I can't stand them.", False),
+    ("I love it when you use tables.", True),
+    ("I'd prefer it if answers were shorter.", True),
+    ("I prefer to keep it short.", True),
+    ("I prefer to keep it simple.", True),
+    ("I prefer tabs in this repo.", True),
+    ("I prefer pnpm for this project.", True),
+    ("I prefer that we squash-merge.", True),
+    ("I can't stand that stuff in Jenkins", True),
+    ("I really like when you show me the diff before running it.", True),
+    ("I'm not a fan of puns unless it's the food section", True),
+    ("I like terminal output without colors, paste it back plain", True),
+    ("I like short answers and keep doing that", True),
+])
+def test_a_liking_of_what_only_this_chat_names_is_no_preference(said, kept):
+    assert bool([s for s in extract_statements(said) if s.kind == "preference"]) is kept
