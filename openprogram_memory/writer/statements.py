@@ -1093,6 +1093,11 @@ _FACT_STATUS_RE = re.compile(r"\b(?:now|already|anymore|yet)$|\b(?:has|have) bee
                              r"\b(?:new|latest) version\b|\b\d+\s*(?:ms|s|sec|secs|seconds|minutes|mins)$", re.I)
 
 
+# how long something always takes ("the iOS build takes about 25 minutes", "tokens expire after 15 minutes"), not how
+# long it took this time ("the smoke test timed out after 30s")
+_HOW_LONG_RE = re.compile(r"\b(?:takes|expires?)\b.*\b\d+\s*(?:ms|s|sec|secs|seconds|minutes|mins)$", re.I)
+
+
 # Any "the/our <noun phrase> <verb> …" whose predicate names something concrete: a product or proper name,
 # code, a path, an address, a version or an identifier ("the raw zone is s3://orbit-raw", "flag names are
 # kebab-case", "the on-prem stuff is VMware"); how things are right now is not a fact ("the build is red").
@@ -1162,7 +1167,8 @@ def _fact(clause: str, hint: str | None) -> list[Statement]:
         if match and (match.group("s").casefold() in lx.COMMON_CAPS - lx.PRODUCTS - {
                 "staging", "prod", "production", "main", "develop", "master", "dev", "release"}):
             match = None
-    if not match or len(clause.split()) < 3 or _FACT_STATUS_RE.search(clause) or _PASSING_RE.search(clause) or \
+    if not match or len(clause.split()) < 3 or _FACT_STATUS_RE.search(clause) and not _HOW_LONG_RE.search(clause) or \
+            _PASSING_RE.search(clause) or \
             _TRANSIENT_RE.search(clause) and match.re is not _WE_FACT_RE:
         return []
     subject = _subject(clause, match)
@@ -1450,8 +1456,15 @@ def _pieces(clause: str, hint: str | None) -> list[tuple[str, list[Statement]]]:
                     r"inside|outside|with|to|into|directly)\b", nxt, re.I):
             current = current + sep + nxt  # "talks to a replica, never the primary": no verb of its own
             continue
+        gapped = re.match(rf"^(?:the\s+|our\s+)?[\w.-]+(?:\s+[\w.-]+)?\s+(?P<v>{_FACT_VERBS}(?:\s+\w+(?:ed|en))?)\s+(?P<p>to|in|on)\s",
+                          current, re.I)
+        gap = re.match(rf"^(?P<s>(?:the\s+)?[\w.-]+(?:\s+[\w.-]+)?)\s+(?={gapped.group('p')}\s+\S)", nxt) if gapped else None
+        gap = gap if gap and not re.search(rf"\b{_FACT_VERBS}$", gap.group("s"), re.I) else None
+        if gap and gapped:
+            nxt = f"{gap.group('s')} {gapped.group('v')} {nxt[gap.end():]}"  # "Logs go to Loki, metrics to Prometheus":
+            # the verb said once
         it = _THING_PRONOUN_RE.match(nxt)
-        if it or sep.strip(", ") in ("and", "") and re.match(rf"^(?:{_FACT_VERBS}|(?-i:[a-z]+[^s\W]s))\s", nxt) and \
+        if it or not gap and sep.strip(", ") in ("and", "") and re.match(rf"^(?:{_FACT_VERBS}|(?-i:[a-z]+[^s\W]s))\s", nxt) and \
                 not _RULE_LEAD_RE.match(nxt):  # ("…, never quote lower than that": an instruction, not more of the fact)
             thing = next((_thing_phrase(st.text) for st in _statements(current, hint) if st.kind == "fact"), None)
             if thing and it:  # "the warehouse is Snowflake, it's refreshed by dbt"

@@ -2253,3 +2253,29 @@ def test_a_line_of_a_team_list_names_the_person(said, records):
 ])
 def test_a_liking_of_what_only_this_chat_names_is_no_preference(said, kept):
     assert bool([s for s in extract_statements(said) if s.kind == "preference"]) is kept
+
+
+@pytest.mark.parametrize("said, records", [
+    ("fyi the android build takes about 18 minutes", [("fact", "The android build takes about 18 minutes.")]),
+    ("refresh tokens expire after 30 minutes", [("fact", "Refresh tokens expire after 30 minutes.")]),
+    ("the android build took about 18 minutes", []),
+    ("the e2e suite timed out after 90s", []),
+])
+def test_how_long_something_always_takes_is_a_fact_how_long_it_took_is_not(said, records):
+    assert read(said) == records
+
+
+@pytest.mark.parametrize("said, records", [
+    ("App logs go to Papertrail, metrics to Grafana Cloud.",
+     [("fact", "App logs go to Papertrail."), ("fact", "Metrics go to Grafana Cloud.")]),
+    ("the docs are deployed on Netlify, the stories on Chromatic",
+     [("fact", "The docs are deployed on Netlify."), ("fact", "The stories are deployed on Chromatic.")]),
+    ("Our frontend is hosted in Vercel, the API in Fly.io",
+     [("fact", "Our frontend is hosted in Vercel."), ("fact", "The API is hosted in Fly.io.")]),
+    ("the web code lives in apps/web, the iOS code in apps/ios",
+     [("fact", "The web code lives in apps/web."), ("fact", "The iOS code lives in apps/ios.")]),
+    ("The billing service is written in Go and lives in its own repo.",
+     [("fact", "The billing service is written in Go."), ("fact", "The billing service lives in its own repo.")]),
+])
+def test_a_verb_said_once_for_two_parts_of_a_system_goes_with_both(said, records):
+    assert read(said) == records
