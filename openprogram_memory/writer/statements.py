@@ -603,6 +603,13 @@ def _subject_person(clause: str) -> str | None:
     return name
 
 
+def _asked_person(request: str) -> str | None:
+    """Whom an instruction names ("Ask Chen about anything k8s", "Talk to Chen …": Chen, not "Ask Chen" or "Talk")."""
+    words = request.split()
+    name = next((name for i in range(1, len(words)) if (name := leading_name(" ".join(words[i:]), 2))), None)
+    return re.sub(r"['’]s$", "", name) if name else None  # ("till Bongani's back": Bongani)
+
+
 # -- preference ------------------------------------------------------------------------
 _PREFERENCE_RE = re.compile(
     rf"^(?:{_I}{_ADV}\s+write\s+(?:everything|all\s+(?:[\w-]+\s+){{0,2}}?[\w-]+)\s+in\s+(?-i:[A-Z])|"  # ("… all client
@@ -1472,7 +1479,8 @@ def _pieces(clause: str, hint: str | None) -> list[tuple[str, list[Statement]]]:
             elif thing:  # "the checkout service is written in Go and owns the orders table"
                 nxt = f"the {thing} {nxt}"
         kin = list(_KIN_NAME_RE.finditer(current))  # ("… with my wife Lucia, she does the editing": Lucia)
-        person = _subject_person(current) or _COLLEAGUE_NAME(current) or (kin[-1].group("n") if kin else None)
+        person = (_asked_person(current) if _rule(current, hint) else _subject_person(current)) or \
+            _COLLEAGUE_NAME(current) or (kin[-1].group("n") if kin else None)
         pronoun = _PRONOUN_RE.match(nxt)
         if person and pronoun:
             nxt = _named_subject(person, pronoun, nxt)

@@ -2279,3 +2279,15 @@ def test_how_long_something_always_takes_is_a_fact_how_long_it_took_is_not(said,
 ])
 def test_a_verb_said_once_for_two_parts_of_a_system_goes_with_both(said, records):
     assert read(said) == records
+
+
+@pytest.mark.parametrize("said, records", [
+    ("Talk to Chen about anything k8s, he set up the cluster.",
+     [("rule", "Talk to Chen about anything k8s."), ("people", "Chen set up the cluster.")]),
+    ("Ping Maya before merging, she owns the release.",
+     [("rule", "Ping Maya before merging."), ("people", "Maya owns the release.")]),
+    ("Don't touch the ingress till Bongani's back, he's halfway through a cert rotation.",
+     [("rule", "Don't touch the ingress till Bongani's back, Bongani is halfway through a cert rotation.")]),
+])
+def test_he_or_she_after_an_instruction_is_the_person_it_names(said, records):
+    assert read(said) == records
