@@ -494,7 +494,7 @@ _COLLEAGUE_RE = re.compile(rf"^(?:my|our)\s+(?:new\s+|old\s+|former\s+|current\s
                            rf"[A-Z][\w'’-]+(?:\s+[A-Z][\w'’-]+)?)),?)?", re.I)
 _PERSON_VERB_RE = re.compile(
     r"^(?:,?\s*(?:(?:who|and)\s+)?)?(?:also\s+|now\s+|still\s+|usually\s+|basically\s+|actually\s+|mostly\s+|just\s+|"
-    r"officially\s+)?(?P<verb>is (?:handling|running|leading|driving|organi[sz]ing)|can (?:approve|sign off|"
+    r"officially\s+|normally\s+|generally\s+|typically\s+|always\s+)?(?P<verb>is (?:handling|running|leading|driving|organi[sz]ing)|can (?:approve|sign off|"
     r"merge|grant|unlock)|sets|controls|books|chases|deals with|validates|has (?:a )?veto|has (?:the )?final (?:say|word|call)|has (?:the )?last word|"
     r"left (?:the company|the team|us|the org|the firm)|quit|retired|owns|co-?owns|own|leads|lead|manages|manage|runs|run|handles|handle|maintains|"
     r"maintain|decides|decide|approves|approve|signs off|sign off|reviews|review|is in charge of|are in charge of|"

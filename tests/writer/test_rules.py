@@ -2291,3 +2291,10 @@ def test_a_verb_said_once_for_two_parts_of_a_system_goes_with_both(said, records
 ])
 def test_he_or_she_after_an_instruction_is_the_person_it_names(said, records):
     assert read(said) == records
+
+
+@pytest.mark.parametrize("said", ["Olu normally runs the release.", "Olu always runs the release.",
+                                  "Olu generally owns billing.", "Olu typically approves the budget.",
+                                  "Olu mainly handles support tickets"])
+def test_what_someone_usually_does_is_a_people_record(said):
+    assert read(said) == [("people", said.rstrip(".") + ".")]
