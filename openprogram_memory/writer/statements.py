@@ -1527,7 +1527,7 @@ def _pieces(clause: str, hint: str | None) -> list[tuple[str, list[Statement]]]:
             r"(?-i:[a-z]+s)\b", nxt)  # "My manager, Tom, only approves …": the verb of the person just named
         if "," in sep and _BARE_SUBORDINATE_RE.match(current):
             first = []  # "Going forward, when I ask for a workout, always include …": the condition of what follows
-        if alone and not subordinate and first and not verb_only and not _continues(first, alone, nxt):
+        if alone and not subordinate and (first or pronoun and person) and not verb_only and not _continues(first, alone, nxt):
             out.append((current, first))
             current = nxt
         else:

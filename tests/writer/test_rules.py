@@ -2298,3 +2298,12 @@ def test_he_or_she_after_an_instruction_is_the_person_it_names(said, records):
                                   "Olu mainly handles support tickets"])
 def test_what_someone_usually_does_is_a_people_record(said):
     assert read(said) == [("people", said.rstrip(".") + ".")]
+
+
+@pytest.mark.parametrize("said, records", [
+    ("Olu is out this week but he normally runs the release.", [("people", "Olu normally runs the release.")]),
+    ("Ines is asking for the export again, she owns the finance reports.",
+     [("people", "Ines owns the finance reports.")]),
+])
+def test_what_a_person_does_after_a_passing_remark_about_them_is_kept(said, records):
+    assert read(said) == records
