@@ -1379,7 +1379,7 @@ def _named(clause: str, person: str | None) -> str:
     return _OBJECT_PRONOUN_RE.sub(person, clause)
 
 
-_HERE_ON_RE = re.compile(r"\bfrom here on(?: out)?\b", re.I)
+_HERE_ON_RE = re.compile(r"\b(f)rom here on(?: out)?\b", re.I)
 _EVER_RE = re.compile(r"^(?:please\s+)?(?:don't|do not|dont|don’t)\s+(?P<what>.+?),?\s+ever(?: again)?[.!]?$", re.I)
 
 
@@ -1463,13 +1463,8 @@ def _pieces(clause: str, hint: str | None) -> list[tuple[str, list[Statement]]]:
                     r"inside|outside|with|to|into|directly)\b", nxt, re.I):
             current = current + sep + nxt  # "talks to a replica, never the primary": no verb of its own
             continue
-        gapped = re.match(rf"^(?:the\s+|our\s+)?[\w.-]+(?:\s+[\w.-]+)?\s+(?P<v>{_FACT_VERBS}(?:\s+\w+(?:ed|en))?)\s+(?P<p>to|in|on)\s",
-                          current, re.I)
-        gap = re.match(rf"^(?P<s>(?:the\s+)?[\w.-]+(?:\s+[\w.-]+)?)\s+(?={gapped.group('p')}\s+\S)", nxt) if gapped else None
-        gap = gap if gap and not re.search(rf"\b{_FACT_VERBS}$", gap.group("s"), re.I) else None
-        if gap and gapped:
-            nxt = f"{gap.group('s')} {gapped.group('v')} {nxt[gap.end():]}"  # "Logs go to Loki, metrics to Prometheus":
-            # the verb said once
+        gap = _ungapped(current, nxt)
+        nxt = gap or nxt
         it = _THING_PRONOUN_RE.match(nxt)
         if it or not gap and sep.strip(", ") in ("and", "") and re.match(rf"^(?:{_FACT_VERBS}|(?-i:[a-z]+[^s\W]s))\s", nxt) and \
                 not _RULE_LEAD_RE.match(nxt):  # ("…, never quote lower than that": an instruction, not more of the fact)
@@ -1534,6 +1529,17 @@ def _pieces(clause: str, hint: str | None) -> list[tuple[str, list[Statement]]]:
             current = current + sep + nxt
     out.append((current, _statements(current, hint) or continued.get(current, [])))
     return out
+
+
+def _ungapped(fact: str, part: str) -> str | None:
+    """``part`` with the verb that ``fact`` said once for both ("Logs go to Loki, metrics to Prometheus": "metrics go
+    to Prometheus"); None when ``part`` is no such part."""
+    said = re.match(rf"^(?:the\s+|our\s+)?[\w.-]+(?:\s+[\w.-]+)?\s+(?P<v>{_FACT_VERBS}(?:\s+\w+(?:ed|en))?)\s+"
+                    r"(?P<p>to|in|on)\s", fact, re.I)
+    gap = re.match(rf"^(?P<s>(?:the\s+)?[\w.-]+(?:\s+[\w.-]+)?)\s+(?={said.group('p')}\s+\S)", part) if said else None
+    if said is None or gap is None or re.search(rf"\b{_FACT_VERBS}$", gap.group("s"), re.I):
+        return None
+    return f"{gap.group('s')} {said.group('v')} {part[gap.end():]}"
 
 
 def _continues(rules: list[Statement], more: list[Statement], said: str) -> bool:
@@ -1825,8 +1831,6 @@ def _learned(sentence: str, person: str | None, thing: str | None) -> list[State
     return [Statement(text, kind, keyword(body), slot_of(text) if kind in ("identity", "personal") else None)]
 
 
-
-
 def _person_label(clause: str) -> str:
     """A list item of a team said as a sentence: "Aaliyah: SRE, runs the pager rotation" → "Aaliyah is SRE, runs the
     pager rotation", "Yuki: owns the auth service" → "Yuki owns the auth service" (else the name, read as a label,
@@ -1923,7 +1927,7 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
             hint = hint or strip_lead(label + ":  x")[1]
             body = rest
         body = _EVER_RE.sub(r"never \g<what>", body)  # "don't touch vendor/, ever": a standing "never"
-        body = _HERE_ON_RE.sub(lambda m: m.group(0)[0] + "rom now on", body)  # "from here on (out)": from now on
+        body = _HERE_ON_RE.sub(r"\1rom now on", body)  # "from here on (out)": from now on
         after_fact = len(groups) > 1 and any(st.kind == "fact" for st in groups[-2][1]) and re.search(
             r"[—–-]\s*" + re.escape(sentence[:24]), text)  # "We're on GCP — BigQuery for the warehouse, …"
         stack = _stack(body) if hint == "fact" else _stack(body, named=True) if after_fact else []
