@@ -305,7 +305,7 @@ _FILLER_WORDS = (  # lead-ins that never start a statement of their own
     r"hola|halo|hallo|ciao|salut|bonjour|olá|namaste|merhaba|hej|"  # greetings in the person's own tongue
     r"hey|hiya|yo|hmm+|um+|uh+|oh well|side note|as i (?:said|mentioned)|like i said|to be clear|for clarity|"
     r"scratch that|oh and|and also|so yeah|so basically|basically|honestly|tbh|fwiw|imo|ah|plus|lastly|"
-    r"quick (?:thing|note|one|fyi|reminder|update|question)|important|p\.?s\.?|nb|n\.b\.|jfyi|"
+    r"quick (?:thing|note|one|fyi|reminder|update|question|intro)|now(?=,?\s+(?:i'm|i’m|im|i am)\s)|important|p\.?s\.?|nb|n\.b\.|jfyi|"
     r"just (?:a )?(?:fyi|heads up|note|reminder|so you know)|one more|another thing|last thing|"
     r"(?:and|oh|also|ok|okay) (?:btw|fyi|also)"
 )

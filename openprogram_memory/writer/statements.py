@@ -127,10 +127,12 @@ _ROLE_RE = re.compile(
     rf"my (?:role|job|title|job title|position) (?:is|was changed to)\s+(?:an?\s+)?)(?P<v>.+)$",
     re.I,
 )
+# where the person is, not whom they work for ("I'm at a conference", "I'm with a client", "I'm at the gym")
+_SOMEWHERE = r"(?:(?:a|an|my|work|lunch)\b|the\s+(?-i:[a-z]))"
 _EMPLOYER_RE = re.compile(
     rf"^(?:{_I}{_ADV}(?:\s+(?:remotely|full-time|part-time|freelance|fully remote))?\s+(?:work|am working|'m working)"
-    rf"(?:\s+(?:remotely|full-time|part-time|freelance|fully remote))?\s+(?:at|for)\s+|{_IM}\s+(?:(?:now|currently|still)\s+)?(?:at|with|employed by|"
-    rf"working (?:at|for))\s+|{_I}(?:'ve| have)?{_ADV}\s+(?:joined|started at|started working at)\s+|"
+    rf"(?:\s+(?:remotely|full-time|part-time|freelance|fully remote))?\s+(?:at|for)\s+|{_IM}\s+(?:(?:now|currently|still)\s+)?(?:(?:at|with)\s+(?!{_SOMEWHERE})|"
+    rf"employed by\s+|working (?:at|for)\s+)|{_I}(?:'ve| have)?{_ADV}\s+(?:joined|started at|started working at)\s+|"
     rf"my (?:employer|company|day job) is\s+|{_I}{_ADV}\s+(?:study|am studying|'m studying)\s+at\s+|{_I}(?:'ve| have) been (?:at|with|working (?:at|for))\s+|"
     rf"{_I}{_ADV}\s+(?:co-?founded|founded|started|run|own)\s+(?=(?-i:[A-Z]))|{_IM}\s+(?:the\s+)?(?:co-?)?founder of\s+|"
     rf"{_I}{_ADV}\s+(?:start(?:ed|ing)?|begin|began)\s+(?:work(?:ing)?\s+)?at\s+|{_I}(?:'ve| have)?\s+(?:left|quit)\s+.+?,?\s+(?:and\s+)?"
@@ -185,8 +187,8 @@ def _place_in(value: str) -> list[Statement]:
     """Where a job is, when its phrase ends with it ("data engineer at Glovo in Barcelona")."""
     value = re.sub(r"\s+(?:now|these days|nowadays|at the moment|currently)$", "", value)
     place = re.search(r"\s+in\s+(?P<p>(?-i:[A-Z][\w'’-]+(?:\s+[A-Z][\w'’-]+){0,3}))$", value)
-    if place is None or lx.THING_RE.fullmatch(place.group("p")):
-        return []
+    if place is None or lx.THING_RE.fullmatch(place.group("p")) or re.fullmatch(lx.MONTHS, place.group("p"), re.I):
+        return []  # ("transferred to the fraud squad in March": when, not where)
     return [Statement(finish(f"The user is based in {place.group('p')}"), "identity", place.group("p"), "location")]
 
 
@@ -247,6 +249,9 @@ def _identity(clause: str) -> list[Statement]:
             head, *appositives = re.split(r"\s*,\s*(?:and\s+)?", match.group("v"))
             head, roles = _as_role(head)
             team, employer = _job_parts(head)
+            where = _place_in(team)  # "I run a small repair shop for bikes in Marseille": where, a record of its own
+            if where:
+                team = team[:team.rindex(" in ")]
             called = re.search(r"\s(?:called|named)\s+(?P<e>(?-i:[A-Z]).*)$", head)
             if called and employer is None:  # "I joined a small agency called Moss & Pine": where the person works
                 team, employer = "", _EMPLOYER_END_RE.split(called.group("e"), maxsplit=1)[0]
@@ -254,7 +259,7 @@ def _identity(clause: str) -> list[Statement]:
                    ] if team else []
             if employer:
                 out.append(_works_at(employer))
-            return out + roles + [s for part in appositives for s in _appositive(part)]
+            return out + roles + where + [s for part in appositives for s in _appositive(part)]
         if match:
             value = match.group("v")
             return [Statement(finish(_possessive(third_person(clause))), "identity", keyword(value), slot)]
@@ -286,7 +291,12 @@ def _identity(clause: str) -> list[Statement]:
         return out
     match = _EMPLOYER_RE.match(clause)
     if match and _looks_like_org(match.group("v")):
-        value, roles = _as_role(match.group("v"))
+        value, comma, after = match.group("v").partition(", ")
+        more = _appositive(after) if comma else []  # "… working for Hallberg Energi, based out of Gothenburg"
+        if not more:
+            value = match.group("v")
+        value, roles = _as_role(value)
+        roles += more
         if re.match(rf"^{_I}(?:'ve| have)?\s+(?:left|quit)\b", clause):
             value = _EMPLOYER_END_RE.split(value, maxsplit=1)[0]
             return [_works_at(value, "now "), *roles]
@@ -331,7 +341,12 @@ def _identity(clause: str) -> list[Statement]:
     match = _BUSINESS_RE.match(clause) or _TEACH_RE.match(clause)
     if match:  # "I co-own a coffee roastery in Lagos", "I teach CS at a gymnasium": what the person does for a living
         value = re.split(r"\s+and\s+(?=(?:I\s+|i\s+)?(?:use|need|want|love|like|would|do|also)\b)", match.group("v"))[0]
-        return [Statement(finish(third_person(clause[:match.start("v")] + value)), "identity", keyword(value), "role")]
+        place = _place_in(value)  # "… in Marseille": where, a record of its own
+        if place:
+            value = value[:value.rindex(" in ")]
+        role, employer = _job_parts(value)  # ("year 5 at Greenfield Primary", "the product side at Hanbit Labs")
+        return [Statement(finish(third_person(clause[:match.start("v")] + role)), "identity", keyword(role), "role"),
+                *([_works_at(employer)] if employer else []), *place]
     return []
 
 
@@ -367,10 +382,11 @@ def _appositive(part: str) -> list[Statement]:
         return _mostly(f"{working.group('how') or 'mostly'} with {working.group('x')}")
     if re.match(rf"(?:{_IM}|{_I})\s", part):
         return _identity(part)  # "Iñaki here, I'm the QA lead at Norte Games" ("a" + "I'm …" once garbled it)
-    part = re.sub(r"^(?:working|work)\s+as\s+", "", part, flags=re.I)  # "Myself Ravi, working as Java developer …"
+    part = re.sub(r"^(?:(?:still|now)\s+)?(?:(?:working|work)\s+)?as\s+", "", part, flags=re.I)  # "Myself Ravi, working
+    # as Java developer …", "I'm now at Quayside Labs, still as a staff engineer"
     if not part or len(part.split()) > 12 or re.match(r"(?:not|no longer|never|rather than)\b", part, re.I):
         return []  # "a designer, not a developer": what the person is not
-    team = re.match(r"(?:from|on|in|with)\s+(?:the\s+)?(?P<v>.+?\b(?:team|squad|group))\b", part, re.I)
+    team = re.match(r"(?:from|on|in|with|joining)\s+(?:the\s+)?(?P<v>.+?\b(?:team|squad|group))\b", part, re.I)
     if team:
         return [Statement(finish(f"The user is on the {team.group('v')}"), "identity", keyword(team.group("v")),
                           "team")]
@@ -1810,6 +1826,7 @@ def _learned(sentence: str, person: str | None, thing: str | None) -> list[State
                                                         r"\bfor this\W*$", body, re.I) or kind == "fact" and (
             _TRANSIENT_RE.search(body) or head and head.group(1).casefold() in _WORK_AT_HAND) or (
             kind == "people" and _PERSON_VERB_LEAD_RE.match(body) or  # ("leads the migration": who does, unsaid)
+            kind == "identity" and re.match(rf"{_IM}\s+(?:(?:now|still)\s+)?(?:at|with)\s+{_SOMEWHERE}", body) or
             kind == "schedule" and (_one_plan(body) or _MOVE_ME_RE.match(body)) or kind == "preference" and (len(preferred) == 2 and _step_at_hand(preferred[1]) or _of_something_said(body))):
         return []  # what the rules know is not durable stays so: a word or two, a question, a reason or a complaint,
         # a passing state, the work at hand
@@ -1972,8 +1989,8 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
                 head, sep, tail = _named_subject(person, pronoun, clause[condition.end():]).partition(", ")
                 clause = f"{head} {cond[:1].lower()}{cond[1:]}{sep}{tail}"  # (said of them, it files under them)
             clause = _named_in_clause(clause, person)
-            since = _WHEN_END_RE.sub("", _SINCE_RE.sub("", clause))
-            if since != clause and any(s.slot in _JOB for s in _identity(since)):
+            since = _WHEN_END_RE.sub("", _SINCE_RE.sub("", re.sub(r"\s+(?:at the moment|atm)\b", "", clause)))
+            if since != clause and any(s.slot in _JOB | {"team"} for s in _identity(since)):
                 clause = since  # "as of this week I'm the ops manager", "I start at X next week": the job from then on
             kin_of.update((kin.group("n"), kin.group("k")) for kin in _KIN_NAME_RE.finditer(clause))
             for _, statements in _pieces(clause, inner or (None if hint == "rule" and out else hint)):

@@ -70,13 +70,15 @@ def test_every_person_attribute_the_writer_reads_reaches_the_core_however_it_is_
     write(rules_ws)
     assert {text: r.topic for text, r in records(rules_ws).items()} == {
         "The user's name is Tomás.": "topics/core.md",
-        "The user teaches chemistry at a secondary school in Valencia.": "topics/core.md"}
+        "The user teaches chemistry at a secondary school.": "topics/core.md",
+        "The user is based in Valencia.": "topics/core.md"}
     say(store, "t", ["Career change: I joined the robotics lab as head of outreach."], start=LATER)
     write(rules_ws, "t")
     assert {text: r.topic for text, r in records(rules_ws).items()} == {  # (the new role replaces the old)
         "The user's name is Tomás.": "topics/core.md",
         "The user is head of outreach.": "topics/core.md",
-        "The user joined the robotics lab.": "topics/core.md"}
+        "The user joined the robotics lab.": "topics/core.md",
+        "The user is based in Valencia.": "topics/core.md"}  # (a new job says nothing of where they live)
 
 
 def test_a_rule_typed_without_apostrophes_is_written_out_and_reaches_the_core(rules_ws, store):
@@ -1413,17 +1415,19 @@ def test_a_second_named_person_after_one_is_a_record_of_their_own(said, texts):
 
 @pytest.mark.parametrize("said, texts", [
     ("Hi, I'm Tendai, I run a small bakery in Harare.",
-     [("The user's name is Tendai.", "name"), ("The user runs a small bakery in Harare.", "role")]),
+     [("The user's name is Tendai.", "name"), ("The user runs a small bakery.", "role"),
+      ("The user is based in Harare.", "location")]),
     ("I co-own a bike shop in Ghent with my brother.", [("The user co-owns a bike shop in Ghent with their brother.", "role")]),
     ("I teach chemistry at a sixth form college in Bristol, so keep the maths light.",
-     [("The user teaches chemistry at a sixth form college in Bristol.", "role")]),
-    ("I manage the infra side at Polaris.", [("The user manages the infra side at Polaris.", "role")]),
+     [("The user teaches chemistry at a sixth form college.", "role"), ("The user is based in Bristol.", "location")]),
+    ("I manage the infra side at Polaris.", [("The user manages the infra side.", "role"),
+                                             ("The user works at Polaris.", "employer")]),
     ("I run the tests at night.", []),  # what they run is no business
     ("I teach my son to code.", []),
     ("I teach yoga in the park.", []),
     ("I'm Ola, I teach my daughter at home in Oslo.", [("The user's name is Ola.", "name")]),
     ("I teach maths at a lycée in Lyon and use you to prep quizzes.",
-     [("The user teaches maths at a lycée in Lyon.", "role")]),
+     [("The user teaches maths at a lycée.", "role"), ("The user is based in Lyon.", "location")]),
 ])
 def test_a_business_the_person_runs_or_a_subject_they_teach_is_what_they_do(said, texts):
     assert [(s.text, s.slot) for s in extract_statements(said) if s.kind == "identity"] == texts
@@ -2306,4 +2310,52 @@ def test_what_someone_usually_does_is_a_people_record(said):
      [("people", "Ines owns the finance reports.")]),
 ])
 def test_what_a_person_does_after_a_passing_remark_about_them_is_kept(said, records):
+    assert read(said) == records
+
+
+@pytest.mark.parametrize("said, records", [
+    ("Hey, I'm Amara, they/them, joining the payments team next week.",
+     [("identity", "The user's name is Amara."), ("identity", "The user is on the payments team."),
+      ("identity", "The user's pronouns are they/them.")]),
+    ("I lecture statistics at Aston in Birmingham",
+     [("identity", "The user lectures statistics."), ("identity", "The user works at Aston."),
+      ("identity", "The user is based in Birmingham.")]),
+    ("I own a little florist shop in Kisumu",
+     [("identity", "The user owns a little florist shop."), ("identity", "The user is based in Kisumu.")]),
+    ("I co-own a bakery in Kumasi",
+     [("identity", "The user co-owns a bakery."), ("identity", "The user is based in Kumasi.")]),
+    ("I run a small pottery studio for kids in Porto",
+     [("identity", "The user runs a small pottery studio for kids."), ("identity", "The user is based in Porto.")]),
+    ("I run the design department at Nordlys",
+     [("identity", "The user runs the design department."), ("identity", "The user works at Nordlys.")]),
+    ("I'm a QA contractor, working for Veldt Insurance at the moment, based out of Durban",
+     [("identity", "The user is a QA contractor."), ("identity", "The user is working for Veldt Insurance."),
+      ("identity", "The user is based out of Durban.")]),
+    ("I work for Fjord Bank, based in Bergen",
+     [("identity", "The user works for Fjord Bank."), ("identity", "The user is based in Bergen.")]),
+    ("I work for Fjord Bank, Inc", [("identity", "The user works for Fjord Bank, Inc.")]),
+    ("Now I'm a data analyst at Kestrel", [("identity", "The user is a data analyst."),
+                                           ("identity", "The user works at Kestrel.")]),
+    ("quick intro I'm Wanjiru, a nurse", [("identity", "The user's name is Wanjiru."),
+                                           ("identity", "The user is a nurse.")]),
+])
+def test_who_the_person_is_comes_as_one_record_per_attribute(said, records):
+    assert read(said) == records
+
+
+@pytest.mark.parametrize("said", ["I'm at a workshop at the moment", "I'm at the dentist", "I'm with a customer",
+                                  "i'm at my desk now", "I'm at home this week", "I'm at lunch", "I'm at work",
+                                  "I'm with an auditor", "I'm at our offsite"])
+def test_where_the_person_is_right_now_is_not_their_employer(said):
+    assert read(said) == []
+
+
+@pytest.mark.parametrize("said, records", [
+    ("deploys are done through ArgoCD", [("fact", "Deploys are done through ArgoCD.")]),
+    ("code review is done by the platform team", [("fact", "Code review is done by the platform team.")]),
+    ("backups are done with restic", [("fact", "Backups are done with restic.")]),
+    ("login is done via Okta", [("fact", "Login is done via Okta.")]),
+    ("the backup is done", []),
+])
+def test_how_something_is_done_is_a_fact_that_it_is_done_is_not(said, records):
     assert read(said) == records
