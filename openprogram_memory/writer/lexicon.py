@@ -36,7 +36,7 @@ FAMILY = (r"wife|husband|partner|spouse|girlfriend|boyfriend|fianc[ée]e?|kids?|
           r"baby|toddler|twins|mom|mum|mother|dad|father|parents|brother|sister|siblings?|grandma|grandpa|"
           r"grandmother|grandfather|family|dog|dogs|cat|cats|puppy|kitten|pets?|parrot|rabbit|hamster|horse|newborn|"
           r"infant|grandkids|grandchildren|stepson|stepdaughter|retriever|labrador|lab|terrier|poodle|spaniel|"
-          r"shepherd|collie|beagle|husky|corgi|pug|bulldog|dachshund|tortoise|turtle|snake|lizard|goldfish")
+          r"shepherd|collie|beagle|husky|corgi|pug|bulldog|dachshund|greyhound|whippet|tortoise|turtle|snake|lizard|goldfish")
 COLLEAGUES = (r"manager|boss|lead|tech lead|team lead|teammate|team-?mate|colleague|coworker|co-worker|cofounder|"
               r"co-founder|report|direct report|pm|product manager|em|skip(?:-level)?|cto|ceo|designer|client|"
               r"mentor|mentee|intern|reviewer|pi|tl|architect|sre|qa|counterpart|buddy|pair|partner in crime|"
@@ -99,6 +99,7 @@ aws gcp azure docker kubernetes k8s linux windows macos mac ios android python j
 ruby php kotlin swift scala elixir haskell node react vue angular svelte django flask fastapi rails spring
 postgres postgresql mysql sqlite redis mongodb mongo kafka rabbitmq elasticsearch terraform ansible helm nginx
 vim neovim emacs vscode intellij pycharm zsh bash fish tmux git ci cd api ui ux sql json yaml toml
+excel sheets figma jupyter duckdb tableau airtable obsidian
 """.split())
 COMMON_CAPS = frozenset("""
 a an the this that these those there here it its it's i i'm we we're you you're he she they my our your his her their

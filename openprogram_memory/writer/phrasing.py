@@ -15,7 +15,7 @@ import re
 
 ADVERBS = (r"(?:now|really|also|still|usually|generally|mostly|mainly|primarily|strongly|much|actually|currently|"
            r"always|never|just|only|definitely|absolutely|honestly|personally|typically|normally|kinda|kind of|"
-           r"sort of|totally|genuinely|secretly|officially|finally|recently|happily|basically|no longer)")
+           r"sort of|totally|genuinely|secretly|officially|finally|recently|happily|basically|pretty much|practically|no longer)")
 _IRREGULAR = {"have": "has", "do": "does", "go": "goes", "be": "is", "am": "is", "was": "was", "were": "was",
               "don't": "doesn't", "don’t": "doesn’t", "dont": "doesnt", "haven't": "hasn't", "haven’t": "hasn’t"}
 _PAST = frozenset("""left went quit got made took began ran wrote built set put said told found bought sold became came
@@ -38,6 +38,7 @@ _SUBJECT_FORMS = [
 ]
 _LATER_FORMS = [
     (re.compile(r"\b(?:I'm|I’m|i'm)\b"), "they're"), (re.compile(r"\b[Ii] am\b"), "they are"),
+    (re.compile(r"\b[Ii] was\b"), "they were"),
     (re.compile(r"\b(?:I've|i've)\b"), "they've"), (re.compile(r"\b(?:I'd|i'd)\b"), "they'd"),
     (re.compile(r"\b(?:I'll|i'll)\b"), "they'll"), (re.compile(r"\bI\b|(?<![\w'’.-])i(?![\w'’.-])"), "they"),
     (re.compile(r"\bmyself\b", re.I), "themselves"), (re.compile(r"\bmine\b", re.I), "theirs"),

@@ -277,8 +277,11 @@ def _identity(clause: str) -> list[Statement]:
         if _TIMEZONE_RE.search(place):
             return []
         if re.match(r"\s*(?:all day|every day|most days|day to day|day in day out|24/7)\b", value[len(place):], re.I) or \
-                re.search(r"\s(?:all day|every day|most days)$", place, re.I):
-            return []  # "I live in Figma all day": a tool, not a place
+                re.search(r"\s(?:all day|every day|most days)$", place, re.I) or re.search(r"\blive\s+in\s", clause) and (
+                re.match(r"\s+for\s", value[len(place):]) or re.search(r"\b(?:basically|practically|pretty much)\s+live\b",
+                                                                      clause, re.I) or place.split()[0].casefold() in lx.PRODUCTS):
+            return []  # "I live in Figma all day", "I basically live in DuckDB", "… in Metabase for anything visual": a
+            # tool, not a place
         moved = re.search(r"\bfrom\s+(\S+)", clause[:match.start("v")], re.I)
         if moved and {moved.group(1).casefold(), place.split()[0].casefold()} & lx.COMMON_CAPS:
             return []  # "I moved from Flask to FastAPI": tools, not places
@@ -386,6 +389,9 @@ def _appositive(part: str) -> list[Statement]:
     # as Java developer …", "I'm now at Quayside Labs, still as a staff engineer"
     if not part or len(part.split()) > 12 or re.match(r"(?:not|no longer|never|rather than)\b", part, re.I):
         return []  # "a designer, not a developer": what the person is not
+    personal = _personal(f"I'm {part}") if not re.match(r"\d+\s", part) else []
+    if personal:  # "I'm Fatima, mum of three, …" ("Ravi, 34, …" is an age; "5 of us", "3 years in" are not)
+        return personal
     team = re.match(r"(?:from|on|in|with|joining)\s+(?:the\s+)?(?P<v>.+?\b(?:team|squad|group))\b", part, re.I)
     if team:
         return [Statement(finish(f"The user is on the {team.group('v')}"), "identity", keyword(team.group("v")),
@@ -431,11 +437,12 @@ _PERSONAL_RE = re.compile(
     r"cook|reader|hiker|skier|surfer|gardener|knitter|chess player|marathoner|triathlete|birder)|"
     r"(?:\d{1,2}|in my (?:twenties|thirties|forties|fifties|sixties|20s|30s|40s|50s|60s))\b)|"
     rf"{_I}{_ADV}\s+(?:have|'ve got|got)\s+(?:a|an|two|three|four|\d+)\s+(?:[\w-]+\s+){{0,3}}(?:{lx.FAMILY})\b|"
-    rf"{_I}(?:'ve| have)\s+(?:adhd|asthma|diabetes|rsi|migraines|celiac|a bad back|tinnitus|dyslexia|"
+    rf"{_I}(?:'ve| have)\s+(?:type\s+[12]\s+diabetes|adhd|asthma|diabetes|rsi|migraines|celiac|a bad back|tinnitus|dyslexia|"
     r"bad eyesight|allerg)|"
     rf"{_I}{_ADV}\s+(?:don't|do not|can't|cannot)\s+(?:eat|drink|have)\s+|"
     rf"{_I}{_ADV}\s+live\s+with\s+(?:my|our)\s+(?:{lx.FAMILY})\b|"
-    rf"(?:{_I}|we){_ADV}\s+(?:just\s+)?adopted\s+(?:a|an)\s+(?:[\w-]+\s+){{0,2}}?(?:dog|cat)\b|"
+    rf"(?:{_I}|we){_ADV}\s+(?:just\s+)?adopted\s+(?:a|an)\s+(?:[\w-]+\s+){{0,2}}?(?:{lx.FAMILY})\b|"
+    rf"{_I}(?:'ve| have)\s+been\s+(?:a\s+)?(?:{_TRAITS})\b|"
     rf"{_I}{_ADV}\s+tend\s+to\s+(?:work|sleep)\b|"  # (the hours the person keeps)
     rf"{_I}{_ADV}\s+get\s+migraines\b|"
     rf"{_I}{_ADV}\s+(?:play|run|climb|cycle|bike|swim|surf|hike|bake|cook|paint|knit|garden|sing|dance|"
@@ -448,7 +455,7 @@ _PERSONAL_RE = re.compile(
     rf"{_IM}\s+(?:\w+\s+)?(?:hours?|hrs?)\s+(?:ahead|behind)|{_I}{_ADV}\s+(?:don't|do not)\s+(?:work|check slack|"
     r"answer)\s+(?:on\s+)?(?:weekends|fridays|evenings)|"
     rf"{_I}{_ADV}\s+(?:speak|am learning|'m learning|learn)\s+|{_IM}\s+learning\s+|{_IM}\s+(?:really\s+)?into\s+|"
-    rf"{_I}(?:'ve| have) been (?:playing|running|climbing|learning|doing)\b|"
+    rf"{_I}(?:'ve| have) been (?:playing|running|climbing|learning|doing)\b(?!\s+(?:this|that|it)\b)|"
     rf"{_IM}\s+(?:training for|recovering from|fasting|on a (?:[\w-]+\s+)?diet|on keto|doing keto)\b)",
     re.I,
 )
@@ -1313,7 +1320,7 @@ def _detect(clause: str, hint: str | None) -> list[Statement]:
 
 
 _JOINT_RE = re.compile(r"(,\s+(?:and\s+|but\s+|then\s+)?|\s+and\s+|\s+but\s+|\s+—\s+)")
-_SUBJECTLESS_RE = re.compile(r"^(?:speak(?!\s+(?:with|to)\b)|live in|based in|originally from|work (?:at|for|as)|working (?:at|for)|love|hate|"
+_SUBJECTLESS_RE = re.compile(r"^(?:been (?:learning|playing)\b|speak(?!\s+(?:with|to)\b)|live in|based in|originally from|work (?:at|for|as)|working (?:at|for)|love|hate|"
                              r"(?:don't|dont|do not) (?:really )?(?:love|like|enjoy)|"
                              r"adore|not a (?:big |huge )?fan of|"
                              r"big fan of|mostly|usually|mainly|primarily|can't stand)\b", re.I)
@@ -1827,6 +1834,7 @@ def _learned(sentence: str, person: str | None, thing: str | None) -> list[State
             _TRANSIENT_RE.search(body) or head and head.group(1).casefold() in _WORK_AT_HAND) or (
             kind == "people" and _PERSON_VERB_LEAD_RE.match(body) or  # ("leads the migration": who does, unsaid)
             kind == "identity" and re.match(rf"{_IM}\s+(?:(?:now|still)\s+)?(?:at|with)\s+{_SOMEWHERE}", body) or
+            re.search(r"\bnothing big\b", body, re.I) or  # (the size of the job at hand)
             kind == "schedule" and (_one_plan(body) or _MOVE_ME_RE.match(body)) or kind == "preference" and (len(preferred) == 2 and _step_at_hand(preferred[1]) or _of_something_said(body))):
         return []  # what the rules know is not durable stays so: a word or two, a question, a reason or a complaint,
         # a passing state, the work at hand
@@ -1971,7 +1979,8 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
                 if verb in ("mostly", "usually", "mainly", "primarily"):
                     out.extend(_mostly(clause))
                     continue
-                lead = "I'm a " if verb == "big" else "I'm " if verb in ("based", "originally", "not", "working") else "I "
+                lead = "I'm a " if verb == "big" else "I'm " if verb in ("based", "originally", "not", "working") else \
+                    "I've " if verb == "been" else "I "
                 clause = lead + clause[:1].lower() + clause[1:]
             named_kin = re.match(r"(?P<n>[A-Z][\w'’-]+)\s+(?=is|has|can't|cannot|doesn't|won't|hates|loves|needs)\b", clause)
             if named_kin and named_kin.group("n") in kin_of:  # "Tom is allergic to shellfish": the husband named before
@@ -2028,7 +2037,8 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
                                "timezone"))
         last_named = bool(out) and out[-1].slot == "name"
         if not out:
-            out.extend(st for st in _learned(sentence, person, thing) if not _COURTESY_RE.search(st.text))
+            out.extend(st for st in _learned(sentence, person, thing) if not _COURTESY_RE.search(st.text) and not (
+                st.kind == "rule" and _DANGLING_RULE_RE.search(st.text)))  # ("… without my 👍": whose what?)
         first = next((i for i, st in enumerate(out) if st.kind in ("decision", "fact")), None) if retract else None
         if retract and first is not None:  # (the first thing said after it is what replaces it)
             out[first] = replace(out[first], old=out[first].old or retract.group("old"))

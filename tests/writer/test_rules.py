@@ -2359,3 +2359,46 @@ def test_where_the_person_is_right_now_is_not_their_employer(said):
 ])
 def test_how_something_is_done_is_a_fact_that_it_is_done_is_not(said, records):
     assert read(said) == records
+
+
+@pytest.mark.parametrize("said, records", [
+    ("I have type 1 diabetes", [("personal", "The user has type 1 diabetes.")]),
+    ("we adopted a whippet called Mochi", [("personal", "We adopted a whippet called Mochi.")]),
+    ("we adopted a rabbit in May", [("personal", "We adopted a rabbit in May.")]),
+    ("we adopted a retired greyhound called Bolt", [("personal", "We adopted a retired greyhound called Bolt.")]),
+    ("I've been pescatarian for years", [("personal", "The user has been pescatarian for years.")]),
+    ("I'm Keziah, dad of two, living in Accra",
+     [("identity", "The user's name is Keziah."), ("personal", "The user is dad of two."),
+      ("identity", "The user is living in Accra.")]),
+    ("I'm Keziah, 41, living in Accra",
+     [("identity", "The user's name is Keziah."), ("personal", "The user is 41."),
+      ("identity", "The user is living in Accra.")]),
+    ("I'm Keziah, 2 weeks in, living in Accra",
+     [("identity", "The user's name is Keziah."), ("identity", "The user is living in Accra.")]),
+    ("been learning the kora since I was ten", [("personal", "The user has been learning the kora since they were ten.")]),
+    ("been playing the cello for years", [("personal", "The user has been playing the cello for years.")]),
+    ("been playing it safe", []),
+    ("I've been doing that since lunch", []),
+])
+def test_a_personal_fact_said_in_passing_or_without_a_subject(said, records):
+    assert read(said) == records
+
+
+@pytest.mark.parametrize("said, records", [
+    ("I pretty much live in Jupyter", [("preference", "The user pretty much lives in Jupyter.")]),
+    ("I live in Metabase for anything visual", [("preference", "The user lives in Metabase for anything visual.")]),
+    ("I basically live in Retool", [("preference", "The user basically lives in Retool.")]),
+    ("I practically live in Grafana", [("preference", "The user practically lives in Grafana.")]),
+    ("I pretty much live in Grist", [("preference", "The user pretty much lives in Grist.")]),
+    ("I live in Airtable", [("preference", "The user lives in Airtable.")]),
+    ("I moved to Nairobi for good in June", [("identity", "The user moved to Nairobi.")]),
+    ("I live in Kigali", [("identity", "The user lives in Kigali.")]),
+])
+def test_a_tool_the_person_lives_in_is_no_place(said, records):
+    assert read(said) == records
+
+
+@pytest.mark.parametrize("said", ["small tweaks mostly, nothing big", "quick fixes mostly, nothing major",
+                                  "some cleanup mostly, nothing fancy", "config changes mostly, nothing serious"])
+def test_the_size_of_the_job_at_hand_is_no_record(said):
+    assert read(said) == []
