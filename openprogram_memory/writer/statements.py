@@ -55,7 +55,7 @@ from .negatives import REASONING_RE as _REASONING_RE
 from .negatives import ONLY_WHEN as _ONLY_WHEN
 from .negatives import STANDING_RE as _STANDING_RE
 from .negatives import is_negative
-from .phrasing import ADVERBS, about_user, finish, first_person, keyword, third_person
+from .phrasing import ADVERBS, about_user, conjugate, finish, first_person, keyword, third_person
 from .segment import agent_generated, clauses, label_hint, marked_sentences, strip_lead
 
 if TYPE_CHECKING:
@@ -511,6 +511,11 @@ def _personal(clause: str) -> list[Statement]:
 
 
 # -- people ------------------------------------------------------------------------------
+# "my manager is great", "our accountant is so slow": a word on someone unnamed, no record
+# what the person thinks of what they just said ("…, which I hate but whatever", "…, which I love")
+_WHICH_I_RE = re.compile(rf",?\s+which\s+{_I}{_ADV}\s+(?P<v>love|hate|can't stand)\b.*$", re.I)
+_A_WORD_ON_RE = re.compile(r"^(?:my|our)\s+(?:[\w-]+\s+){1,2}?(?:is|'s)\s+(?:(?:so|really)\s+)?"
+                           r"(?-i:[a-z][\w-]*)\W*$", re.I)
 _COLLEAGUE_RE = re.compile(rf"^(?:my|our)\s+(?:new\s+|old\s+|former\s+|current\s+)?(?P<role>(?:[\w-]+\s+)?"
                            rf"(?:{lx.COLLEAGUES}|(?!(?:backend|frontend|admin|editor|platform|infra|ops|support|sales|"
                            rf"marketing|full-?stack|dev|devops|qa|owner|head|contact)\b)(?:{lx.ROLE_NOUNS})))\b(?:,?\s+(?P<n>(?-i:(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+)?"
@@ -566,6 +571,8 @@ def _people(clause: str) -> list[Statement]:
     if colleague:
         rest = clause[colleague.end():].strip(" ,")
         name = colleague.group("n")
+        if _A_WORD_ON_RE.match(clause):
+            return []
         if name or _PERSON_VERB_RE.match(rest):
             named = re.match(r"(?:is|'s)\s+(?P<n>(?:(?:Dr|Prof|Mr|Mrs|Ms)\.?\s+)?(?-i:[A-Z][\w'’-]+)(?:\s+(?-i:[A-Z][\w'’-]+))?)"
                              r"(?:\s+from\s+(?-i:[A-Z])[\w&'’-]*(?:\s+(?-i:[A-Z])[\w&'’-]*){0,3})?"
@@ -1178,7 +1185,17 @@ _WE_ALWAYS_RE = re.compile(r"^we\s+always\s+(?!forget\b)"
                            r"[a-z][\w-]*\s+\S", re.I)
 
 
+# "the thing that sends transactional email is Postmark": what does a job, said of the job
+_THING_THAT_RE = re.compile(r"^(?:the|our)\s+(?:thing|service|tool|job)\s+(?:that|which)\s+(?P<does>\w+s\b.*?)\s+"
+                            r"(?:is|are)\s+(?P<s>(?!(?:it|this|that|a|an|the|so|too|very|not)\b)[\w`][\w.`-]*"
+                            r"(?:\s+(?-i:[A-Z])[\w.-]*)?)(?P<rest>(?:,.*)?)$", re.I)
+
+
 def _fact(clause: str, hint: str | None) -> list[Statement]:
+    does = _THING_THAT_RE.match(clause)
+    if does:
+        return [Statement(finish(f"{does.group('s')} {does.group('does')}{does.group('rest')}"), "fact", keyword(does.group("s")),
+                          subject=does.group("s"))]
     if _WE_FACT_RE.match(clause) and re.search(r"\b(?:it|this|that|them|these|those)\b", clause, re.I) or \
             re.search(r"\b(?:that|worth it)\W*$", clause, re.I):
         return []  # ("the hosting provider only supports that", "the migration isn't worth it": what it is about was
@@ -1834,6 +1851,7 @@ def _learned(sentence: str, person: str | None, thing: str | None) -> list[State
             _TRANSIENT_RE.search(body) or head and head.group(1).casefold() in _WORK_AT_HAND) or (
             kind == "people" and _PERSON_VERB_LEAD_RE.match(body) or  # ("leads the migration": who does, unsaid)
             kind == "identity" and re.match(rf"{_IM}\s+(?:(?:now|still)\s+)?(?:at|with)\s+{_SOMEWHERE}", body) or
+            kind == "people" and _A_WORD_ON_RE.match(body) or
             re.search(r"\bnothing big\b", body, re.I) or  # (the size of the job at hand)
             kind == "schedule" and (_one_plan(body) or _MOVE_ME_RE.match(body)) or kind == "preference" and (len(preferred) == 2 and _step_at_hand(preferred[1]) or _of_something_said(body))):
         return []  # what the rules know is not durable stays so: a word or two, a question, a reason or a complaint,
@@ -1958,6 +1976,8 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
         stack = _stack(body) if hint == "fact" else _stack(body, named=True) if after_fact else []
         for statement in stack:
             keep(statement)
+        liking = _WHICH_I_RE.search(body)  # "redirects live in a _redirects file, which I hate but whatever"
+        body = body[:liking.start()] if liking else body
         parts = [] if stack else _so_then(body)
         for clause, then in [(c, then) for part, then in parts for c in clauses(part)]:
             if then and not out and is_negative(parts[0][0]):
@@ -2037,8 +2057,12 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
                                "timezone"))
         last_named = bool(out) and out[-1].slot == "name"
         if not out:
-            out.extend(st for st in _learned(sentence, person, thing) if not _COURTESY_RE.search(st.text) and not (
+            out.extend(st for st in _learned(_WHICH_I_RE.sub("", sentence), person, thing) if not _COURTESY_RE.search(st.text) and not (
                 st.kind == "rule" and _DANGLING_RULE_RE.search(st.text)))  # ("… without my 👍": whose what?)
+        if liking and out and out[-1].kind == "fact":  # the person's liking of the fact said before it
+            fact = out[-1].text.rstrip(".")
+            keep(Statement(finish(f"The user {conjugate(liking.group('v'))} that {fact[:1].lower()}{fact[1:]}"),
+                           "preference", out[-1].keyword))
         first = next((i for i, st in enumerate(out) if st.kind in ("decision", "fact")), None) if retract else None
         if retract and first is not None:  # (the first thing said after it is what replaces it)
             out[first] = replace(out[first], old=out[first].old or retract.group("old"))

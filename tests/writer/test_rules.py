@@ -2402,3 +2402,40 @@ def test_a_tool_the_person_lives_in_is_no_place(said, records):
                                   "some cleanup mostly, nothing fancy", "config changes mostly, nothing serious"])
 def test_the_size_of_the_job_at_hand_is_no_record(said):
     assert read(said) == []
+
+
+@pytest.mark.parametrize("said, records", [
+    ("my co-maintainer Ikenna does the release notes and Hana reviews docs PRs",
+     [("people", "The user's co-maintainer Ikenna does the release notes."), ("people", "Hana reviews docs PRs.")]),
+    ("our bookkeeper Ruth files the VAT returns", [("people", "Our bookkeeper Ruth files the VAT returns.")]),
+    ("my assistant Kemi books my travel", [("people", "The user's assistant Kemi books their travel.")]),
+    ("my manager is brilliant", []),
+    ("my accountant is so slow", []),
+    ("our bookkeeper is really slow", []),
+    ("my boss is fussy about naming", [("people", "The user's boss is fussy about naming.")]),
+])
+def test_someone_named_by_their_role_and_what_they_do(said, records):
+    assert read(said) == records
+
+
+@pytest.mark.parametrize("said, records", [
+    ("the thing that resizes images is imgproxy", [("fact", "Imgproxy resizes images.")]),
+    ("our service which renders invoices is Gotenberg", [("fact", "Gotenberg renders invoices.")]),
+    ("the tool that lints SQL is SQLFluff, not sqlfmt", [("fact", "SQLFluff lints SQL, not sqlfmt.")]),
+    ("the job that backs up Postgres is pgBackRest", [("fact", "PgBackRest backs up Postgres.")]),
+    ("the thing that breaks is it", []),
+])
+def test_the_thing_that_does_a_job_is_a_fact_about_it(said, records):
+    assert read(said) == records
+
+
+@pytest.mark.parametrize("said, records", [
+    ("the docs are built with MkDocs, which I love",
+     [("fact", "The docs are built with MkDocs."), ("preference", "The user loves that the docs are built with MkDocs.")]),
+    ("secrets are kept in a single .env file on the VPS, which I hate but fine",
+     [("fact", "Secrets are kept in a single .env file on the VPS."),
+      ("preference", "The user hates that secrets are kept in a single .env file on the VPS.")]),
+    ("we went with Kafka, which I can't stand", [("decision", "We went with Kafka.")]),
+])
+def test_what_the_person_thinks_of_a_fact_they_state(said, records):
+    assert read(said) == records
