@@ -2098,7 +2098,8 @@ _KIN_NAME_RE = re.compile(rf"\b(?:user's|my|our)\s+(?P<k>(?:(?:little|older|youn
 _SO_THEN_RE = re.compile(
     r",?\s+so\s+(?=(?:please\s+|pls\s+|kindly\s+)?(?:when(?:ever)? you|if you|don't|do not|dont|never|always|use|flag|"
     r"keep|write|give|quote|put|add|avoid|stick|default|skip|show|include|assume|answer|reply|explain|ignore|tag|"
-    r"ping|ask|cc|loop|timestamps|times|dates|prices|all times|any times)\b)", re.I)
+    r"ping|ask|cc|loop|timestamps|times|dates|prices|all times|any times|no\s+(?!worries\b)\w+)\b)",
+    re.I)
 
 
 def _so_then(clause: str) -> list[tuple[str, str | None]]:

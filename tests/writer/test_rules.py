@@ -2439,3 +2439,14 @@ def test_the_thing_that_does_a_job_is_a_fact_about_it(said, records):
 ])
 def test_what_the_person_thinks_of_a_fact_they_state(said, records):
     assert read(said) == records
+
+
+@pytest.mark.parametrize("said, records", [
+    ("I'm colour blind, so no red/green charts", [("personal", "The user is colour blind."),
+                                                  ("rule", "No red/green charts.")]),
+    ("I'm on a low-sodium diet, so no soy sauce in the recipes",
+     [("personal", "The user is on a low-sodium diet."), ("rule", "No soy sauce in the recipes.")]),
+    ("I'm vegan so no worries about the menu", [("personal", "The user is vegan so no worries about the menu.")]),
+])
+def test_a_no_after_what_the_person_is_is_their_standing_instruction(said, records):
+    assert read(said) == records
