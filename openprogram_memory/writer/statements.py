@@ -655,7 +655,8 @@ _PREFERENCE_RE = re.compile(
     rf"{_IM}\s+not\s+(?:a\s+)?(?:big\s+|huge\s+)?fan\b|{_IM}\s+(?:really\s+|kind of\s+|kinda\s+)?(?:partial to|not (?:much |really )?into|more into|"
     rf"a (?:big |firm |strong )?believer in|more of an? \S+(?:\s+\S+)? (?:person|guy|gal|fan)|an? \S+(?:\s+\S+)? person\b)|"
     rf"{_I}{_ADV}\s+(?:tend to|usually|always|generally)\s+(?:prefer|use|go for|reach for|pick|choose|like|want)\b|"
-    rf"{_I}{_ADV}\s+(?:lean|gravitate)\s+(?:towards?|to)\b|"
+    rf"{_I}{_ADV}\s+(?:lean|gravitate)\s+(?:towards?|to)\b|{_I}{_ADV}\s+(?:won't|will not|wouldn't)\s+touch\b|"
+    rf"{_I}{_ADV}\s+want\s+.+\bin\s+everything\b|"
     rf"{_I}(?:'ve| have)\s+always\s+(?:liked|loved|preferred|hated|used)\b|{_I}{_ADV}\s+(?:really\s+)?dig\b|"
     rf"(?:\w+\s+){{1,4}}(?:annoys|bugs|bothers|irritates) me\b|(?:\w+\s+){{1,4}}(?:is|are) (?:a|my) pet peeve|"
     rf"{_IM}\s+(?:much\s+|way\s+|far\s+|a lot\s+|just\s+)?(?:more comfortable|happier|most comfortable|comfortable|"
@@ -711,7 +712,15 @@ _OVER_RE = re.compile(r"^(?:give me\s+)?(?P<a>(?!(?:it|that|this|we|i|you|they|h
                       r"(?:,?\s+(?:always|every time|any day|for me|please))?$", re.I)
 
 
+# "I find it easier when you put a comment on every line": how the person likes the agent to work
+_FIND_IT_RE = re.compile(rf"^{_I}{_ADV}\s+find\s+it\s+(?:(?:much|way|a lot|so)\s+)?(?:easier|better|clearer|simpler|"
+                         r"more helpful)\s+(?:when|if)\s+(?:you|u)\s+(?P<x>.+)$", re.I)
+
+
 def _preference(clause: str) -> list[Statement]:
+    easier = _FIND_IT_RE.match(clause)
+    if easier and not re.search(r"\b(?:it|this|that|them)\W*$", easier.group("x"), re.I):  # ("… if you explain it")
+        return [Statement(finish(third_person(clause)), "preference", keyword(easier.group("x")))]
     over = _OVER_RE.match(clause)
     if over:
         return [Statement(finish(f"The user prefers {over.group('a')} over {over.group('b')}"), "preference",
@@ -1492,6 +1501,9 @@ def _pieces(clause: str, hint: str | None) -> list[tuple[str, list[Statement]]]:
                                                  rf"fourth|\d+\w*|other|next)\b|(?:{lx.DAYS})s?\b)", nxt, re.I) and not re.search(
                 r"\b(?:we|i|you|they|he|she|it|there)\b", nxt, re.I):  # (no subject of its own: "…, and on Mondays we …")
             current = current + sep + nxt  # "payroll runs on the 15th and on the last business day": one schedule
+            continue
+        if sep.strip(", ") == "and" and lx.CLOCK_RE.match(nxt):
+            current = current + sep + nxt  # "gets insulin at 8am and 8pm every day": two times of one schedule
             continue
         if _DAYS_ONLY_RE.fullmatch(nxt.strip(" .")):
             current = current + sep + nxt  # "I work from my studio in Ghent, Tuesday to Saturday": when, not a record

@@ -2450,3 +2450,25 @@ def test_what_the_person_thinks_of_a_fact_they_state(said, records):
 ])
 def test_a_no_after_what_the_person_is_is_their_standing_instruction(said, records):
     assert read(said) == records
+
+
+@pytest.mark.parametrize("said, records", [
+    ("the dog gets her pills at 7am and 7pm every day", [("schedule", "The dog gets her pills at 7am and 7pm every day.")]),
+    ("the cron syncs stock at 06:00 and 18:00 daily", [("schedule", "The cron syncs stock at 06:00 and 18:00 daily.")]),
+    ("the backup runs at 2am and the report goes out at 6am",
+     [("schedule", "The backup runs at 2am."), ("schedule", "The report goes out at 6am.")]),
+])
+def test_two_times_of_one_schedule_stay_together(said, records):
+    assert read(said) == records
+
+
+@pytest.mark.parametrize("said, records", [
+    ("I find it much easier when you number the steps",
+     [("preference", "The user finds it much easier when you number the steps.")]),
+    ("I find it easier if you explain it", []),
+    ("I want metric units in everything you write", [("preference", "The user wants metric units in everything you write.")]),
+    ("I want that in everything", []),
+    ("I personally won't touch anything built on Electron", [("preference", "The user personally won't touch anything built on Electron.")]),
+])
+def test_how_the_person_likes_the_work_done_however_said(said, records):
+    assert read(said) == records
