@@ -249,8 +249,9 @@ def _identity(clause: str) -> list[Statement]:
             head, *appositives = re.split(r"\s*,\s*(?:and\s+)?", match.group("v"))
             head, roles = _as_role(head)
             team, employer = _job_parts(head)
-            where = _place_in(team)  # "I run a small repair shop for bikes in Marseille": where, a record of its own
-            if where:
+            where = _place_in(head)  # "I run a small repair shop for bikes in Marseille", "the cardiac team at Aga Khan
+            # hospital in Karachi": where, a record of its own
+            if where and team.endswith(where[0].keyword):
                 team = team[:team.rindex(" in ")]
             called = re.search(r"\s(?:called|named)\s+(?P<e>(?-i:[A-Z]).*)$", head)
             if called and employer is None:  # "I joined a small agency called Moss & Pine": where the person works
@@ -1489,6 +1490,9 @@ def _pieces(clause: str, hint: str | None) -> list[tuple[str, list[Statement]]]:
             employer = r"\b(?:at|for|with)\s+[A-Z]"
             if carried != "I" and re.search(employer, nxt) and not re.search(employer, current):
                 current = current + sep + nxt  # "co-founder and the only engineer at Lumen": both at Lumen
+                continue
+            if carried == "I speak":
+                current = current + sep + nxt  # "I speak Portuguese, Spanish and a bit of Mandarin": one list
                 continue
             if carried == "I" and not _VERB_RE.match(nxt):
                 current = current + sep + nxt  # "I work with Airflow and dbt every day": a second object, no verb

@@ -2336,6 +2336,10 @@ def test_what_a_person_does_after_a_passing_remark_about_them_is_kept(said, reco
     ("I work for Fjord Bank, Inc", [("identity", "The user works for Fjord Bank, Inc.")]),
     ("Now I'm a data analyst at Kestrel", [("identity", "The user is a data analyst."),
                                            ("identity", "The user works at Kestrel.")]),
+    ("I'm on the night team at St Luke's hospital in Kampala",
+     [("identity", "The user is on the night team."), ("identity", "The user works at St Luke's hospital."),
+      ("identity", "The user is based in Kampala.")]),
+    ("I speak Yoruba, English and a little French", [("identity", "The user speaks Yoruba, English and a little French.")]),
     ("quick intro I'm Wanjiru, a nurse", [("identity", "The user's name is Wanjiru."),
                                            ("identity", "The user is a nurse.")]),
 ])
