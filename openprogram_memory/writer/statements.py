@@ -515,7 +515,7 @@ def _personal(clause: str) -> list[Statement]:
 # "my manager is great", "our accountant is so slow": a word on someone unnamed, no record
 # what the person thinks of what they just said ("…, which I hate but whatever", "…, which I love")
 _WHICH_I_RE = re.compile(rf",?\s+which\s+{_I}{_ADV}\s+(?P<v>love|hate|can't stand)\b.*$", re.I)
-_A_WORD_ON_RE = re.compile(r"^(?:my|our)\s+(?:[\w-]+\s+){1,2}?(?:is|'s)\s+(?:(?:so|really)\s+)?"
+_A_WORD_ON_RE = re.compile(r"^(?:my|our)\s+(?:[\w-]+\s+){1,2}?is\s+(?:(?:so|really)\s+)?"
                            r"(?-i:[a-z][\w-]*)\W*$", re.I)
 _COLLEAGUE_RE = re.compile(rf"^(?:my|our)\s+(?:new\s+|old\s+|former\s+|current\s+)?(?P<role>(?:[\w-]+\s+)?"
                            rf"(?:{lx.COLLEAGUES}|(?!(?:backend|frontend|admin|editor|platform|infra|ops|support|sales|"
@@ -2034,7 +2034,7 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
                 head, sep, tail = _named_subject(person, pronoun, clause[condition.end():]).partition(", ")
                 clause = f"{head} {cond[:1].lower()}{cond[1:]}{sep}{tail}"  # (said of them, it files under them)
             clause = _named_in_clause(clause, person)
-            since = _WHEN_END_RE.sub("", _SINCE_RE.sub("", re.sub(r"\s+(?:at the moment|atm)\b", "", clause)))
+            since = _WHEN_END_RE.sub("", _SINCE_RE.sub("", re.sub(r"\s+at the moment\b", "", clause)))
             if since != clause and any(s.slot in _JOB | {"team"} for s in _identity(since)):
                 clause = since  # "as of this week I'm the ops manager", "I start at X next week": the job from then on
             kin_of.update((kin.group("n"), kin.group("k")) for kin in _KIN_NAME_RE.finditer(clause))
