@@ -192,6 +192,11 @@ def _place_in(value: str) -> list[Statement]:
     return [Statement(finish(f"The user is based in {place.group('p')}"), "identity", place.group("p"), "location")]
 
 
+def _without_place(value: str, place: list[Statement]) -> str:
+    """``value`` without the place (:func:`_place_in`) its phrase ends with: "a nurse based in Leeds" → "a nurse"."""
+    return re.sub(rf"(?:\s+based)?\s+in\s+{re.escape(place[0].keyword)}$", "", value) if place else value
+
+
 def _as_role(value: str) -> tuple[str, list[Statement]]:
     """``value`` without the role it ends with, and that role's records ("Umbrella Corp as a platform lead")."""
     role = re.search(r"\s+as\s+(?P<r>.+)$", value)
@@ -251,8 +256,7 @@ def _identity(clause: str) -> list[Statement]:
             team, employer = _job_parts(head)
             where = _place_in(head)  # "I run a small repair shop for bikes in Marseille", "the cardiac team at Aga Khan
             # hospital in Karachi": where, a record of its own
-            if where and team.endswith(where[0].keyword):
-                team = team[:team.rindex(" in ")]
+            team = _without_place(team, where)
             called = re.search(r"\s(?:called|named)\s+(?P<e>(?-i:[A-Z]).*)$", head)
             if called and employer is None:  # "I joined a small agency called Moss & Pine": where the person works
                 team, employer = "", _EMPLOYER_END_RE.split(called.group("e"), maxsplit=1)[0]
@@ -327,8 +331,7 @@ def _identity(clause: str) -> list[Statement]:
                 appositives[0] = f"based in {bare.group('p')}"
             role, employer = _job_parts(value)
             place = _place_in(value)
-            if place:  # "a nurse in Leeds", "a developer based in Recife": the place is its own record
-                role = re.sub(rf"(?:\s+based)?\s+in\s+{re.escape(place[0].keyword)}$", "", role)
+            role = _without_place(role, place)  # "a nurse in Leeds", "a developer based in Recife": the place is its own record
             said = clause[:match.start("v")] + role
             out = [Statement(finish(third_person(said)), "identity", keyword(role), "role")]
             if employer:  # (a student studies there: "PhD student at TU Delft")
@@ -346,8 +349,7 @@ def _identity(clause: str) -> list[Statement]:
     if match:  # "I co-own a coffee roastery in Lagos", "I teach CS at a gymnasium": what the person does for a living
         value = re.split(r"\s+and\s+(?=(?:I\s+|i\s+)?(?:use|need|want|love|like|would|do|also)\b)", match.group("v"))[0]
         place = _place_in(value)  # "… in Marseille": where, a record of its own
-        if place:
-            value = value[:value.rindex(" in ")]
+        value = _without_place(value, place)
         role, employer = _job_parts(value)  # ("year 5 at Greenfield Primary", "the product side at Hanbit Labs")
         return [Statement(finish(third_person(clause[:match.start("v")] + role)), "identity", keyword(role), "role"),
                 *([_works_at(employer)] if employer else []), *place]
