@@ -52,7 +52,7 @@ RECURRENCE_RE = re.compile(
     rf"(?:{MONTHS})|first|last|business day|working day|two weeks|other week)|"
     rf"(?:daily|weekly|bi-?weekly|fortnightly|monthly|bi-?monthly|quarterly|yearly|annually|nightly|hourly)"
     rf"(?!\s+(?:active\s+)?(?:users|visitors|requests|actives?|traffic|volume|revenue|limits?|quotas?|budgets?|caps?|"
-    rf"spend|cost|costs|signups|orders|uploads)\b)|"
+    rf"spend|cost|costs|signups|orders|uploads|sales|figures|numbers|totals)\b)|"
     rf"(?:on|the)\s+(?:(?:{DAYS})s|weekdays|weekends)|(?:{DAYS})s\s+(?:and|&)\s+(?:{DAYS})s|"
     rf"(?:{DAYS})(?:\s+(?:and|&|or)\s+(?:{DAYS}))?\s+(?:mornings|afternoons|evenings|nights|lunchtimes)|"
     rf"once\s+a\s+(?:day|week|month|quarter|year|sprint)|twice\s+a\s+(?:day|week|month|year)|"
@@ -65,7 +65,7 @@ EVENT_NOUNS = (r"stand-?up|standups|sync|meeting|retro|retrospective|planning|gr
                r"1:1|one-on-one|1-on-1|all-hands|town hall|release|deploy|deploys|deployment|freeze|code freeze|"
                r"on-?call|rotation|backup|backups|cron|job|sprint|office hours|check-in|checkin|offsite|"
                r"maintenance window|patch tuesday|cutoff|cut-off|deadline|payroll|invoice|report|newsletter|"
-               r"triage|bug bash|hackathon|lunch|class|practice|session|shift|gym|school run")
+               r"triage|bug bash|hackathon|lunch|class|practice|session|shift|handover|gym|school run")
 CLOCK_RE = re.compile(r"\b(?:at\s+)?\d{1,2}(?::\d{2})\s*(?:am|pm|[ap]\.m\.)?|\b\d{1,2}\s*(?:am|pm|[ap]\.m\.)|"
                       r"\bnoon\b|\bmidnight\b", re.I)
 EVENT_RE = re.compile(rf"\b(?:{EVENT_NOUNS})s?\b", re.I)

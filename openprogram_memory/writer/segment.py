@@ -274,13 +274,20 @@ def marked_sentences(text: str) -> list[tuple[str, bool]]:
         line = _NAMED_ROLE_RE.sub(r", \1,", line)
         # "(I'm in Bangkok, ICT)" is a sentence of its own; a word or two in brackets ("a header (`Api-Version`)")
         # is part of the one it is in
-        asides = [a for a in re.findall(r"(?<=\s)\(([^()]{3,120})\)", line) if len(a.split()) >= 3]
-        line = re.sub(r"\s+\(([^()]{3,120})\)", lambda m: "" if len(m.group(1).split()) >= 3 else m.group(0),
+        asides = [a for a in re.findall(r"(?<=\s)\(([^()]{3,120})\)", line) if _aside(a)]
+        line = re.sub(r"\s+\(([^()]{3,120})\)", lambda m: "" if _aside(m.group(1)) else m.group(0),
                       line) if asides or "(" in line else line
         for sentence in _split_ends(line) + asides:
             for piece in re.split(r"\s*;\s*|\s+\|\s+", sentence):
                 out.extend((p.strip(), item) for p in _DASH_RE.split(piece) if p.strip())
     return out
+
+
+def _aside(said: str) -> bool:
+    """Whether words in brackets are a sentence of their own, not part of the one they are in: three words or more,
+    unless they only name what is before them ("option B (the outbox table)")."""
+    return len(said.split()) >= 3 and not re.fullmatch(r"(?:the|an?)(?:\s+(?!(?:is|are)\b)[\w./&+-]+){1,3}",
+                                                        said, re.I)
 
 
 def clauses(sentence: str) -> list[str]:

@@ -497,14 +497,17 @@ def _personal(clause: str) -> list[Statement]:
         return [Statement(f"The user has {ages.group('k')}, aged {ages.group('a')}.", "personal", ages.group("k"))]
     if re.match(rf"^{_I}{_ADV}\s+(?:speak)\b", clause, re.I):
         return []  # languages are identity
-    if re.match(rf"^{_I}{_ADV}\s+(?:run|read|write|train|coach|practice|practise|play)\b", clause, re.I) and not re.search(
-            r"\b(?:marathons?|\d+k|races?|ultras?|weekends?|mornings?|evenings?|free time|spare time|"
+    hobby = re.match(rf"^{_I}{_ADV}\s+(?:run|read|write|train|coach|practice|practise|play)\b", clause, re.I)
+    if hobby and not re.search(
+            r"\b(?:marathons?|\d+k|races?|ultras?|free time|spare time|"
             r"for fun|hobby|guitar|piano|violin|drums|bass|chess|football|soccer|tennis|basketball|"
             r"volleyball|golf|cricket|rugby|hockey|badminton|squash|board games|video games|games|d&d|"
-            r"every|each|daily|weekly|poetry|fiction|novels|books|sci-fi|fantasy|club|league|band|choir|orchestra|"
+            r"poetry|fiction|novels|books|sci-fi|fantasy|club|league|band|choir|orchestra|"
             r"\w*marathons?|triathlons?|ironmans?)\b",
-            clause, re.I):
-        return []  # "I run the data team", "I read the logs" are not hobbies
+            clause, re.I) and not re.match(r"\s+(?:(?:on|at|in)\s+(?:the\s+)?)?(?:every|each|daily|weekly|weekends?|mornings?|"
+                                           r"evenings?)\b", clause[hobby.end():], re.I):
+        return []  # "I run the data team", "I read the logs", "I run payroll every month" are not hobbies (but "I run
+        # every morning" is)
     slot = "timezone" if _TIMEZONE_RE.search(clause) and re.search(r"time ?zone|\btz\b|UTC|GMT|[A-Z]{2,4}T\b|"
                                                                     r"hours? (?:ahead|behind)", clause) else None
     own = _OWN_ZONE_RE.match(clause) if slot else None
@@ -1070,7 +1073,7 @@ def _schedule(clause: str) -> list[Statement]:
     clause = re.sub(r"`[^`]*`|\S+/\S*|\S+\.(?:sql|py|js|ts|go|rb|rs|java|json|ya?ml|toml|csv|md|txt|sh)\b", "x", clause,
                     flags=re.I)  # a file or path is no time ("reports/monthly.sql")
     recurring = lx.RECURRENCE_RE.search(clause) or re.search(
-        rf"\b(?:most|all)\s+(?:days|mornings|evenings|weekdays|weeks)\b|^(?:{lx.DAYS})s\b|"
+        rf"\b(?:most|all)\s+(?:days|mornings|evenings|weekdays|weeks)\b|^(?:{lx.DAYS})s\b|\b(?:is|are)\s+(?:{lx.DAYS})s\b|"
         rf"\b(?:working|office|core|work) hours\b|\b(?:{lx.DAYS})(?:day)?s?\s+(?:to|through|thru|[–-])\s+(?:{lx.DAYS})",
         clause, re.I)
     timed = (lx.EVENT_RE.search(clause) and (lx.CLOCK_RE.search(clause) or re.search(
@@ -1464,6 +1467,8 @@ def _names_something(text: str) -> bool:
     return bool(_CONCRETE_RE.search(" " + text) or re.search(r"\b[a-z]+[A-Z]\w*|\d", text))
 
 
+# a clause with a named subject and its verb ("On my ward Sister Adaeze does the rota")
+_OWN_CLAUSE_RE = re.compile(r"^(?:(?i:on|at|in)\s+(?:my|our|the)\s+\w+,?\s+)?(?:[A-Z][\w'’.-]+\s+){1,3}(?-i:[a-z]+s)\b")
 _BARE_SUBORDINATE_RE = re.compile(r"^(?:(?:going forward|moving forward|from now on|in (?:the )?future),?\s+)?"
                                   r"(?:when|whenever|if|before|after|once|unless|while|until)\b[^,;]*$", re.I)
 _DAY_END_RE = re.compile(rf"\b(?:{lx.DAYS}|{lx.MONTHS})s?$", re.I)
@@ -1582,6 +1587,10 @@ def _pieces(clause: str, hint: str | None) -> list[tuple[str, list[Statement]]]:
             first = []  # "Going forward, when I ask for a workout, always include …": the condition of what follows
         if alone and not subordinate and (first or pronoun and person) and not verb_only and not _continues(first, alone, nxt):
             out.append((current, first))
+            current = nxt
+        elif alone and not first and not subordinate and sep.strip(", ") == "and" and _OWN_CLAUSE_RE.match(current):
+            out.append((current, []))  # "Sister Adaeze does the rota and Dr. Farouk is …": a clause of its own (what the
+            # classifier reads in it), not the start of the next
             current = nxt
         else:
             current = current + sep + nxt
@@ -1790,7 +1799,7 @@ def _named_subject(person: str, pronoun: re.Match[str], clause: str) -> str:
 # a rule that leans on what it does not say: a possessive with nothing after it (the emoji it stood before is
 # dropped), "keep that in mind", "… then" (what "that" is, when "then" is, the clause before said), "no
 # exceptions unless …" (to what?), "that's who I'd ask" (who?)
-_DANGLING_RULE_RE = re.compile(r"\b(?:his|my)\W*$|\bthen\W*$|^no\s+exceptions\b|\bthat's\s+who\b", re.I)
+_DANGLING_RULE_RE = re.compile(r"\b(?:his|my)\W*$|\bthen\W*$|^no\s+exceptions\b|\bthat's\s+who\b|\bon\s+that\s+day\b", re.I)
 # "I don't have any (and the shops are shut)": any of what, the question before said
 _ANY_OF_IT_RE = re.compile(r"\bhave\s+any\b(?=\s+and\b|\s*[,.;])", re.I)
 # "keep it plain", "never rush this bit", "don't mix": a rule whose object is "it"/"this"/"that" or nothing at all
@@ -1816,6 +1825,38 @@ def _without_mind_tail(statement: Statement) -> Statement:
         return statement
     cut = _MIND_TAIL_RE.sub("", statement.text)
     return statement if cut == statement.text else replace(statement, text=finish(cut))
+
+
+# an instruction's second one after "and": "use imperative mood and keep the subject under 50 chars"
+_DO_VERBS = r"(?:use|keep|write|add|run|put|include|quote)"
+_AND_DO_RE = re.compile(rf"\s+and\s+(?={_DO_VERBS}\s+(?!it\b)\S+\s+\S)",
+                        re.I)
+# where the instruction starts after a condition said without a comma ("when you write commit messages use …")
+_DO_AT_RE = re.compile(rf"(?<!\byou\s)(?<!\bI\s)\b(?:always\s+|never\s+)?{_DO_VERBS}\b", re.I)
+
+
+def _two_rules(statement: Statement) -> list[Statement]:
+    """A rule that gives two instructions joined by "and", as two rules, each with the condition said for both
+    ("When you write bash, start with `set -euo pipefail` and quote every variable": "When you write bash, quote every
+    variable.")."""
+    text = statement.text.rstrip(".")
+    joint = _AND_DO_RE.search(text)
+    if joint is None:
+        return [statement]
+    first = text[:joint.start()]
+    condition = ""
+    said = re.match(r"^(?:(?:going forward|from now on),?\s+)?(?:when(?:ever)?|if|for|any\s*time)\b", first, re.I)
+    if said:  # ("Going forward, when you help with my lesson plans, …")
+        comma = first.find(", ", said.end())
+        verb = _DO_AT_RE.search(first, said.end())
+        cut = comma + 2 if comma > 0 else verb.start() if verb else -1
+        if cut <= 0:
+            return [statement]
+        condition = first[:cut]
+    second = text[joint.end():]
+    second = condition + (second if condition else second[:1].upper() + second[1:])
+    return [replace(statement, text=finish(first), keyword=keyword(first, last=True)),
+            replace(statement, text=finish(second), keyword=keyword(second, last=True))]
 
 
 def _of_the_user(statement: Statement) -> Statement:
@@ -1924,6 +1965,10 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
 
     def keep(statement: Statement) -> None:  # each statement once, in order, said of "the user"
         statement = _of_the_user(_without_mind_tail(statement))
+        if statement.kind == "rule":
+            *before, statement = _two_rules(statement)
+            for one in before:
+                keep(one)
         if statement.kind == "rule" and _DANGLING_RULE_RE.search(statement.text) or _KEEP_IN_MIND_RE.search(
                 statement.text) or statement.kind != "rule" and (re.match(r"in case you\b", statement.text, re.I) or
                                                                   _ANY_OF_IT_RE.search(statement.text)):
@@ -2040,7 +2085,11 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
             if since != clause and any(s.slot in _JOB | {"team"} for s in _identity(since)):
                 clause = since  # "as of this week I'm the ops manager", "I start at X next week": the job from then on
             kin_of.update((kin.group("n"), kin.group("k")) for kin in _KIN_NAME_RE.finditer(clause))
-            for _, statements in _pieces(clause, inner or (None if hint == "rule" and out else hint)):
+            pieces = _pieces(clause, inner or (None if hint == "rule" and out else hint))
+            for piece, statements in pieces:
+                if not statements and len(pieces) > 1 and _OWN_CLAUSE_RE.match(piece):  # a clause of its own the rules
+                # read nothing in (_pieces), not what is left of one ("…, ask the designer for the password")
+                    statements = _learned(piece, person, thing)
                 for statement in statements:
                     if statement.kind == "people" and statement.subject:
                         person = statement.subject

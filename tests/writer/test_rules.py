@@ -2476,3 +2476,66 @@ def test_two_times_of_one_schedule_stay_together(said, records):
 ])
 def test_how_the_person_likes_the_work_done_however_said(said, records):
     assert read(said) == records
+
+
+@pytest.mark.parametrize("said, records", [
+    ("When you write bash, start with set -euo pipefail and quote every variable.",
+     [("rule", "When you write bash, start with set -euo pipefail."), ("rule", "When you write bash, quote every variable.")]),
+    ("When you write commit messages use imperative mood and keep the subject under 50 chars.",
+     [("rule", "When you write commit messages use imperative mood."),
+      ("rule", "When you write commit messages keep the subject under 50 chars.")]),
+    ("Always add type hints in new python code and run mypy before you say done.",
+     [("rule", "Always add type hints in new python code."), ("rule", "Run mypy before you say done.")]),
+    ("If you touch the schema, run the migration check and add a note to the ERD.",
+     [("rule", "If you touch the schema, run the migration check."), ("rule", "If you touch the schema, add a note to the ERD.")]),
+    ("When you write SQL always use CTEs and keep keywords lowercase.",
+     [("rule", "When you write SQL always use CTEs."), ("rule", "When you write SQL keep keywords lowercase.")]),
+    ("Always run the linter and always write a test for new code.",
+     [("rule", "Always run the linter."), ("rule", "Always write a test for new code.")]),
+    ("Going forward, when you help with my lesson plans, assume a 55-minute period and include a starter task.",
+     [("rule", "Going forward, when you help with my lesson plans, assume a 55-minute period."),
+      ("rule", "Going forward, when you help with my lesson plans, include a starter task.")]),
+    ("From now on, any time you add an endpoint put it in the postman collection and write a negative test.",
+     [("rule", "From now on, any time you add an endpoint put it in the postman collection."),
+      ("rule", "From now on, any time you add an endpoint write a negative test.")]),
+    ("Only run `npm audit` and show me the report.", [("rule", "Only run `npm audit` and show me the report.")]),
+    ("Never push to main and use it as a sandbox.", [("rule", "Never push to main and use it as a sandbox.")]),
+    ("Always run the full test suite and add tests.", [("rule", "Always run the full test suite and add tests.")]),
+])
+def test_two_instructions_joined_by_and_are_two_rules_under_one_condition(said, records):
+    assert read(said) == records
+
+
+@pytest.mark.parametrize("said, records", [
+    ("Stock take is the last Sunday of every quarter, and the regional call is Thursdays at 8:30.",
+     [("schedule", "Stock take is the last Sunday of every quarter."), ("schedule", "The regional call is Thursdays at 8:30.")]),
+    ("I run payroll on the 25th every month.", [("schedule", "The user runs payroll on the 25th every month.")]),
+    ("I run every morning before work.", [("personal", "The user runs every morning before work.")]),
+    ("I play on weekends.", [("personal", "The user plays on weekends.")]),
+    ("I read the logs.", []),
+    ("Handover is at 7:15 and 19:45.", [("schedule", "Handover is at 7:15 and 19:45.")]),
+    ("The townhall is the last Friday of every month, no deployments on that day.",
+     [("schedule", "The townhall is the last Friday of every month.")]),
+    ("the weekly sales come out as one xlsx", []),
+])
+def test_when_a_thing_recurs_is_a_schedule_and_what_recurs_decides_it(said, records):
+    assert read(said) == records
+
+
+@pytest.mark.parametrize("said, records", [
+    ("Let's go with option B (the outbox table).", [("decision", "We decided to go with option B (the outbox table).")]),
+    ("I'm in Bangkok (the team sits in Oslo).", [("identity", "The user is in Bangkok."), ("fact", "The team sits in Oslo.")]),
+    ("The whole backend is Quillpad (a markdown notes app).", [("fact", "The whole backend is Quillpad (a markdown notes app).")]),
+    ("The API runs on Fly.io (the team is happy).", [("fact", "The API runs on Fly.io.")]),
+    ("The API runs on Fly.io (the devs are happy).", [("fact", "The API runs on Fly.io.")]),
+])
+def test_words_in_brackets_that_name_what_is_before_them_stay_with_it(said, records):
+    assert read(said) == records
+
+
+def test_a_clause_the_rules_cannot_read_is_not_glued_onto_the_next():
+    said = read("On my ward Sister Adaeze does the rota and Dr. Farouk is the consultant who signs off discharges.")
+    assert said == [("people", "On the user's ward Sister Adaeze does the rota."),
+                    ("people", "Dr. Farouk is the consultant who signs off discharges.")]
+    assert read("Salaried folks are monthly, on the last business day.") == [
+        ("schedule", "Salaried folks are monthly, on the last business day.")]  # (after a comma: more of the same)
