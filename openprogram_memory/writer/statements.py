@@ -432,7 +432,7 @@ _TRAITS = (r"vegetarian|vegan|pescatarian|gluten[- ]free|lactose[- ]intolerant|d
 _PERSONAL_RE = re.compile(
     rf"^(?:(?:my|our(?!\s+lab\b))\s+(?:(?:little|older|younger|big|baby|two|three|\w+-year-old)\s+)*(?:{lx.FAMILY})\b|"
     rf"{_IM}{_ADV}\s+(?:a\s+|an\s+)?(?:(?:strict|lifelong|proud|new|first-time|single|big|huge|type\s+[12i]+|red[- ]green|partially)\s+)?"
-    rf"(?:{_TRAITS}|right[- ]handed|a morning person|morning person|a night owl|night owl|"
+    rf"(?:{_TRAITS}|right[- ]handed|(?:not\s+)?a morning person|morning person|a night owl|night owl|an early bird|"
     r"muslim|christian|jewish|hindu|buddhist|sikh|catholic|atheist|mormon|"
     r"married|engaged|divorced|single|pregnant|expecting|retired|deaf|hard of hearing|blind|autistic|"
     r"a (?:dad|mom|mum|father|mother|parent)|(?:dad|mom|mum|father|mother|parent) of|teetotal|sober|"
@@ -666,7 +666,7 @@ _PREFERENCE_RE = re.compile(
     rf"{_I}(?:'ve| have)\s+always\s+(?:liked|loved|preferred|hated|used)\b|{_I}{_ADV}\s+(?:really\s+)?dig\b|"
     rf"(?:\w+\s+){{1,4}}(?:annoys|bugs|bothers|irritates) me\b|(?:\w+\s+){{1,4}}(?:is|are) (?:a|my) pet peeve|"
     rf"{_IM}\s+(?:much\s+|way\s+|far\s+|a lot\s+|just\s+)?(?:more comfortable|happier|most comfortable|comfortable|"
-    rf"at home)\s+(?:with|in|using|reading|writing)\b|(?:[\w`.+#-]+\s+){{1,5}}(?:is|are)\s+(?:much\s+|way\s+|far\s+|a lot\s+)?"
+    rf"at home)\s+(?:with|in|using|reading|writing)\b|{_IM}\s+(?:much\s+|way\s+|far\s+|a lot\s+)?happier\s+when\b|(?:[\w`.+#-]+\s+){{1,5}}(?:is|are)\s+(?:much\s+|way\s+|far\s+|a lot\s+)?"
     rf"(?:easier|simpler|clearer|nicer|more natural)\s+for me\b|"
     rf"my (?:biggest\s+)?pet peeve\b|(?-i:[A-Za-z][\w`.+#-]*)(?:\s+[\w`.+#-]+)?\s+(?:>|>>|≫)\s+[A-Za-z][\w`.+#-]*$|{_IM}\s+(?:really\s+)?big on\b|"
     rf"{_I}{_ADV}\s+(?:don't|do not)\s+care\s+(?:much\s+|too much\s+)?(?:about|for)\b|"
@@ -718,6 +718,22 @@ _OVER_RE = re.compile(r"^(?:give me\s+)?(?P<a>(?!(?:it|that|this|we|i|you|they|h
                       r"(?:,?\s+(?:always|every time|any day|for me|please))?$", re.I)
 
 
+# a taste said as a motto: "bullet points, always", "polars every time", "ISO dates or nothing", "give me sqlc or raw SQL
+# any day" (a noun phrase, no verb: "the build fails every time" says what happens)
+_MOTTO_RE = re.compile(r"^(?:give me\s+)?(?P<x>(?!(?:it|i|we|you|same|like)\b)"
+                       r"[\w`.#+/-]+(?:\s+[\w`.#+/-]+){0,4}?),?\s+(?P<t>always|every time|any day|or nothing)"
+                       r"(?:\s+(?:if|when|for)\s+.+)?$", re.I)
+_MOTTO_VERB_RE = re.compile(r"\b(?:is|are|has|have|fails?|breaks?|happens?|works?|runs?|[a-z]+ed)\b", re.I)
+# a liking with what is liked said first: "YAML anchors on the other hand I hate with a passion"
+_FRONTED_RE = re.compile(rf"^(?P<o>[\w`.#+/'-]+(?:\s+[\w`.#+/'-]+){{0,4}}?),?\s+"
+                         rf"(?:on the other hand,?\s+)?{_I}{_ADV}\s+(?P<v>hate|love|adore|loathe|can't stand)"
+                         r"(?P<rest>\s+with a passion)?\W*$", re.I)
+# a taste said as an idiom: "Makefiles are my happy place", "the oxford comma is a hill I will die on", "pie charts make
+# me want to scream"
+_TASTE_RE = re.compile(r"^(?!(?:it|that|this|you)\b)(?:[\w`.#+/'-]+\s+){1,5}?(?:(?:is|are)\s+(?:my\s+happy\s+place|"
+                       r"a\s+hill\s+i\s+(?:would|will)\s+die\s+on)|makes?\s+me\s+want\s+to\s+(?:scream|cry))\b", re.I)
+
+
 # "I find it easier when you put a comment on every line": how the person likes the agent to work
 _FIND_IT_RE = re.compile(rf"^{_I}{_ADV}\s+find\s+it\s+(?:(?:much|way|a lot|so)\s+)?(?:easier|better|clearer|simpler|"
                          r"more helpful)\s+(?:when|if)\s+(?:you|u)\s+(?P<x>.+)$", re.I)
@@ -731,6 +747,19 @@ def _preference(clause: str) -> list[Statement]:
     if over:
         return [Statement(finish(f"The user prefers {over.group('a')} over {over.group('b')}"), "preference",
                           keyword(over.group("a")))]
+    motto = _MOTTO_RE.match(clause)
+    if motto and not _MOTTO_VERB_RE.search(motto.group("x")) and (motto.group("t").lower() != "always" or " " in motto.group("x")):
+        # ("the build fails every time": what happens; "PR always" after an instruction: more of it)
+        return [Statement(finish(f"The user wants {clause[motto.start('x'):]}"), "preference", keyword(motto.group("x")))]
+    fronted = _FRONTED_RE.match(clause)
+    if fronted and re.match(r"(?:it|this)\b", fronted.group("o"), re.I):
+        return []  # "this I love", "it I can't stand": what is liked was said before
+    if fronted:
+        verb = fronted.group("v").lower()
+        return [Statement(finish(f"The user {verb if ' ' in verb else conjugate(verb)} {fronted.group('o')}"
+                                 f"{fronted.group('rest') or ''}"), "preference", keyword(fronted.group("o")))]
+    if _TASTE_RE.match(clause):
+        return [Statement(finish(_possessive(clause)), "preference", keyword(clause))]
     what = _WHAT_I_LIKE_RE.match(clause)
     if what:
         return [Statement(finish(_possessive(f"The user {what.group('v').lower()}s {what.group('x')}"
@@ -744,7 +773,7 @@ def _preference(clause: str) -> list[Statement]:
         return []
     value = _PREF_VERB_RE.match(clause)
     obj = value.group("v") if value else clause[match.end():]
-    if _REACTION_RE.match(obj.strip()) or _of_something_said(clause) or re.match(r"^(?:you|u)\b", obj.strip(), re.I) and not re.search(
+    if re.search(r"\b(?:hate|love|stand)\W*$", clause, re.I) or _REACTION_RE.match(obj.strip()) or _of_something_said(clause) or re.match(r"^(?:you|u)\b", obj.strip(), re.I) and not re.search(
             r"\b(?:rather|prefer)\b", clause, re.I) or len(clause.split()) > 30:
         return []
     if re.match(rf"^{_I}'?d (?:like|love) to\b", clause, re.I):
@@ -1354,7 +1383,7 @@ def _detect(clause: str, hint: str | None) -> list[Statement]:
 _JOINT_RE = re.compile(r"(,\s+(?:and\s+|but\s+|then\s+)?|\s+and\s+|\s+but\s+|\s+—\s+)")
 _SUBJECTLESS_RE = re.compile(r"^(?:been (?:learning|playing)\b|speak(?!\s+(?:with|to)\b)|live in|based in|originally from|work (?:at|for|as)|working (?:at|for)|love|hate|"
                              r"(?:don't|dont|do not) (?:really )?(?:love|like|enjoy)|"
-                             r"adore|not a (?:big |huge )?fan of|"
+                             r"adore|not a (?:big |huge )?fan of|not (?:really )?into|"
                              r"big fan of|mostly|usually|mainly|primarily|can't stand)\b", re.I)
 _PRONOUN_RE = re.compile(r"^(?:he|she)(?:'s|’s)?\b", re.I)
 _PRONOUN_VERB = {"'s": " is", "’s": " is", " is": " is", "'re": " are", "’re": " are", " are": " are"}

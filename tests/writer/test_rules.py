@@ -2539,3 +2539,41 @@ def test_a_clause_the_rules_cannot_read_is_not_glued_onto_the_next():
                     ("people", "Dr. Farouk is the consultant who signs off discharges.")]
     assert read("Salaried folks are monthly, on the last business day.") == [
         ("schedule", "Salaried folks are monthly, on the last business day.")]  # (after a comma: more of the same)
+
+
+@pytest.mark.parametrize("said, records", [
+    ("bullet points, always.", [("preference", "The user wants bullet points, always.")]),
+    ("Oxford comma, Always.", [("preference", "The user wants Oxford comma, Always.")]),
+    ("give me sqlc or raw SQL any day", [("preference", "The user wants sqlc or raw SQL any day.")]),
+    ("polars every time if the data's over a few GB",
+     [("preference", "The user wants polars every time if the data's over a few GB.")]),
+    ("Spreadsheets: ISO dates or nothing.", [("preference", "The user wants ISO dates or nothing.")]),
+    ("I prefer pytest over unittest, always", [("preference", "The user prefers pytest over unittest, always.")]),
+    ("please never push directly to main. PR always", [("rule", "Never push directly to main.")]),
+    ("YAML anchors on the other hand I hate with a passion", [("preference", "The user hates YAML anchors with a passion.")]),
+    ("Jira I can't stand", [("preference", "The user can't stand Jira.")]),
+    ("Makefiles are my happy place.", [("preference", "Makefiles are the user's happy place.")]),
+    ("honestly the oxford comma is a hill i will die on",
+     [("preference", "The oxford comma is a hill the user will die on.")]),
+    ("Pie charts make me want to scream.", [("preference", "Pie charts make the user want to scream.")]),
+    ("I'm much happier when I see the plan before any code gets written",
+     [("preference", "The user is much happier when they see the plan before any code gets written.")]),
+    ("not really into grimdark, too bleak for me", [("preference", "The user is not really into grimdark, too bleak for them.")]),
+    ("I'm not a morning person at all", [("personal", "The user is not a morning person at all.")]),
+    ("I'm an early bird", [("personal", "The user is an early bird.")]),
+])
+def test_a_taste_said_as_a_motto_an_idiom_or_object_first(said, records):
+    assert read(said) == records
+
+
+@pytest.mark.parametrize("said", [
+    "the build fails every time", "the deploy failed every time", "the tests break every time", "the cache is empty every time",
+    "the logs are empty every time", "the pipeline was red every time", "the checks were red every time",
+    "the runner has no disk every time", "the bots have no access every time", "this happens every time",
+    "the job runs every time", "the old script works every time", "it every time", "same error every time",
+    "like every time", "you pick the names, always", "we ship Fridays, always",
+    "that one I hate", "this I love", "it I can't stand", "which I hate",
+    "it makes me want to scream", "this makes me want to cry", "that makes me want to scream", "you make me want to scream",
+])
+def test_what_happens_every_time_is_no_taste(said):
+    assert not [text for kind, text in read(said) if kind == "preference"]
