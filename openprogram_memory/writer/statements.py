@@ -528,7 +528,7 @@ _COLLEAGUE_RE = re.compile(rf"^(?:my|our)\s+(?:new\s+|old\s+|former\s+|current\s
                            rf"[A-Z][\w'’-]+(?:\s+[A-Z][\w'’-]+)?)),?)?", re.I)
 _PERSON_VERB_RE = re.compile(
     r"^(?:,?\s*(?:(?:who|and)\s+)?)?(?:also\s+|now\s+|still\s+|usually\s+|basically\s+|actually\s+|mostly\s+|just\s+|"
-    r"officially\s+|normally\s+|generally\s+|typically\s+|always\s+)?(?P<verb>is (?:handling|running|leading|driving|organi[sz]ing)|can (?:approve|sign off|"
+    r"officially\s+|normally\s+|generally\s+|typically\s+|always\s+|mainly\s+)?(?P<verb>is (?:handling|running|leading|driving|organi[sz]ing)|can (?:approve|sign off|"
     r"merge|grant|unlock)|sets|controls|books|chases|deals with|validates|has (?:a )?veto|has (?:the )?final (?:say|word|call)|has (?:the )?last word|"
     r"left (?:the company|the team|us|the org|the firm)|quit|retired|owns|co-?owns|own|leads|lead|manages|manage|runs|run|handles|handle|maintains|"
     r"maintain|decides|decide|approves|approve|signs off|sign off|reviews|review|is in charge of|are in charge of|"
@@ -1934,7 +1934,7 @@ def _learned(sentence: str, person: str | None, thing: str | None) -> list[State
     head = re.match(r"^(?:the|this|that|my|our)\s+([\w-]+)", body, re.I)
     preferred = re.split(r"\b(?:prefer|rather)\b", body, maxsplit=1)
     if len(body.split()) < 3 or sentence.rstrip().endswith("?") or _REASONING_RE.search(body) or _MIND_ONLY_RE.match(
-            body) or kind == "preference" and re.search(r"\b(?:this|that)\s+(?:approach)\b|"
+            body) or kind == "preference" and re.search(r"\b(?:this|that|the\s+old)\s+(?:approach)\b|"
                                                         r"\bfor this\W*$", body, re.I) or kind == "fact" and (
             _TRANSIENT_RE.search(body) or head and head.group(1).casefold() in _WORK_AT_HAND) or (
             kind == "people" and _PERSON_VERB_LEAD_RE.match(body) or  # ("leads the migration": who does, unsaid)
@@ -2153,7 +2153,8 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
                                "timezone"))
         last_named = bool(out) and out[-1].slot == "name"
         if not out:
-            out.extend(st for st in _learned(_WHICH_I_RE.sub("", sentence), person, thing) if not _COURTESY_RE.search(st.text) and not (
+            out.extend(st for st in _learned(_WHICH_I_RE.sub("", sentence), person, thing) if not _COURTESY_RE.search(st.text)
+                       and not _AWAY_RE.search(st.text) and not (
                 st.kind == "rule" and _DANGLING_RULE_RE.search(st.text)))  # ("… without my 👍": whose what?)
         if liking and out and out[-1].kind == "fact":  # the person's liking of the fact said before it
             fact = out[-1].text.rstrip(".")
