@@ -223,6 +223,8 @@ _WHEN_END_RE = re.compile(rf",?\s+(?:(?:from|on|starting)\s+)?(?:(?:next|this|la
 
 
 def _identity(clause: str) -> list[Statement]:
+    clause = re.sub(r"^(?:my\s+)?day\s+job(?:'s|\s+is)\s+(?=(?-i:[A-Z])|an?\s)", "I'm ", clause, flags=re.I)  # "day job
+    # is SRE at a bank in Dublin"
     here = re.match(r"^(?P<r>[\w .+#/&-]+?)\s+here\W*$", clause, re.I)
     if here and not _NAME_LEAD_RE.match(clause):  # ("this is Ravi here": a name)
         role = re.sub(r"^just\s+", "", here.group("r"), flags=re.I)
@@ -332,12 +334,15 @@ def _identity(clause: str) -> list[Statement]:
             role, employer = _job_parts(value)
             place = _place_in(value)
             role = _without_place(role, place)  # "a nurse in Leeds", "a developer based in Recife": the place is its own record
+            on_team = re.search(r"\s+(?:on|in) the (?P<t>(?:[\w&/+-]+\s+){1,3}team)\b", role, re.I)
+            role = role[:on_team.start()] + role[on_team.end():] if on_team else role  # (the team is a record of its own)
+            on_team = on_team or re.search(r"\s+on the (?P<t>(?:[\w&/+-]+\s+){1,3}team)\b", value, re.I)  # (after the
+            # employer: "frontend dev at Tessera on the design systems team")
             said = clause[:match.start("v")] + role
             out = [Statement(finish(third_person(said)), "identity", keyword(role), "role")]
             if employer:  # (a student studies there: "PhD student at TU Delft")
                 out.append(_works_at(employer, studies=bool(re.search(
                     r"\b(?:student|phd|undergrad|undergraduate|master's|masters|msc|bsc)\b", role, re.I))))
-            on_team = re.search(r"\bon the (?P<t>(?:[\w&/+-]+\s+){1,3}team)\b", value, re.I)
             if on_team:
                 out.append(Statement(finish(f"The user is on the {on_team.group('t')}"), "identity", on_team.group("t"),
                                      "team"))
@@ -855,6 +860,10 @@ _QUANTIFIED_RE = re.compile(r"\b(?:any|every|all)\s+new\b|(?<!the )(?<!this )(?<
 _MUST_RE = re.compile(r"^(?:every|all|any|each|anything|everything|nothing)\b\s*(?:new\s+)?[\w\s`./$-]{0,40}?\s*"
                       r"(?:must|has to|have to|needs? to|should|shall|may not|must not|can't|cannot|goes through|"
                       r"go through|requires?|needs?)\b", re.I)
+# the way traffic takes through a system: a fact ("all internal traffic goes through Tailscale"), not a step every
+# change must pass ("every new SaaS tool goes through her questionnaire")
+_FLOW_RE = re.compile(r"^(?:all|everything)\s+(?:\w+\s+){0,2}?(?:traffic|outbound|requests)\s+"
+                      r"go(?:es)?\s+through\b", re.I)
 _STRONG = ("always", "never", "don't", "do not", "dont", "don't ever", "do not ever", "never ever", "stop")
 _NO_RULE_RE = re.compile(r"^no\s+(?!need\b|worries\b|problem\b|rush\b|idea\b|luck\b|clue\b)(?:more\s+)?[\w`'-]+(?:\s+[\w`'-]+){0,3}\s+(?:after|before|on|in|without|anywhere|"
                          r"ever|unless|during|outside|inside|past|in|from|to|for)\b", re.I)
@@ -914,7 +923,8 @@ def _rule(clause: str, hint: str | None) -> list[Statement]:
     if asked != clause and re.search(r"[\w)]$", asked) and not _ONE_OFF_RE.search(asked) and not _only_here(asked) \
             and not re.match(r"^(?:yes|no|ok|okay|sure|thanks|one|more|help|stop|wait)\b", clause, re.I):
         return [Statement(finish(asked), "rule", keyword(asked, last=True))]  # ("rerun it pls" is about the moment)
-    if _NO_RULE_RE.match(clause) or _MUST_RE.match(clause) or hint == "rule" and re.match(r"^no\s+\w+", clause, re.I):
+    if _NO_RULE_RE.match(clause) or _MUST_RE.match(clause) and not _FLOW_RE.match(clause) or hint == "rule" and re.match(
+            r"^no\s+\w+", clause, re.I):
         return [Statement(finish(clause), "rule", keyword(clause, last=True))]
     prefix = _RULE_PREFIX_RE.match(clause)
     body = clause[prefix.end():] if prefix else clause
@@ -1236,6 +1246,8 @@ _THING_THAT_RE = re.compile(r"^(?:the|our)\s+(?:thing|service|tool|job)\s+(?:tha
 
 
 def _fact(clause: str, hint: str | None) -> list[Statement]:
+    if _FLOW_RE.match(clause):  # "everything outbound goes through a NAT gateway"
+        return [Statement(finish(clause), "fact", keyword(clause))]
     does = _THING_THAT_RE.match(clause)
     if does:
         return [Statement(finish(f"{does.group('s')} {does.group('does')}{does.group('rest')}"), "fact", keyword(does.group("s")),
@@ -1351,7 +1363,7 @@ def classify_clause(clause: str, hint: str | None = None) -> list[Statement]:
     if len(clause.split()) < 2 or is_negative(clause) or _ASK_FOR_ONE_RE.match(clause):
         return []
     pronouns = _PRONOUNS_ANYWHERE_RE.search(clause)
-    if pronouns and re.search(r"\b(?:(?i:pronouns?)|I|i|my|me|please|go by)\b", clause):
+    if pronouns and re.search(r"\b(?:(?i:pronouns?)|I|i|my|me|please|pls|go by|matters)\b", clause):
         said = Statement(finish(f"The user's pronouns are {pronouns.group(0)}"), "identity", pronouns.group(0),
                          "pronouns")
         rest = _PRONOUNS_ANYWHERE_RE.sub("", clause).strip(" ,")

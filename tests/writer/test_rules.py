@@ -1479,7 +1479,7 @@ def test_the_new_thing_at_hand_is_no_rule_any_new_thing_is(said, texts):
 @pytest.mark.parametrize("said, texts", [
     # one attribute, one record: role, employer and place apart, so a later change replaces only its own
     ("fyi I've joined Halden Bank as an SRE on the fraud team.",
-     [("The user has joined Halden Bank.", "employer"), ("The user is an SRE on the fraud team.", "role"),
+     [("The user has joined Halden Bank.", "employer"), ("The user is an SRE.", "role"),
       ("The user is on the fraud team.", "team")]),
     ("Quick update: I'm with Marlow & Finch in Leeds these days.",
      [("The user works at Marlow & Finch.", "employer"), ("The user is based in Leeds.", "location")]),
@@ -2577,3 +2577,38 @@ def test_a_taste_said_as_a_motto_an_idiom_or_object_first(said, records):
 ])
 def test_what_happens_every_time_is_no_taste(said):
     assert not [text for kind, text in read(said) if kind == "preference"]
+
+
+@pytest.mark.parametrize("said, records", [
+    ("I'm a paralegal in the property team at Harrow & Vance.",
+     [("identity", "The user is a paralegal."), ("identity", "The user works at Harrow & Vance."),
+      ("identity", "The user is on the property team.")]),
+    ("I'm a frontend dev at Tessera on the design systems team.",
+     [("identity", "The user is a frontend dev."), ("identity", "The user works at Tessera."),
+      ("identity", "The user is on the design systems team.")]),
+    ("I'm a backend engineer on the payments team at Acme.",
+     [("identity", "The user is a backend engineer."), ("identity", "The user works at Acme."),
+      ("identity", "The user is on the payments team.")]),
+    ("day job is SRE at a bank in Dublin.", [("identity", "The user is SRE at a bank."), ("identity", "The user is based in Dublin.")]),
+    ("day job is boring", []),
+    ("my day job is at a call centre", [("identity", "The user's day job is at a call centre.")]),
+    ("my day job is a teacher at a primary school", [("identity", "The user is a teacher at a primary school.")]),
+    ("she/her if it ever matters.", [("identity", "The user's pronouns are she/her.")]),
+    ("she/her pls", [("identity", "The user's pronouns are she/her.")]),
+    ("the she/her field in the form is broken", []),
+])
+def test_who_the_person_is_said_in_passing(said, records):
+    assert read(said) == records
+
+
+@pytest.mark.parametrize("said, records", [
+    ("all internal traffic goes through Tailscale", [("fact", "All internal traffic goes through Tailscale.")]),
+    ("everything outbound goes through a NAT gateway in us-east-2",
+     [("fact", "Everything outbound goes through a NAT gateway in us-east-2.")]),
+    ("all requests go through the API gateway", [("fact", "All requests go through the API gateway.")]),
+    ("the billing API sits behind an Envoy sidecar and everything outbound goes through a NAT gateway",
+     [("fact", "The billing API sits behind an Envoy sidecar."), ("fact", "Everything outbound goes through a NAT gateway.")]),
+    ("every new SaaS tool goes through her questionnaire first", [("rule", "Every new SaaS tool goes through her questionnaire first.")]),
+])
+def test_the_way_traffic_takes_is_a_fact_a_step_every_change_takes_is_a_rule(said, records):
+    assert read(said) == records
