@@ -2050,6 +2050,15 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
             for statement in intro:
                 keep(statement)
             continue
+        head, comma, ages = sentence.rstrip(" .!").partition(", ")
+        if not (comma and _KIDS_RE.search(head) and _AGES_RE.fullmatch(ages)):
+            head, ages = "", sentence.rstrip(" .!") if len(groups) > 1 and _KIDS_RE.search(groups[-2][0]) else ""
+        if ages and _AGES_RE.fullmatch(ages):  # "two kids — Tolu's 9 and Kemi's 5", "mum of three (Yusuf 12, Noor 8)"
+            for child in _AGE_PAIR_RE.finditer(ages):
+                keep(Statement(f"The user's child {child.group('n')} is {child.group('a')}.", "personal", child.group("n")))
+            if not head:
+                continue
+            sentence = head
         if not item:
             listed = None
         if sentence.endswith(":") and not item:
@@ -2178,6 +2187,10 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
     return _task_constraints(groups)
 
 
+# children named with their ages after the person says they have them ("two kids — Tolu's 9 and Kemi's 5")
+_KIDS_RE = re.compile(r"\b(?:kids|children|boys|girls|(?:mum|mom|dad) of)\b", re.I)
+_AGE_PAIR_RE = re.compile(r"(?P<n>(?-i:[A-Z])[\w-]+)(?:'s|’s|\s+is)?\s+(?P<a>\d{1,2})\b")
+_AGES_RE = re.compile(rf"(?:{_AGE_PAIR_RE.pattern}(?:\s*,\s*(?:and\s+)?|\s+and\s+|$))+")
 # a condition before the clause it holds for ("if a dashboard breaks, …", "whenever prod is down, …")
 _CONDITION_RE = re.compile(r"^(?:if|when|whenever|once|before|after|for anything)\b[^,]{3,80},\s*", re.I)
 # the plural thing a statement ends on ("… is strict about migrations."): what a "them" right after it means

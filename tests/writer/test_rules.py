@@ -2612,3 +2612,31 @@ def test_who_the_person_is_said_in_passing(said, records):
 ])
 def test_the_way_traffic_takes_is_a_fact_a_step_every_change_takes_is_a_rule(said, records):
     assert read(said) == records
+
+
+@pytest.mark.parametrize("said, records", [
+    ("I've got two kids — Tolu's 9 and Kemi's 5.",
+     [("personal", "The user has got two kids."), ("personal", "The user's child Tolu is 9."), ("personal", "The user's child Kemi is 5.")]),
+    ("I'm a mum of three (Yusuf 12, Noor 8, Adam 4).",
+     [("personal", "The user is a mum of three."), ("personal", "The user's child Yusuf is 12."),
+      ("personal", "The user's child Noor is 8."), ("personal", "The user's child Adam is 4.")]),
+    ("We have two girls, Ana is 6 and Lia is 3.",
+     [("personal", "The user's child Ana is 6."), ("personal", "The user's child Lia is 3."), ("personal", "We have two girls.")]),
+    ("I've got three children — Ana 10, Ben 8 and Cy 2.",
+     [("personal", "The user has got three children."), ("personal", "The user's child Ana is 10."),
+      ("personal", "The user's child Ben is 8."), ("personal", "The user's child Cy is 2.")]),
+    ("I'm a mom of two (Ava 5, Eli 2).",
+     [("personal", "The user is a mom of two."), ("personal", "The user's child Ava is 5."), ("personal", "The user's child Eli is 2.")]),
+    ("I'm a dad of two (Ava 5, Eli 2).",
+     [("personal", "The user is a dad of two."), ("personal", "The user's child Ava is 5."), ("personal", "The user's child Eli is 2.")]),
+    ("We have two boys, Sam is 7 and Leo is 4.",
+     [("personal", "The user's child Sam is 7."), ("personal", "The user's child Leo is 4."), ("personal", "We have two boys.")]),
+])
+def test_children_named_with_their_ages(said, records):
+    assert read(said) == records
+
+
+@pytest.mark.parametrize("said", ["The printers are fine. Room 12 and Hall 4.", "The team is great, Room 12 and Hall 4.",
+                                  "The kids are fine. Room 12 and Hall 4 are booked."])
+def test_names_and_numbers_are_children_only_after_children_are_said(said):
+    assert not [text for _, text in read(said) if "child" in text]
