@@ -2052,7 +2052,7 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
             continue
         head, comma, ages = sentence.rstrip(" .!").partition(", ")
         if not (comma and _KIDS_RE.search(head) and _AGES_RE.fullmatch(ages)):
-            head, ages = "", sentence.rstrip(" .!") if len(groups) > 1 and _KIDS_RE.search(groups[-2][0]) else ""
+            head, ages = "", sentence.rstrip(" .!") if any(_KIDS_RE.search(said) for said, _ in groups[:-1]) else ""
         if ages and _AGES_RE.fullmatch(ages):  # "two kids — Tolu's 9 and Kemi's 5", "mum of three (Yusuf 12, Noor 8)"
             for child in _AGE_PAIR_RE.finditer(ages):
                 keep(Statement(f"The user's child {child.group('n')} is {child.group('a')}.", "personal", child.group("n")))
