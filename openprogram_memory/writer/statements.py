@@ -617,7 +617,7 @@ def _people(clause: str) -> list[Statement]:
             r"decide|own|okay|ok|greenlight|the releases?|the reviews?|all)\b|^(?:is|are) (?:off|out) (?:on )?"
             r"(?:fridays|mondays|weekends)\b|^does\s+(?:(?:our|the|all)\s+)?(?:(?-i:[A-Z]{2,5})\b|(?:design|"
             r"testing|reviews|hiring|payroll|accounting|the books|books|support|ops|infra|security|releases|on-?call|"
-            r"translations?|copy|marketing|editing)\b)|^(?:runs|run)\s+(?!(?:on|in|at|every|each|daily|nightly|weekly|hourly|"
+            r"translations?|copy|marketing|editing|year-end|accounts|tax returns|rota|invoicing|onboarding|bookkeeping|scheduling)\b)|^(?:runs|run)\s+(?!(?:on|in|at|every|each|daily|nightly|weekly|hourly|"
             r"as|under|inside|behind|against|with|through|from|off|out|late|fast|slow|smoothly|fine|ok|okay|it|that|"
             r"this|things|the show|away|into|over|up|down|low|hot|out)\b|(?:the\s+|our\s+)?(?:[\w-]+\s+)?(?:builds?|jobs?|"
             r"tests|test suite|suite|crons?|backups?|migrations?|scripts?|checks|containers?|workers?|queries)\b)[\w`-]",

@@ -2643,3 +2643,9 @@ def test_children_named_with_their_ages(said, records):
                                   "The kids are fine. Room 12 and Hall 4 are booked."])
 def test_names_and_numbers_are_children_only_after_children_are_said(said):
     assert not [text for _, text in read(said) if "child" in text]
+
+
+@pytest.mark.parametrize("what", ["the year-end accounts", "the accounts", "the tax returns", "the rota", "the invoicing",
+                                  "onboarding", "the bookkeeping", "the scheduling"])
+def test_the_part_of_the_work_a_named_person_does(what):
+    assert read(f"Olu does {what}.") == [("people", f"Olu does {what}.")]
