@@ -44,7 +44,7 @@ _MOMENT_RE = re.compile(
     r"class|module|snippet|output|case|query|page|component)|that (?:file|one|function|test|line|error|bug|pr|"
     r"commit|branch|change|diff|script|class)|these (?:files|tests|errors|changes|lines)|those (?:files|tests|"
     r"errors|changes)|next (?:week|month|time|monday|tuesday|wednesday|thursday|friday|saturday|sunday)(?! of\b)|"
-    r"for this \w+|(?:from|in|on) your (?:list|answer|reply|suggestions?|options?|last message)|"
+    r"for this (?!project\b)\w+|(?:from|in|on) your (?:list|answer|reply|suggestions?|options?|last message)|"
     r"your (?:first|second|third|last|other) (?:suggestion|option|answer|idea|version)|"
     r"the (?:first|second|third|last|other|previous|new|old|latest|original) (?:one|version|option|approach|"
     r"draft(?!\s+of\s+(?:every|each)\b)|suggestion|answer|idea|variant)|"  # ("the first draft of every …")

@@ -533,7 +533,7 @@ _COLLEAGUE_RE = re.compile(rf"^(?:my|our)\s+(?:new\s+|old\s+|former\s+|current\s
                            rf"[A-Z][\w'’-]+(?:\s+[A-Z][\w'’-]+)?)),?)?", re.I)
 _PERSON_VERB_RE = re.compile(
     r"^(?:,?\s*(?:(?:who|and)\s+)?)?(?:also\s+|now\s+|still\s+|usually\s+|basically\s+|actually\s+|mostly\s+|just\s+|"
-    r"officially\s+|normally\s+|generally\s+|typically\s+|always\s+|mainly\s+)?(?P<verb>is (?:handling|running|leading|driving|organi[sz]ing)|can (?:approve|sign off|"
+    r"officially\s+|normally\s+|generally\s+|typically\s+|always\s+|mainly\s+)?(?P<verb>is (?:handling|running|leading|driving|organi[sz]ing|doing all)|can (?:approve|sign off|"
     r"merge|grant|unlock)|sets|controls|books|chases|deals with|validates|has (?:a )?veto|has (?:the )?final (?:say|word|call)|has (?:the )?last word|"
     r"left (?:the company|the team|us|the org|the firm)|quit|retired|owns|co-?owns|own|leads|lead|manages|manage|runs|run|handles|handle|maintains|"
     r"maintain|decides|decide|approves|approve|signs off|sign off|reviews|review|is in charge of|are in charge of|"
@@ -981,7 +981,7 @@ _DECISION_RE = re.compile(
     r"moving|migrated|migrating|changed|changing|going with|going(?=\s+(?-i:[A-Z`]))|going to (?:use|go with|switch|move|migrate|drop|"
     r"stick|adopt|keep)|sticking with|staying with|staying on|dropped|dropping|ditched|ditching|replaced|"
     r"replacing|deprecated|deprecating|retired|retiring|sunset|sunsetting|killed|killing|abandoned|abandoning|scrapped|"
-    r"shelved|"
+    r"shelved|ruled out|"
     r"adopted|adopting|standardi[sz]ing|consolidat(?:ed|ing)|rewr(?:ote|iting)|no longer (?:use|offer)|are not using|"
     r"stopped (?:using|offering)|quit using|(?:(?:are |'re )?not|aren't) doing .+ (?:anymore|any more)|"
     r"aren't using|won't (?:use|be using)|will not use|don't use|do not use|use|stick with|stick to|go with|"
