@@ -2050,12 +2050,10 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
             for statement in intro:
                 keep(statement)
             continue
-        head, comma, ages = sentence.rstrip(" .!").partition(", ")
-        if not (comma and _KIDS_RE.search(head) and _AGES_RE.fullmatch(ages)):
-            head, ages = "", sentence.rstrip(" .!") if any(_KIDS_RE.search(said) for said, _ in groups[:-1]) else ""
-        if ages and _AGES_RE.fullmatch(ages):  # "two kids — Tolu's 9 and Kemi's 5", "mum of three (Yusuf 12, Noor 8)"
-            for child in _AGE_PAIR_RE.finditer(ages):
-                keep(Statement(f"The user's child {child.group('n')} is {child.group('a')}.", "personal", child.group("n")))
+        head, children = _children(sentence, groups[:-1])
+        for child in children:
+            keep(child)
+        if children:
             if not head:
                 continue
             sentence = head
@@ -2191,6 +2189,20 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
 _KIDS_RE = re.compile(r"\b(?:kids|children|boys|girls|(?:mum|mom|dad) of)\b", re.I)
 _AGE_PAIR_RE = re.compile(r"(?P<n>(?-i:[A-Z])[\w-]+)(?:'s|’s|\s+is)?\s+(?P<a>\d{1,2})\b")
 _AGES_RE = re.compile(rf"(?:{_AGE_PAIR_RE.pattern}(?:\s*,\s*(?:and\s+)?|\s+and\s+|$))+")
+def _children(sentence: str, earlier: list[tuple[str, list[Statement]]]) -> tuple[str, list[Statement]]:
+    """What is left of ``sentence`` and a record per child it names with an age, once the person has said they have
+    children, in it ("two boys, Sam is 7 and Leo is 4") or in an ``earlier`` sentence ("two kids — Tolu's 9 and Kemi's
+    5", "mum of three (Yusuf 12, Noor 8)": the brackets come after the line's sentences)."""
+    said = sentence.rstrip(" .!")
+    head, comma, ages = said.partition(", ")
+    if not (comma and _KIDS_RE.search(head) and _AGES_RE.fullmatch(ages)):
+        if not (_AGES_RE.fullmatch(said) and any(_KIDS_RE.search(before) for before, _ in earlier)):
+            return sentence, []
+        head, ages = "", said
+    return head, [Statement(f"The user's child {child.group('n')} is {child.group('a')}.", "personal", child.group("n"))
+                  for child in _AGE_PAIR_RE.finditer(ages)]
+
+
 # a condition before the clause it holds for ("if a dashboard breaks, …", "whenever prod is down, …")
 _CONDITION_RE = re.compile(r"^(?:if|when|whenever|once|before|after|for anything)\b[^,]{3,80},\s*", re.I)
 # the plural thing a statement ends on ("… is strict about migrations."): what a "them" right after it means
