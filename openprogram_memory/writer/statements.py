@@ -1900,6 +1900,36 @@ def _two_rules(statement: Statement) -> list[Statement]:
             replace(statement, text=finish(second), keyword=keyword(second, last=True))]
 
 
+# where one statement joins two: "Our CRM is HubSpot and the support desk is Zendesk" (each half with a subject and a
+# verb of its own)
+_TWO_CLAUSES_RE = re.compile(r"\s*;\s*|,\s+(?:and|but|while|whereas)\s+|\s+(?:but|while|whereas)\s+|,\s+|\s+and\s+|\s+[—–]\s+")
+_CLAUSE_START_RE = re.compile(
+    rf"^(?!(?:it|they|he|she|if|when|even|after|there|not|{_FACT_VERBS}|{lx.PERSON_VERBS})\b)(?:(?:the|our|my|their|all|every|each|most|a|an|its|some|any|only)\s+)?"
+    rf"(?:[\w./@`'’+#-]+\s+){{1,4}}?(?:\([^)]*\)\s+)?{_FACT_VERBS}\b", re.I)
+_HAS_VERB_RE = re.compile(rf"\b{_FACT_VERBS}\b", re.I)
+_JOINED_KINDS = ("fact", "people", "schedule", "personal", "decision")
+
+
+def _joined(statement: Statement) -> list[Statement]:
+    """A statement that joins two, each a clause with a subject and a verb of its own, as two ("The `orders` table is
+    partitioned by month and the partition key is created_at"); a part without its own subject ("…, and owns the
+    outbound sequences"), or that leans on the first ("…, even though the frontend is camelCase"), stays joined."""
+    if statement.kind not in _JOINED_KINDS:
+        return [statement]
+    text = statement.text.rstrip(".")
+    parts, start = [], 0
+    for joint in _TWO_CLAUSES_RE.finditer(text):
+        left, right = text[start:joint.start()], text[joint.end():]
+        if len(left.split()) >= 3 and len(right.split()) >= 3 and _HAS_VERB_RE.search(left) and \
+                _CLAUSE_START_RE.match(right):
+            parts.append(left)
+            start = joint.end()
+    if not parts:
+        return [statement]
+    parts.append(text[start:])
+    return [replace(statement, text=finish(part), keyword=keyword(part)) for part in parts]
+
+
 def _of_the_user(statement: Statement) -> Statement:
     """``statement`` with no first person left ("Emeka reviews all my PRs" → "… all the user's PRs"); an
     instruction keeps its "me" ("Give me the diff")."""
@@ -2026,7 +2056,11 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
         if statement.kind == "rule" and (_ANAPHOR_RULE_RE.match(statement.text) or re.match(
                 r"^\w+\s+them\b", statement.text, re.I) and not any(said for _, said in groups)):
             return  # "No, keep it as a list": what "it" is, nothing the message said before tells
-        if statement.text.casefold() not in seen:
+        parts = _joined(statement)
+        if len(parts) > 1:  # (each part is kept as it would be alone, once the whole was)
+            for part in parts:
+                keep(part)
+        elif statement.text.casefold() not in seen:
             seen.add(statement.text.casefold())
             out.append(statement)
 

@@ -2649,3 +2649,32 @@ def test_names_and_numbers_are_children_only_after_children_are_said(said):
                                   "onboarding", "the bookkeeping", "the scheduling"])
 def test_the_part_of_the_work_a_named_person_does(what):
     assert read(f"Olu does {what}.") == [("people", f"Olu does {what}.")]
+
+
+@pytest.mark.parametrize("said, records", [
+    ("Our ticketing tool is Jira, and the wiki lives in Confluence.",
+     [("fact", "Our ticketing tool is Jira."), ("fact", "The wiki lives in Confluence.")]),
+    ("The nightly export runs at 2am; the weekly digest goes out on Mondays.",
+     [("schedule", "The nightly export runs at 2am."), ("schedule", "The weekly digest goes out on Mondays.")]),
+    ("Kenji looks after the build farm and Marta handles the release notes.",
+     [("people", "Kenji looks after the build farm."), ("people", "Marta handles the release notes.")]),
+])
+def test_two_statements_joined_in_one_sentence_are_two_records(said, records):
+    assert read(said) == records
+
+
+@pytest.mark.parametrize("said", [
+    "Kenji looks after the build farm and handles the release notes.",  # one subject, two things it does
+    "The API returns snake_case, even though the frontend is camelCase.",  # the second part leans on the first
+    "The nightly export runs at 2am, never on weekends.",
+    "The mobile app talks to the gateway, not the services directly.",
+    "The raw events are kept for 13 months, after that only aggregates are kept.",
+    "The deploy pipeline runs on Buildkite, if the queue is free it takes ten minutes.",
+    "The admin panel runs on Django, there is a read replica for reports.",
+    "I live with my dad and he has diabetes.",  # who "he" is, the part alone would not say
+    "I live with my mum and she has asthma.",
+    "I have a cat and it has asthma.",
+    "I'm vegetarian and they don't drink.",
+])
+def test_a_sentence_with_one_subject_stays_one_record(said):
+    assert len(read(said)) <= 1
