@@ -458,8 +458,8 @@ _PERSONAL_RE = re.compile(
     r"collect|brew|homebrew|woodwork|read|draw|write (?:poetry|fiction|novels)|commute)\b|"
     r"my (?:birthday|bday|hobby|hobbies|diet|allergy|allergies|time ?zone|tz|weekends?|evenings|"
     r"partner's|wife's|husband's|kids'|kid's|son's|daughter's)\b|"
-    rf"{_I} was born\b|{_IM}\s+on\s+(?-i:[A-Z]\w+)\s+time\b|(?:we|I|i)(?:'ve| have)?\s+(?:got\s+)?(?:a|an|two|three|four|\d+)\s+"
-    rf"(?:\w+\s+){{0,2}}(?:{lx.FAMILY})\b|{_I}{_ADV}\s+grew up\b|{_IM}\s+(?:born and raised|raised)\b|{_IM}\s+(?:on|in)\s+(?:(?-i:[A-Z]{{2,5}}T?|[A-Z][a-z]+/[A-Z][a-z_]+)|UTC|GMT)(?:\s*[+-]\s*\d{{1,2}}(?::\d{{2}})?)?\b|"
+    rf"{_I} was born\b|{_IM}\s+on\s+(?-i:[A-Z]\w+)\s+time\b|(?:we|I|i)(?:'ve| have)?\s+(?:got\s+)?(?:(?:a|an|two|three|four|\d+)\s+"
+    rf"(?:\w+\s+){{0,2}}(?:{lx.FAMILY})|twins\b)\b|{_I}{_ADV}\s+grew up\b|{_IM}\s+(?:born and raised|raised)\b|{_IM}\s+(?:on|in)\s+(?:(?-i:[A-Z]{{2,5}}T?|[A-Z][a-z]+/[A-Z][a-z_]+)|UTC|GMT)(?:\s*[+-]\s*\d{{1,2}}(?::\d{{2}})?)?\b|"
     rf"{_IM}\s+(?:\w+\s+)?(?:hours?|hrs?)\s+(?:ahead|behind)|{_I}{_ADV}\s+(?:don't|do not)\s+(?:work|check slack|"
     r"answer)\s+(?:on\s+)?(?:weekends|fridays|evenings)|"
     rf"{_I}{_ADV}\s+(?:speak|am learning|'m learning|learn)\s+|{_IM}\s+learning\s+|{_IM}\s+(?:really\s+)?into\s+|"
@@ -1981,6 +1981,8 @@ def _learned(sentence: str, person: str | None, thing: str | None) -> list[State
             _TRANSIENT_RE.search(body) or head and head.group(1).casefold() in _WORK_AT_HAND) or (
             kind == "people" and _PERSON_VERB_LEAD_RE.match(body) or  # ("leads the migration": who does, unsaid)
             kind == "identity" and re.match(rf"{_IM}\s+(?:(?:now|still)\s+)?(?:at|with)\s+{_SOMEWHERE}", body) or
+            kind == "identity" and re.search(r"\b(?:next\s+(?:week|month)|tomorrow|tonight)\b", body,
+                                             re.I) or  # ("I'm in Lisbon next week": a trip)
             kind == "people" and _A_WORD_ON_RE.match(body) or
             re.search(r"\bnothing big\b", body, re.I) or  # (the size of the job at hand)
             kind == "schedule" and (_one_plan(body) or _MOVE_ME_RE.match(body)) or kind == "preference" and (len(preferred) == 2 and _step_at_hand(preferred[1]) or _of_something_said(body))):
