@@ -1930,6 +1930,20 @@ def _joined(statement: Statement) -> list[Statement]:
     return [replace(statement, text=finish(part), keyword=keyword(part)) for part in parts]
 
 
+# a named relative and the work they do: "The user's sister Aroha is a midwife", "… son Arjun works at Deloitte"
+_KIN_AT_WORK_RE = re.compile(rf"^The user's (?:{lx.FAMILY}) (?P<n>(?-i:[A-Z][\w'’-]+)(?: (?-i:[A-Z][\w'’-]+))?) "
+                             rf"(?:is an? |works\b|does\b|handles\b|runs\b|owns\b|manages\b)", re.I)
+
+
+def _kin_at_work(statement: Statement) -> Statement:
+    """A named relative's job or part of the work is what that person does (a people record), like a colleague's;
+    that the person has a sister, a son, is a personal fact."""
+    kin = _KIN_AT_WORK_RE.match(statement.text) if statement.kind == "personal" else None
+    if kin:
+        return replace(statement, kind="people", subject=statement.subject or kin.group("n"))
+    return statement
+
+
 def _of_the_user(statement: Statement) -> Statement:
     """``statement`` with no first person left ("Emeka reviews all my PRs" → "… all the user's PRs"); an
     instruction keeps its "me" ("Give me the diff")."""
@@ -2037,7 +2051,7 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
     retracted: re.Match[str] | None = None  # the sentence before took back what was said about something, and ended
 
     def keep(statement: Statement) -> None:  # each statement once, in order, said of "the user"
-        statement = _of_the_user(_without_mind_tail(statement))
+        statement = _kin_at_work(_of_the_user(_without_mind_tail(statement)))
         if statement.kind == "rule":
             *before, statement = _two_rules(statement)
             for one in before:

@@ -150,7 +150,7 @@ def test_what_a_message_says_next_of_a_person_or_pet_it_named_is_about_them():
         ("people", "Lukas is based in Munich.", "Lukas"),
         ("people", "Petra owns CI.", "Petra"),
         ("people", "Petra is located in Brno.", "Petra"),
-        ("personal", "The user's wife Giulia is a nurse.", None),
+        ("people", "The user's wife Giulia is a nurse.", "Giulia"),
         ("personal", "Giulia is based in Turin on weekdays.", "Giulia"),
         ("people", "Tom owns infra.", "Tom"),
         ("people", "Tom is married to the user's cousin.", "Tom"),
@@ -2681,3 +2681,17 @@ def test_two_statements_joined_in_one_sentence_are_two_records(said, records):
 ])
 def test_a_sentence_with_one_subject_stays_one_record(said):
     assert len(read(said)) <= 1
+
+
+@pytest.mark.parametrize("said, records", [
+    ("My sister Aroha is a midwife in Wellington.", [("people", "The user's sister Aroha is a midwife in Wellington.")]),
+    ("My son Arjun works at Deloitte.", [("people", "The user's son Arjun works at Deloitte.")]),
+    ("My wife Mei does the books for the shop.", [("people", "The user's wife Mei does the books for the shop.")]),
+    ("My brother Chidi handles the invoices.", [("people", "The user's brother Chidi handles the invoices.")]),
+    ("My mum Grace runs the bakery on weekends.", [("people", "The user's mum Grace runs the bakery on weekends.")]),
+    ("My husband Kofi owns the garage next door.", [("people", "The user's husband Kofi owns the garage next door.")]),
+    ("My dad Tom manages the warehouse.", [("people", "The user's dad Tom manages the warehouse.")]),
+    ("My son Arjun is 6.", [("personal", "The user's son Arjun is 6.")]),  # a relative, not their work
+])
+def test_a_named_relatives_work_is_what_that_person_does(said, records):
+    assert read(said) == records
