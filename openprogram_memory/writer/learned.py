@@ -31,6 +31,7 @@ MODEL_PATH = Path(__file__).resolve().parent / "model" / "sentences.json"
 FEATURES_VERSION = 1
 NONE = "none"
 THRESHOLD = 0.5  # a kind this likely or more is kept
+SURE, UNLIKELY = 0.8, 0.1  # a kind this likely, over one the rules read that is this unlikely, replaces it
 
 _TOKEN_RE = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?|[?!`/@:$%]")
 _WORD_CLASSES = (
@@ -109,3 +110,13 @@ def likely_kind(sentence: str) -> str | None:
     probs = probabilities(sentence)
     kind = max((k for k in probs if k != NONE), key=probs.__getitem__, default=None)
     return kind if kind is not None and probs[kind] >= THRESHOLD else None
+
+
+def sure_kind(sentence: str, read: str) -> str | None:
+    """The kind ``sentence`` states when the classifier is sure of it (:data:`SURE`) and gives the kind the rules
+    ``read`` in it almost no chance (:data:`UNLIKELY`); else None (the rules' kind stands)."""
+    probs = probabilities(sentence)
+    kind = max((k for k in probs if k != NONE), key=probs.__getitem__, default=None)
+    if kind is None or probs[kind] < SURE or probs.get(read, 0.0) >= UNLIKELY:
+        return None
+    return kind

@@ -2232,7 +2232,22 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
         first = next((i for i, st in enumerate(out) if st.kind in ("decision", "fact")), None) if retract else None
         if retract and first is not None:  # (the first thing said after it is what replaces it)
             out[first] = replace(out[first], old=out[first].old or retract.group("old"))
-    return _task_constraints(groups)
+    return [(sentence, _second_opinion(sentence, found)) for sentence, found in _task_constraints(groups)]
+
+
+COVERS = 0.6  # a statement this long, in words, against its sentence is what the whole sentence says
+
+
+def _second_opinion(sentence: str, found: list[Statement]) -> list[Statement]:
+    """The one statement the rules read in ``sentence``, of the kind the corpus-trained classifier (:mod:`.learned`)
+    is sure of where it is as sure the rules' kind is wrong ("Kwame does sprint planning …" read as a schedule)."""
+    if len(found) != 1 or len(found[0].text.split()) < COVERS * len(sentence.split()):
+        return found  # (a statement of part of the sentence: what the classifier read may be the other part)
+    kind = learned.sure_kind(sentence, found[0].kind)
+    if kind is None:
+        return found
+    text = found[0].text
+    return [replace(found[0], kind=kind, slot=slot_of(text) if kind in ("identity", "personal") else None)]
 
 
 # children named with their ages after the person says they have them ("two kids — Tolu's 9 and Kemi's 5")

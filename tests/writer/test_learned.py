@@ -125,3 +125,44 @@ def test_without_usable_weights_the_writer_goes_on_with_its_rules(content, tmp_p
         assert "writer classifier off" in caplog.text
     finally:
         learned._model.cache_clear()
+
+
+def _sure_of(monkeypatch, **probs: float) -> None:
+    """The classifier, made to give every sentence these probabilities (the rest to "none")."""
+    probs = {**dict.fromkeys(("none", "identity", "people", "preference", "rule", "decision", "fact", "schedule",
+                              "personal"), 0.0), **probs}
+    probs["none"] = max(0.0, 1 - sum(v for k, v in probs.items() if k != "none"))
+    monkeypatch.setattr(learned, "probabilities", lambda sentence: dict(probs))
+
+
+@pytest.mark.parametrize("probs, kind", [
+    ({"fact": 0.85, "schedule": 0.05}, "fact"),  # sure of another kind, and the rules' kind unlikely: replaced
+    ({"fact": 0.75, "schedule": 0.05}, "schedule"),  # not sure enough
+    ({"fact": 0.85, "schedule": 0.12}, "schedule"),  # the rules' kind is not unlikely enough
+])
+def test_the_classifier_replaces_the_rules_kind_only_when_sure(monkeypatch, probs, kind):
+    _sure_of(monkeypatch, **probs)
+    assert [(s.kind, s.text) for s in extract_statements("Our deploys go out every Tuesday.")] == [
+        (kind, "Our deploys go out every Tuesday.")]
+
+
+def test_a_statement_of_part_of_the_sentence_keeps_the_rules_kind(monkeypatch):
+    _sure_of(monkeypatch, preference=0.95)  # what the classifier reads may be the part the rules left out
+    assert [(s.kind, s.text) for s in extract_statements("we went with Kafka, which I can't stand")] == [
+        ("decision", "We went with Kafka.")]
+
+
+def test_a_kind_the_classifier_gives_brings_its_slot(monkeypatch):
+    _sure_of(monkeypatch, identity=0.95)
+    assert [(s.kind, s.slot) for s in extract_statements("I live in Porto now.")] == [("identity", "location")]
+    _sure_of(monkeypatch, personal=0.95)
+    assert [(s.kind, s.slot) for s in extract_statements("I live in Porto now.")] == [("personal", "location")]
+    _sure_of(monkeypatch, fact=0.95)
+    assert [(s.kind, s.slot) for s in extract_statements("I live in Porto now.")] == [("fact", None)]
+
+
+def test_a_sentence_the_rules_read_more_than_one_statement_in_keeps_them_all(monkeypatch):
+    _sure_of(monkeypatch, people=0.95)
+    assert [(s.kind, s.text) for s in extract_statements("I'm Ravi, a data engineer at Glovo.")] == [
+        ("identity", "The user's name is Ravi."), ("identity", "The user is a data engineer."),
+        ("identity", "The user works at Glovo.")]
