@@ -2,12 +2,11 @@
 
 Runs :func:`openprogram_memory.writer.statements.extract_statements` — the
 function the ``rules`` writer uses — on every message of
-``tests/writer/corpus/{train,heldout}.jsonl`` (and ``train-*.jsonl``, more authors' train
-files) and prints precision and
-recall per kind and overall.
+``tests/writer/corpus/{train,heldout}.jsonl`` (and ``train-*.jsonl`` / ``heldout-*.jsonl``, more
+authors' files) and prints precision and recall per kind and overall.
 
-The held-out split measures generalization: it was written by a separate
-author and is never read while writing the extractor, so this script
+The held-out split measures generalization: it was written by separate
+authors and is never read while writing the extractor, so this script
 prints only its aggregate figures — ``--misses`` is refused for it.
 
 Targets (held-out): recall >= 0.90, precision >= 0.97.

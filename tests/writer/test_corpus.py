@@ -1,7 +1,7 @@
 """The rules extractor against the labelled corpus: the corpus is the test (issue 8).
 
 ``train.jsonl`` is what the extractor was developed on; ``heldout.jsonl``
-was written by a separate author and never read while writing the
+(and ``heldout-*.jsonl``) were written by separate authors and never read while writing the
 extractor (only its aggregate figures were ever looked at), so its
 thresholds measure how the extractor generalizes. Failures name only
 figures, never held-out messages.
@@ -20,7 +20,7 @@ CORPUS = Path(__file__).parent / "corpus"
 # (recall, precision) floors per split: what the extractor achieves, less a small margin.
 THRESHOLDS = {
     "train": (0.75, 0.81),
-    "heldout": (0.63, 0.82),
+    "heldout": (0.56, 0.73),  # (heldout.jsonl alone: 0.695 / 0.842; with heldout-ad/ae/ag: 0.582 / 0.759)
 }
 
 
