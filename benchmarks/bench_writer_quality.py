@@ -3,7 +3,9 @@
 Runs :func:`openprogram_memory.writer.statements.extract_statements` — the
 function the ``rules`` writer uses — on every message of
 ``tests/writer/corpus/{train,heldout}.jsonl`` (and ``train-*.jsonl`` / ``heldout-*.jsonl``, more
-authors' files) and prints precision and recall per kind and overall.
+authors' files) and prints precision and recall per kind and overall, and
+the precision of the statements the writer would file in ``topics/core.md``
+(given to every session, so a wrong record costs most there).
 
 The held-out split measures generalization: it was written by separate
 authors and is never read while writing the extractor, so this script

@@ -22,6 +22,7 @@ import math
 import re
 from functools import lru_cache
 from pathlib import Path
+from typing import Iterable
 
 from . import lexicon as lx
 from .negatives import is_negative
@@ -32,6 +33,7 @@ FEATURES_VERSION = 1
 NONE = "none"
 THRESHOLD = 0.5  # a kind this likely or more is kept
 SURE, UNLIKELY = 0.8, 0.1  # a kind this likely, over one the rules read that is this unlikely, replaces it
+DOUBT = 0.2  # a kind less likely than this (and than a rival kind) in its sentence is doubted
 
 _TOKEN_RE = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?|[?!`/@:$%]")
 _WORD_CLASSES = (
@@ -112,11 +114,21 @@ def likely_kind(sentence: str) -> str | None:
     return kind if kind is not None and probs[kind] >= THRESHOLD else None
 
 
-def sure_kind(sentence: str, read: str) -> str | None:
-    """The kind ``sentence`` states when the classifier is sure of it (:data:`SURE`) and gives the kind the rules
-    ``read`` in it almost no chance (:data:`UNLIKELY`); else None (the rules' kind stands)."""
-    probs = probabilities(sentence)
+def sure_kind(probs: dict[str, float], read: str) -> str | None:
+    """The kind a sentence states when the classifier is sure of it (:data:`SURE`, its :func:`probabilities`
+    ``probs``) and gives the kind the rules ``read`` in it almost no chance (:data:`UNLIKELY`); else None (the
+    rules' kind stands)."""
     kind = max((k for k in probs if k != NONE), key=probs.__getitem__, default=None)
     if kind is None or probs[kind] < SURE or probs.get(read, 0.0) >= UNLIKELY:
         return None
     return kind
+
+
+def doubts(probs: dict[str, float], read: str, rivals: Iterable[str]) -> bool:
+    """Whether the classifier, weighing a sentence (its :func:`probabilities` ``probs``), gives the kind the rules
+    ``read`` in it less than :data:`DOUBT` and one of the ``rivals`` kinds more; without weights it doubts nothing.
+
+    (Make "none" no rival: the classifier tells kinds apart far better than it tells a short standing instruction
+    from a one-off command — "Always run the tests before pushing." is mostly "none" to it.)"""
+    chance = probs.get(read, 0.0)
+    return chance < DOUBT and any(probs.get(kind, 0.0) > chance for kind in rivals if kind != read)

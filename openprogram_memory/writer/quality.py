@@ -7,7 +7,9 @@ expected record when the kinds are equal and every one of the record's
 prediction matches at most one record and vice versa. Recall is matched
 records over expected records, precision matched predictions over all
 predictions — a prediction on a message that expects nothing is a false
-positive.
+positive. The core line counts the predictions the writer would file in
+``topics/core.md`` (:func:`~.rules_backend.reaches_core`), which every
+session is given: its precision is what a wrong record there costs.
 
 The scorer calls :func:`~openprogram_memory.writer.statements.extract_statements`,
 the very function the ``rules`` writer uses, so the figures are the
@@ -21,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+from .rules_backend import reaches_core
 from .statements import KINDS, Statement, extract_by_sentence, extract_statements
 
 
@@ -60,6 +63,7 @@ class Score:
     overall: Tally
     misses: list[Miss]
     messages: int
+    core: Tally = field(default_factory=Tally)  # the predictions the writer files in topics/core.md
 
 
 def split_lines(corpus: Path, split: str) -> list[dict[str, Any]]:
@@ -102,7 +106,7 @@ def score(lines: Iterable[dict[str, Any]],
           extract: Callable[[str], list[Statement]] = extract_statements) -> Score:
     """Precision and recall of ``extract`` over corpus ``lines``."""
     kinds = {kind: Tally() for kind in KINDS}
-    overall = Tally()
+    overall, core = Tally(), Tally()
     misses: list[Miss] = []
     count = 0
     for line in lines:
@@ -127,14 +131,17 @@ def score(lines: Iterable[dict[str, Any]],
             tally = kinds.setdefault(statement.kind, Tally())
             tally.predicted += 1
             overall.predicted += 1
+            to_core = reaches_core(statement)
+            core.predicted += to_core
             if i in used:
                 tally.correct += 1
                 overall.correct += 1
+                core.correct += to_core
             else:
                 extra.append(statement)
         if missed or extra:
             misses.append(Miss(line["id"], line["text"], missed, extra))
-    return Score(kinds, overall, misses, count)
+    return Score(kinds, overall, misses, count, core)
 
 
 def table(result: Score) -> str:
@@ -143,4 +150,7 @@ def table(result: Score) -> str:
     for name, tally in [*result.kinds.items(), ("overall", result.overall)]:
         rows.append(f"{name:<11} {tally.expected:>8} {tally.found:>6} {tally.recall:>7.3f} "
                     f"{tally.predicted:>9} {tally.correct:>7} {tally.precision:>9.3f}")
+    core = result.core
+    rows.append(f"{'(core)':<11} {'':>8} {'':>6} {'':>7} {core.predicted:>9} {core.correct:>7} {core.precision:>9.3f}"
+                "   <- of these, what reaches topics/core.md")
     return "\n".join(rows)

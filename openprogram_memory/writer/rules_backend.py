@@ -13,8 +13,9 @@ it never has to undo it):
   ``topics/core.md`` under ``## Identity``, ``## Preferences``,
   ``## Rules`` — when the organizer's
   :func:`~openprogram_memory.placement.classify.classify_statement` agrees
-  they are core material; one it calls ``project`` goes to that project's
-  topic, one it calls ``other`` to ``topics/notes.md``. Only the person's
+  they are core material and the corpus-trained sentence classifier does
+  not doubt their kind (``Statement.doubted``); one it calls ``project``
+  goes to that project's topic, any other to ``topics/notes.md``. Only the person's
   own turns are read: the pipeline never batches runtime-scheduled turns
   (wrappers, tool output, sub-agent prompts and reports, compaction
   summaries; ``sessions/markers.py``), and the extractor yields nothing for
@@ -92,6 +93,14 @@ CORE_TITLE = "Core"
 PEOPLE = ("topics/people.md", "People")
 PERSONAL = ("topics/personal.md", "Personal")
 _FILLER_TOKENS = frozenset({"now", "currently", "also", "still", "actually", "really", "just", "the", "user"})
+
+
+def reaches_core(statement: Statement, known: dict[str, str] | None = None) -> bool:
+    """Whether the writer files ``statement`` in ``topics/core.md``: a rule, preference or identity statement that
+    the organizer's :func:`~openprogram_memory.placement.classify.classify_statement` calls core material (given
+    the ``known`` project topics) and the corpus-trained classifier does not doubt (``Statement.doubted``)."""
+    return statement.kind in CORE_SECTIONS and not statement.doubted and \
+        classify_statement(statement.text, known or {}) in CORE_CATEGORIES
 
 
 def _one_value_changed(new: str, old: str) -> bool:
@@ -173,10 +182,9 @@ class _Plan:
     def route(self, statement: Statement) -> tuple[str, tuple[str, ...]]:
         """Where a statement goes: core section, people, personal, a project topic, or notes."""
         if statement.kind in CORE_SECTIONS:
-            category = classify_statement(statement.text, self.known)
-            if category in CORE_CATEGORIES:
+            if reaches_core(statement, self.known):
                 return CORE_TOPIC, self._chain(CORE_TOPIC, CORE_TITLE, CORE_SECTIONS[statement.kind])
-            if category == "project":
+            if classify_statement(statement.text, self.known) == "project":
                 name = project_name(statement.text, self.known) or statement.subject
                 if name:
                     return self._project(name, statement.kind)

@@ -44,7 +44,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from ..placement.classify import WORK_FIELD
+from ..placement.classify import CORE_CATEGORIES, WORK_FIELD
 from ..workspace.caches import register_index
 from . import learned
 from . import lexicon as lx
@@ -72,7 +72,11 @@ class Statement:
     "employer", "location", "timezone", "pronouns") so a new value updates
     the old record in place; ``old`` is an explicitly replaced value
     ("switched from Flask") for the same purpose. ``subject`` is the
-    project, thing or person a statement is about.
+    project, thing or person a statement is about. ``doubted`` marks a
+    statement of a kind the corpus-trained classifier gives its sentence
+    little chance of (:data:`~.learned.DOUBT`) while it reads a kind that
+    is not for the core there: kept, but the writer does not put it in the
+    core, which every session is given.
     """
 
     text: str
@@ -81,6 +85,7 @@ class Statement:
     slot: str | None = None
     old: str | None = None
     subject: str | None = None
+    doubted: bool = False  # the corpus-trained classifier finds this kind unlikely in its sentence: not for the core
 
 
 _ADV = rf"(?:\s+{ADVERBS})*"
@@ -2232,22 +2237,27 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
         first = next((i for i, st in enumerate(out) if st.kind in ("decision", "fact")), None) if retract else None
         if retract and first is not None:  # (the first thing said after it is what replaces it)
             out[first] = replace(out[first], old=out[first].old or retract.group("old"))
-    return [(sentence, _second_opinion(sentence, found)) for sentence, found in _task_constraints(groups)]
+    return [(sentence, _weighed(sentence, found)) for sentence, found in _task_constraints(groups)]
 
 
 COVERS = 0.6  # a statement this long, in words, against its sentence is what the whole sentence says
+_NOT_CORE = tuple(kind for kind in KINDS if kind not in CORE_CATEGORIES)  # what the classifier may read instead
 
 
-def _second_opinion(sentence: str, found: list[Statement]) -> list[Statement]:
-    """The one statement the rules read in ``sentence``, of the kind the corpus-trained classifier (:mod:`.learned`)
-    is sure of where it is as sure the rules' kind is wrong ("Kwame does sprint planning …" read as a schedule)."""
-    if len(found) != 1 or len(found[0].text.split()) < COVERS * len(sentence.split()):
-        return found  # (a statement of part of the sentence: what the classifier read may be the other part)
-    kind = learned.sure_kind(sentence, found[0].kind)
-    if kind is None:
+def _weighed(sentence: str, found: list[Statement]) -> list[Statement]:
+    """``found`` as the corpus-trained classifier (:mod:`.learned`) weighs ``sentence``: the one statement of a
+    sentence it says, of the kind the classifier is sure of where it is as sure the rules' kind is wrong ("Kwame
+    does sprint planning …" read as a schedule); and each statement of a kind it finds unlikely there, where it
+    reads a kind that is not for the core (a fact, a person, a schedule …), doubted."""
+    if not found:
         return found
-    text = found[0].text
-    return [replace(found[0], kind=kind, slot=slot_of(text) if kind in ("identity", "personal") else None)]
+    probs = learned.probabilities(sentence)
+    if len(found) == 1 and len(found[0].text.split()) >= COVERS * len(sentence.split()):
+        kind = learned.sure_kind(probs, found[0].kind)  # (of part of the sentence, the other part may be what it read)
+        if kind is not None:
+            text = found[0].text
+            found = [replace(found[0], kind=kind, slot=slot_of(text) if kind in ("identity", "personal") else None)]
+    return [replace(st, doubted=True) if learned.doubts(probs, st.kind, _NOT_CORE) else st for st in found]
 
 
 # children named with their ages after the person says they have them ("two kids — Tolu's 9 and Kemi's 5")

@@ -17,19 +17,21 @@ from openprogram_memory.writer.quality import load_corpus, score, split_lines, t
 from openprogram_memory.writer.statements import Statement
 
 CORPUS = Path(__file__).parent / "corpus"
-# (recall, precision) floors per split: what the extractor achieves, less a small margin.
+# (recall, precision, precision of what reaches the core) floors per split: what the extractor achieves, less a
+# small margin. (Without the classifier's doubt keeping statements out of the core: core 0.900 train, 0.893 held-out.)
 THRESHOLDS = {
-    "train": (0.75, 0.81),
-    "heldout": (0.56, 0.73),  # (heldout.jsonl alone: 0.695 / 0.842; with heldout-ad/ae/ag: 0.582 / 0.759)
+    "train": (0.75, 0.81, 0.91),
+    "heldout": (0.56, 0.73, 0.91),  # (heldout.jsonl alone: 0.695 / 0.842; with heldout-ad/ae/ag: 0.582 / 0.759)
 }
 
 
 @pytest.mark.parametrize("split", sorted(THRESHOLDS))
 def test_the_extractor_meets_its_floors_on_each_split(split):
     result = score(split_lines(CORPUS, split))
-    recall, precision = THRESHOLDS[split]
+    recall, precision, core = THRESHOLDS[split]
     assert result.overall.recall >= recall, f"{split} recall below {recall}\n{table(result)}"
     assert result.overall.precision >= precision, f"{split} precision below {precision}\n{table(result)}"
+    assert result.core.precision >= core, f"{split}: precision of what reaches the core below {core}\n{table(result)}"
 
 
 def test_the_corpus_is_labelled_by_the_schema():
@@ -59,13 +61,13 @@ def test_the_scorer_rewards_the_labels_and_punishes_silence_and_noise():
 def test_what_the_extractor_says_of_each_train_message_is_reviewed(snapshot):
     """Every statement made from the train split, message by message (a golden file): a change of the
     extractor shows as a diff of the records it would write — garbled ones too ("The user uses now."),
-    which the aggregate figures above barely move. Review the diff, then ``pytest --snapshot-update``.
-    (The held-out split is never printed.)"""
+    which the aggregate figures above barely move. A statement the classifier doubts (kept out of the core) shows
+    its kind with a "?". Review the diff, then ``pytest --snapshot-update``. (The held-out split is never printed.)"""
     from openprogram_memory.writer.statements import extract_statements
 
     snapshot.snapshot_dir = Path(__file__).parent / "snapshots"
     lines = []
     for line in split_lines(CORPUS, "train"):
-        said = " ‖ ".join(f"{s.kind}: {s.text}" for s in extract_statements(line["text"]))
+        said = " ‖ ".join(f"{'?' * s.doubted}{s.kind}: {s.text}" for s in extract_statements(line["text"]))
         lines.append(f"{line['id']}\t{said}")
     snapshot.assert_match("\n".join(lines) + "\n", "train_statements.txt")

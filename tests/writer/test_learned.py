@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from openprogram_memory.writer import learned
+from openprogram_memory.workspace.caches import TreeState
+from openprogram_memory.writer import learned, rules_backend
+from openprogram_memory.writer.backend import BatchTurn
 from openprogram_memory.writer.phrasing import about_user
 from openprogram_memory.writer.statements import extract_statements
 
@@ -120,7 +122,8 @@ def test_without_usable_weights_the_writer_goes_on_with_its_rules(content, tmp_p
     monkeypatch.setattr(learned, "MODEL_PATH", broken)
     learned._model.cache_clear()
     try:
-        assert [s.kind for s in extract_statements("Always run ruff before committing.")] == ["rule"]
+        assert [(s.kind, s.doubted) for s in extract_statements("Always run ruff before committing.")] == [
+            ("rule", False)]  # (nor is the core closed to what the rules read)
         assert learned.likely_kind("Juan Pablo is taking over as on-call lead from next month.") is None
         assert "writer classifier off" in caplog.text
     finally:
@@ -166,3 +169,25 @@ def test_a_sentence_the_rules_read_more_than_one_statement_in_keeps_them_all(mon
     assert [(s.kind, s.text) for s in extract_statements("I'm Ravi, a data engineer at Glovo.")] == [
         ("identity", "The user's name is Ravi."), ("identity", "The user is a data engineer."),
         ("identity", "The user works at Glovo.")]
+
+
+def _filed_in(text: str) -> list[str]:
+    """The topic of each record the rules writer would create from one turn saying ``text``, on an empty tree."""
+    turn = BatchTurn("openprogram/s/u1", "u1", "user", "Dana", "2026-09-01T10:00:00+00:00", text)
+    changes, _actions = rules_backend.plan_statements([turn], TreeState({}))
+    return [change["destination"]["topic_path"] for change in changes]
+
+
+@pytest.mark.parametrize("probs, topic", [
+    ({"fact": 0.6, "rule": 0.19}, "topics/notes.md"),  # another kind likelier, the rule under DOUBT: out of the core
+    ({"fact": 0.6, "rule": 0.21}, "topics/core.md"),
+    ({"rule": 0.1}, "topics/core.md"),  # only "none" likelier: what the classifier reads worst, no doubt
+    ({"preference": 0.6, "rule": 0.1}, "topics/core.md"),  # another kind for the core: the core it is
+])
+def test_a_core_kind_the_classifier_finds_unlikely_is_kept_out_of_the_core(monkeypatch, probs, topic):
+    """Core is given to every session: a rule whose sentence the classifier reads as another kind is filed in the
+    notes (kept, searchable, out of every session's context)."""
+    _sure_of(monkeypatch, **probs)
+    doubted = topic == "topics/notes.md"
+    assert [s.doubted for s in extract_statements("Never grep inside the vendored folder.")] == [doubted]
+    assert _filed_in("Never grep inside the vendored folder.") == [topic]
