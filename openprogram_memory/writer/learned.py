@@ -33,7 +33,7 @@ FEATURES_VERSION = 1
 NONE = "none"
 THRESHOLD = 0.5  # a kind this likely or more is kept
 SURE, UNLIKELY = 0.8, 0.1  # a kind this likely, over one the rules read that is this unlikely, replaces it
-DOUBT = 0.2  # a kind less likely than this (and than a rival kind) in its sentence is doubted
+DOUBT = 0.2  # a core kind less likely than this in its sentence (and a kind not for the core likelier) is doubted
 
 _TOKEN_RE = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?|[?!`/@:$%]")
 _WORD_CLASSES = (
@@ -124,11 +124,14 @@ def sure_kind(probs: dict[str, float], read: str) -> str | None:
     return kind
 
 
-def doubts(probs: dict[str, float], read: str, rivals: Iterable[str]) -> bool:
+def doubts(probs: dict[str, float], read: str, core: Iterable[str]) -> bool:
     """Whether the classifier, weighing a sentence (its :func:`probabilities` ``probs``), gives the kind the rules
-    ``read`` in it less than :data:`DOUBT` and one of the ``rivals`` kinds more; without weights it doubts nothing.
+    ``read`` in it less than :data:`DOUBT` and a kind that is not for the ``core`` more than all the core's kinds
+    together; without weights it doubts nothing.
 
-    (Make "none" no rival: the classifier tells kinds apart far better than it tells a short standing instruction
-    from a one-off command — "Always run the tests before pushing." is mostly "none" to it.)"""
-    chance = probs.get(read, 0.0)
-    return chance < DOUBT and any(probs.get(kind, 0.0) > chance for kind in rivals if kind != read)
+    ("none" is no rival: the classifier tells kinds apart far better than it tells a short standing instruction
+    from a one-off command — "Always run the tests before pushing." is mostly "none" to it. And the core's kinds
+    count together: where it hesitates between identity and preference, the statement is the person's.)"""
+    core = frozenset(core)
+    rival = max((p for kind, p in probs.items() if kind != NONE and kind not in core), default=0.0)
+    return probs.get(read, 0.0) < DOUBT and rival > sum(probs.get(kind, 0.0) for kind in core)

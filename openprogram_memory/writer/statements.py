@@ -72,11 +72,11 @@ class Statement:
     "employer", "location", "timezone", "pronouns") so a new value updates
     the old record in place; ``old`` is an explicitly replaced value
     ("switched from Flask") for the same purpose. ``subject`` is the
-    project, thing or person a statement is about. ``doubted`` marks a
-    statement of a kind the corpus-trained classifier gives its sentence
-    little chance of (:data:`~.learned.DOUBT`) while it reads a kind that
-    is not for the core there: kept, but the writer does not put it in the
-    core, which every session is given.
+    project, thing or person a statement is about. ``doubted`` marks an
+    identity, preference or rule statement whose kind the corpus-trained
+    classifier gives its sentence little chance of (:data:`~.learned.DOUBT`)
+    while it reads a kind that is not for the core there: kept, but the
+    writer does not put it in the core, which every session is given.
     """
 
     text: str
@@ -706,7 +706,7 @@ _PREFERENCE_RE = re.compile(
     rf"(?-i:[A-Z])[\w.+#-]*(?:\s+[\w.+#-]+)?\s+(?:user|person|guy|gal|fan)(?:\s+here)?(?:,\s*(?:sorry|lol|haha|tbh))?$)",
     re.I,
 )
-_REACTION_RE = re.compile(r"^(?:it(?!\s+when\b)|that|this|them|those|these|how(?! you\b)|what|the way|your|where|"
+_REACTION_RE = re.compile(r"^(?:it(?!\s+(?:when|if)\b)|that|this|them|those|these|how(?! you\b)|what|the way|your|where|"
                           r"to (?:see|know|try|check|ask|add|get|make|have|run|fix|look)|if)\b", re.I)
 _PREF_VERB_RE = re.compile(rf"^{_I}{_ADV}\s+(?:\w+\s+){{0,2}}?(?:prefer|like|love|enjoy|hate|dislike|rather|"
                            r"stand|bear|mind|use|want|care for|need|fan|avoid|partial to|into|believer in|dig|"
@@ -2241,14 +2241,13 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
 
 
 COVERS = 0.6  # a statement this long, in words, against its sentence is what the whole sentence says
-_NOT_CORE = tuple(kind for kind in KINDS if kind not in CORE_CATEGORIES)  # what the classifier may read instead
 
 
 def _weighed(sentence: str, found: list[Statement]) -> list[Statement]:
     """``found`` as the corpus-trained classifier (:mod:`.learned`) weighs ``sentence``: the one statement of a
     sentence it says, of the kind the classifier is sure of where it is as sure the rules' kind is wrong ("Kwame
-    does sprint planning …" read as a schedule); and each statement of a kind it finds unlikely there, where it
-    reads a kind that is not for the core (a fact, a person, a schedule …), doubted."""
+    does sprint planning …" read as a schedule); and each statement for the core whose kind it finds unlikely there,
+    where it reads a kind that is not for the core (a fact, a person, a schedule …), doubted."""
     if not found:
         return found
     probs = learned.probabilities(sentence)
@@ -2257,7 +2256,8 @@ def _weighed(sentence: str, found: list[Statement]) -> list[Statement]:
         if kind is not None:
             text = found[0].text
             found = [replace(found[0], kind=kind, slot=slot_of(text) if kind in ("identity", "personal") else None)]
-    return [replace(st, doubted=True) if learned.doubts(probs, st.kind, _NOT_CORE) else st for st in found]
+    return [replace(st, doubted=True) if st.kind in CORE_CATEGORIES and learned.doubts(probs, st.kind, CORE_CATEGORIES)
+            else st for st in found]
 
 
 # children named with their ages after the person says they have them ("two kids — Tolu's 9 and Kemi's 5")

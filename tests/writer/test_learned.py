@@ -183,10 +183,11 @@ def _filed_in(text: str) -> list[str]:
     ({"fact": 0.6, "rule": 0.21}, "topics/core.md"),
     ({"rule": 0.1}, "topics/core.md"),  # only "none" likelier: what the classifier reads worst, no doubt
     ({"preference": 0.6, "rule": 0.1}, "topics/core.md"),  # another kind for the core: the core it is
+    ({"identity": 0.15, "people": 0.2, "rule": 0.1}, "topics/core.md"),  # the core's kinds together outweigh people
 ])
 def test_a_core_kind_the_classifier_finds_unlikely_is_kept_out_of_the_core(monkeypatch, probs, topic):
-    """Core is given to every session: a rule whose sentence the classifier reads as another kind is filed in the
-    notes (kept, searchable, out of every session's context)."""
+    """Core is given to every session: a rule whose sentence the classifier reads as a kind that is not for the core
+    is filed in the notes (kept, searchable, out of every session's context)."""
     _sure_of(monkeypatch, **probs)
     doubted = topic == "topics/notes.md"
     assert [s.doubted for s in extract_statements("Never grep inside the vendored folder.")] == [doubted]
