@@ -1583,13 +1583,17 @@ def _pieces(clause: str, hint: str | None) -> list[tuple[str, list[Statement]]]:
             elif thing:  # "the checkout service is written in Go and owns the orders table"
                 nxt = f"the {thing} {nxt}"
         kin = list(_KIN_NAME_RE.finditer(current))  # ("… with my wife Lucia, she does the editing": Lucia)
+        first = _statements(current, hint)
         person = (_asked_person(current) if _rule(current, hint) else _subject_person(current)) or \
             _COLLEAGUE_NAME(current) or (kin[-1].group("n") if kin else None)
         pronoun = _PRONOUN_RE.match(nxt)
         if person and pronoun:
             nxt = _named_subject(person, pronoun, nxt)
+        elif pronoun and (named := next((st.subject for st in first if st.kind == "people" and st.subject), None)) \
+                and not _statements(nxt, None):
+            said = _named_subject(named, pronoun, nxt)  # "My manager is Siobhán, she signs off …": whom the first
+            nxt = said if _statements(said, None) else nxt  # part names, when only then what she does reads alone
         nxt = _named(nxt, person)
-        first = _statements(current, hint)
         first = first or continued.get(current, [])
         alone = _statements(nxt, None if first and (hint == "rule" or hint == "decision" and _NOT_A_CHOICE_RE.match(
             nxt)) else hint)  # a reason after a rule is no rule; after a decision, "not Auth0", "starting after

@@ -201,7 +201,20 @@ def test_the_reason_after_an_instruction_is_not_kept_with_it():
 @pytest.mark.parametrize("said, who", [("My PM is Ms. Okoro, she sets the priorities.", "Ms. Okoro"),
                                        ("My manager is Mrs. Okoro, she sets the priorities.", "Mrs. Okoro")])
 def test_a_colleague_is_filed_under_the_name_with_its_title(said, who):
-    assert [s.subject for s in extract_statements(said)] == [who]
+    assert [s.subject for s in extract_statements(said)] == [who, who]  # (what she does is a record of its own)
+
+
+@pytest.mark.parametrize("said, records", [
+    ("Our release manager is Kwabena Mensah, he owns the freeze calendar.",
+     [("people", "Our release manager is Kwabena Mensah."), ("people", "Kwabena Mensah owns the freeze calendar.")]),
+    ("My landlord is Mrs. Achterberg, she collects the rent on the first of every month.",  # (read alone already)
+     [("people", "The user's landlord is Mrs. Achterberg."),
+      ("schedule", "Mrs. Achterberg collects the rent on the first of every month.")]),
+    ("my lead is kofi he reviews every migration",  # (no name to give "he")
+     [("people", "The user's lead is kofi he reviews every migration.")]),
+])
+def test_what_a_person_named_by_their_role_does_is_said_of_them(said, records):
+    assert [(s.kind, s.text) for s in extract_statements(said)] == records
 
 
 def test_a_colleague_named_with_a_title_and_then_he_is_filed_under_that_name():
