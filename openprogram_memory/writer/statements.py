@@ -2252,10 +2252,11 @@ def _weighed(sentence: str, found: list[Statement]) -> list[Statement]:
     sentence it says, of the kind the classifier is sure of where it is as sure the rules' kind is wrong ("Kwame
     does sprint planning …" read as a schedule); and each statement for the core whose kind it finds unlikely there,
     where it reads a kind that is not for the core (a fact, a person, a schedule …), doubted."""
-    if not found:
-        return found
+    whole = len(found) == 1 and len(found[0].text.split()) >= COVERS * len(sentence.split())
+    if not whole and not any(st.kind in CORE_CATEGORIES for st in found):
+        return found  # (nothing to weigh: the classifier is not asked)
     probs = learned.probabilities(sentence)
-    if len(found) == 1 and len(found[0].text.split()) >= COVERS * len(sentence.split()):
+    if whole:
         kind = learned.sure_kind(probs, found[0].kind)  # (of part of the sentence, the other part may be what it read)
         if kind is not None:
             text = found[0].text
