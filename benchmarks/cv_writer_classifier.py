@@ -1,6 +1,8 @@
 """Cross-validation of the writer's sentence classifier on the train split (a script, not a test).
 
-The train messages are shuffled (seed 11) and cut into folds. For each fold the
+The train split's files are shuffled (seed 5) and dealt into folds, so that each
+author (each file was written by one) is in one fold only: what is scored is how
+the classifier does on people it never read. For each fold the
 classifier is trained on the other folds, exactly as
 ``scripts/train_writer_model.py`` trains the shipped weights, and the whole
 extractor (rules, then the classifier where the rules read nothing) is scored on
@@ -22,7 +24,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 from train_writer_model import CLASSES, train  # noqa: E402
 
 from openprogram_memory.writer import learned  # noqa: E402
-from openprogram_memory.writer.quality import labelled_sentences, score, split_lines  # noqa: E402
+from openprogram_memory.writer.quality import labelled_sentences, load_corpus, score  # noqa: E402
 
 RULES_ALONE = 1.01
 
@@ -33,9 +35,10 @@ def main() -> int:
     parser.add_argument("--thresholds", default="0.4,0.5,0.6")
     args = parser.parse_args()
     thresholds = [RULES_ALONE] + [float(t) for t in args.thresholds.split(",")]
-    lines = split_lines(ROOT / "tests" / "writer" / "corpus", "train")
-    random.Random(11).shuffle(lines)
-    folds = [lines[i::args.folds] for i in range(args.folds)]
+    files = sorted((ROOT / "tests" / "writer" / "corpus").glob("train*.jsonl"))
+    random.Random(5).shuffle(files)
+    folds = [[line for path in files[i::args.folds] for line in load_corpus(path)] for i in range(args.folds)]
+    lines = [line for fold in folds for line in fold]
     totals = {t: [0, 0, 0, 0] for t in thresholds}  # found, expected, correct, predicted
     shipped = learned.THRESHOLD
     try:
@@ -51,7 +54,7 @@ def main() -> int:
             print(f"fold {k + 1}/{args.folds} done", flush=True)
     finally:
         learned.THRESHOLD = shipped
-    print(f"{len(lines)} train messages, {args.folds} folds")
+    print(f"{len(lines)} train messages in {len(files)} files, {args.folds} folds")
     for t in thresholds:
         found, expected, correct, predicted = totals[t]
         name = "rules alone" if t == RULES_ALONE else f"threshold {t}" + (" (shipped)" if t == shipped else "")

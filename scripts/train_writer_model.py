@@ -39,14 +39,13 @@ MIN_COUNT = 2  # a feature seen in one sentence only names that sentence, it tea
 
 
 def train(examples: list[tuple[str, frozenset[str]]]) -> dict[str, list[float]]:
+    """``{feature: a weight per class}``; the features as a sparse matrix (a sentence has a few dozen of some
+    fifteen thousand): a full training takes half a minute where the dense matrix took three."""
     rows = [features(sentence) for sentence, _kinds in examples]
     seen = Counter(f for row in rows for f in set(row))
     vocab = {name: i for i, name in enumerate(sorted(f for f, n in seen.items() if n >= MIN_COUNT))}
-    x = np.zeros((len(rows), len(vocab)))
-    for i, row in enumerate(rows):
-        for name in row:
-            if name in vocab:
-                x[i, vocab[name]] += 1
+    cells = [(i, vocab[name]) for i, row in enumerate(rows) for name in row if name in vocab]
+    at_row, at_col = np.array([i for i, _j in cells]), np.array([j for _i, j in cells])  # x, a row per sentence
     y = np.zeros((len(rows), len(CLASSES)))
     for i, (_sentence, kinds) in enumerate(examples):
         for kind in kinds or (NONE,):
@@ -54,11 +53,15 @@ def train(examples: list[tuple[str, frozenset[str]]]) -> dict[str, list[float]]:
     w = np.zeros((len(vocab), len(CLASSES)))
     m, v = np.zeros_like(w), np.zeros_like(w)
     for step in range(1, STEPS + 1):
-        z = x @ w
+        z = np.zeros_like(y)
+        np.add.at(z, at_row, w[at_col])  # x @ w, over the features a sentence has
         z -= z.max(axis=1, keepdims=True)
         p = np.exp(z)
         p /= p.sum(axis=1, keepdims=True)
-        grad = (x.T @ (p - y) + L2 * w) / len(rows)
+        error = (p - y)[at_row]
+        grad = np.stack([np.bincount(at_col, weights=error[:, c], minlength=len(vocab))
+                         for c in range(len(CLASSES))], axis=1)  # x.T @ (p - y)
+        grad = (grad + L2 * w) / len(rows)
         m = 0.9 * m + 0.1 * grad
         v = 0.999 * v + 0.001 * grad * grad
         w -= RATE * (m / (1 - 0.9 ** step)) / (np.sqrt(v / (1 - 0.999 ** step)) + 1e-8)
