@@ -21,7 +21,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
-from train_writer_model import CLASSES, train  # noqa: E402
+from train_writer_model import CLASSES, FEATURES_VERSION, train  # noqa: E402
 
 from openprogram_memory.writer import learned  # noqa: E402
 from openprogram_memory.writer.quality import labelled_sentences, load_corpus, score  # noqa: E402
@@ -44,8 +44,9 @@ def main() -> int:
     try:
         for k, fold in enumerate(folds):
             rest = [line for j, other in enumerate(folds) if j != k for line in other]
-            weights = train(labelled_sentences(rest))
-            learned._model = lambda w=weights: (tuple(CLASSES), w)  # type: ignore[assignment]
+            model = learned.model_from({"features_version": FEATURES_VERSION, "classes": list(CLASSES),
+                                        **train(labelled_sentences(rest))})
+            learned._model = lambda m=model: m  # type: ignore[assignment]
             for t in thresholds:
                 learned.THRESHOLD = t
                 tally = score(fold).overall

@@ -8,7 +8,10 @@ hand (``tests/writer/corpus/``; ``scripts/train_writer_model.py`` makes
 the sentence's words, word pairs, first words, a few shape marks
 (capitals, digits, a question mark, length) and the extractor's word
 classes (roles, family, colleagues, days, recurrence, clock times, events,
-system nouns), with the negative filters' verdict as one more feature.
+system nouns), with the negative filters' verdict as one more feature — and
+the sentence's word vector (:mod:`~openprogram_memory.writer.wordvectors`,
+the mean of its word pieces' rows), so that a word no corpus message used
+still counts for the words it is like.
 
 Inference is plain Python (a sum of weights per kind), deterministic and
 offline; the weights are read once, on the first call.
@@ -22,16 +25,17 @@ import math
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, NamedTuple
 
 from . import lexicon as lx
+from . import wordvectors
 from .negatives import is_negative
 from .segment import strip_lead
 
 MODEL_PATH = Path(__file__).resolve().parent / "model" / "sentences.json"
-FEATURES_VERSION = 1
+FEATURES_VERSION = 2
 NONE = "none"
-THRESHOLD = 0.5  # a kind this likely or more is kept
+THRESHOLD = 0.55  # a kind this likely or more is kept
 SURE, UNLIKELY = 0.8, 0.1  # a kind this likely, over one the rules read that is this unlikely, replaces it
 DOUBT = 0.2  # a core kind less likely than this in its sentence (and a kind not for the core likelier) is doubted
 
@@ -74,33 +78,54 @@ def features(sentence: str) -> list[str]:
     return out
 
 
+def vector(sentence: str) -> list[float]:
+    """The word vector of ``sentence`` as :func:`features` reads it (lead-in stripped)."""
+    return wordvectors.vector(strip_lead(sentence)[0])
+
+
+class Model(NamedTuple):
+    classes: tuple[str, ...]
+    weights: dict[str, list[float]]  # feature -> a weight per class
+    dense: list[list[float]]  # word-vector axis -> a weight per class ([] for none)
+
+
+def model_from(data: dict) -> Model:
+    """The weights in ``data`` (the JSON the trainer writes); ValueError when they are not for this code."""
+    if data.get("features_version") != FEATURES_VERSION:
+        raise ValueError(f"trained on features version {data.get('features_version')}, this code makes "
+                         f"version {FEATURES_VERSION}")
+    classes, weights, dense = tuple(data["classes"]), data["weights"], data.get("dense", [])
+    if NONE not in classes or not isinstance(weights, dict):
+        raise ValueError("no 'none' class or no weights")
+    if dense and wordvectors.dims() and len(dense) != wordvectors.dims():
+        raise ValueError(f"trained on word vectors of {len(dense)} numbers, the table has {wordvectors.dims()}")
+    return Model(classes, weights, dense)
+
+
 @lru_cache(maxsize=1)
-def _model() -> tuple[tuple[str, ...], dict[str, list[float]]]:
+def _model() -> Model:
     """The shipped weights; without usable ones (missing, unreadable, another features version) the writer goes on
-    with its rules alone and says so once in the log — memory never takes down the caller."""
+    with its rules alone and says so once in the log — memory never takes down the caller. (Without the word-vector
+    table, every sentence reads as one with no known word: the word features still count.)"""
     try:
-        data = json.loads(MODEL_PATH.read_text(encoding="utf-8"))
-        if data.get("features_version") != FEATURES_VERSION:
-            raise ValueError(f"trained on features version {data.get('features_version')}, this code makes "
-                             f"version {FEATURES_VERSION}")
-        classes, weights = tuple(data["classes"]), data["weights"]
-        if NONE not in classes or not isinstance(weights, dict):
-            raise ValueError("no 'none' class or no weights")
-        return classes, weights
+        return model_from(json.loads(MODEL_PATH.read_text(encoding="utf-8")))
     except (OSError, ValueError, KeyError, TypeError) as error:
         logging.getLogger(__name__).warning("writer classifier off, rules only: %s: %s (run "
                                             "scripts/train_writer_model.py)", MODEL_PATH, error)
-        return (NONE,), {}
+        return Model((NONE,), {}, [])
 
 
 def probabilities(sentence: str) -> dict[str, float]:
     """How likely ``sentence`` is each kind of durable statement, or ``"none"``."""
-    classes, weights = _model()
+    classes, weights, dense = _model()
     scores = [0.0] * len(classes)
     for feature in features(sentence):
         row = weights.get(feature)
         if row is not None:
             scores = [s + w for s, w in zip(scores, row)]
+    if dense:
+        for x, row in zip(vector(sentence), dense):
+            scores = [s + x * w for s, w in zip(scores, row)]
     top = max(scores)
     exps = [math.exp(s - top) for s in scores]
     total = sum(exps)

@@ -892,13 +892,14 @@ _ASK_FOR_ONE_RE = re.compile(
     r"^(?:(?:please|pls|plz|can you|could you|just|now|ok|okay)\s+)*(?:give|show|send|get|find|list|make|write|draft|"
     r"generate|create|build|bring)\s+me\s+(?:a|an|some|\d+|one|two|three|four|five|ten|a few|a couple)\b", re.I)
 # or a change to what is there ("redo the chart please"), unless a word of time makes it a way of working
-# how to explain anything: a generic object and a manner ("explain things step by step", "explain concepts slowly")
+# how to explain anything: a manner, after a generic object or none ("explain things step by step", "explain
+# concepts slowly", "explain in simple English")
 _HOW_TO_EXPLAIN_RE = re.compile(
-    r"^(?:(?:please|pls|plz|kindly)\s+)?explain\s+(?:(?!the\b)[\w-]+\s+"
+    r"^(?:(?:please|pls|plz|kindly)\s+)?explain\s+(?:(?:(?!the\b)[\w-]+\s+"
     r"(?=(?:things|stuff|concepts)\b))?(?:things|everything|"
-    r"stuff|concepts|new concepts|it all|your answers|your reasoning|your changes|changes)\s+(?:to me\s+)?(?:step by step|"
-    r"simply|slowly|in plain (?:english|language|terms|words)|like i'?m (?:five|5|new|a beginner)|with (?:an? )?examples?|"
-    r"in detail|briefly)\b", re.I)
+    r"stuff|concepts|new concepts|it all|your answers|your reasoning|your changes|changes)\s+)?(?:to me\s+)?(?:step by step|"
+    r"simply|slowly|in (?:plain|simple|easy) (?:english|language|terms|words)|like i'?m (?:five|5|new|a beginner)|"
+    r"with (?:an? )?examples?|in detail|briefly)\b", re.I)
 _ONE_OFF_ASK_RE = re.compile(
     r"^(?:(?:please|pls|plz|can you|could you|just|now|ok|okay)\s+)*(?:redo|rerun|retry|undo|revert|rename|fix|delete|"
     r"remove|move|rewrite|reword|regenerate|tidy up|clean up|add|bump|deploy|update|merge|install|draft)\b", re.I)
@@ -1857,6 +1858,9 @@ _ANY_OF_IT_RE = re.compile(r"\bhave\s+any\b(?=\s+and\b|\s*[,.;])", re.I)
 # call it 'the monolith'" names what it is)
 _ANAPHOR_RULE_RE = re.compile(r"^(?:(?:never|always|don'?t|do\s+not|just)\s+)*(?!call\b)\w+\s+(?:it|this|that)\b"
                               r"(?!\s+(?:short|brief|concise|simple)\W*$)|^(?:don'?t|do\s+not)\s+\w+\W*$", re.I)
+# an instruction said to hold from now on, not for the step at hand ("use it for every new package from now on")
+_FOR_GOOD_RE = re.compile(r"\b(?:from now on|going forward|moving forward|in (?:the )?future|by default|"
+                          r"for (?:every|each|any|all) new)\b", re.I)
 _COURTESY_RE = re.compile(r"\bprefers?\s+not\s+to\s+say\W*$|^always\s+happy\s+to\b", re.I)
 _AWAY_RE = re.compile(rf"\bis\s+out\s+(?:till|until)\s+(?:{lx.DAYS})\b", re.I)
 _REPORT_BACK_RE = re.compile(r"\band\s+(?:tell|show|paste)\s+me\b", re.I)
@@ -1988,17 +1992,28 @@ _PERSON_LABEL_RE = re.compile(r"^(?P<n>[A-Z][\w'’-]+(?:\s+[A-Z][\w'’-]+)?)\s
 _PERSON_VERB_LEAD_RE = re.compile(rf"^(?:{lx.PERSON_VERBS})\b", re.I)
 
 
-def _learned(sentence: str, person: str | None, thing: str | None) -> list[Statement]:
+# one clause that ends on what it is about, said before it ("the hosting provider only supports that", "Dmitri is
+# leading that"; not a time: "… 48 hours before that", nor what follows a statement: "Exports start with 3 lines of
+# junk before the header, so skip those"); kept when the message said before what it is ("an active account = … .
+# the MAU number uses that")
+_ENDS_ON_SAID_RE = re.compile(r"^[^,;]*(?<!\bbefore)(?<!\bafter)(?<!\buntil)(?<!\btill)(?<!\bsince)(?<!\bthan)"
+                              r"\s+(?:that|this|these|those)\W*$", re.I)
+# a lapse the person owns up to ("I tend to forget semicolons"): the rules' "I tend to …" leaves it out on purpose
+_LAPSE_RE = re.compile(rf"{_I}{_ADV}\s+tend\s+to\s+forget\b", re.I)
+
+
+def _learned(sentence: str, person: str | None, thing: str | None, told: bool = False) -> list[Statement]:
     """What the corpus-trained classifier (:mod:`.learned`) reads in a sentence the rules read nothing in, said so
     that it stands alone: a leading "he/she" is the person and "it/they" the thing the message is about; without
-    one to name, the sentence is not kept."""
+    one to name, the sentence is not kept (nor a fact about "that" when the message ``told`` nothing before it)."""
     kind = learned.likely_kind(sentence)
     if kind is None:
         return []
     body = _TRAILER_RE.sub("", strip_lead(sentence)[0].rstrip(" .!…"))
     head = re.match(r"^(?:the|this|that|my|our)\s+([\w-]+)", body, re.I)
     preferred = re.split(r"\b(?:prefer|rather)\b", body, maxsplit=1)
-    if len(body.split()) < 3 or sentence.rstrip().endswith("?") or _REASONING_RE.search(body) or _MIND_ONLY_RE.match(
+    if len(body.split()) < 3 or sentence.rstrip().endswith("?") or _REASONING_RE.search(body) or kind in (
+            "fact", "people") and not told and _ENDS_ON_SAID_RE.match(body) or _LAPSE_RE.match(body) or _MIND_ONLY_RE.match(
             body) or kind == "preference" and re.search(r"\b(?:this|that|the\s+old)\s+(?:approach)\b|"
                                                         r"\bfor this\W*$", body, re.I) or kind == "fact" and (
             _TRANSIENT_RE.search(body) or head and head.group(1).casefold() in _WORK_AT_HAND) or (
@@ -2078,9 +2093,11 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
             return  # "run the migrations on local and tell me if anything breaks": a job to do now, and report
         if statement.kind == "rule" and (say := _SAY_OF_RE.search(statement.text)):
             statement = replace(statement, kind="people", subject=say.group("n"))  # whose say it is: a person's role
-        if statement.kind == "rule" and (_ANAPHOR_RULE_RE.match(statement.text) or re.match(
+        if statement.kind == "rule" and (_ANAPHOR_RULE_RE.match(statement.text) and not (
+                len(groups) > 1 and groups[-2][1] and _FOR_GOOD_RE.search(statement.text)) or re.match(
                 r"^\w+\s+them\b", statement.text, re.I) and not any(said for _, said in groups)):
-            return  # "No, keep it as a list": what "it" is, nothing the message said before tells
+            return  # "No, keep it as a list": what "it" is, nothing the message said before tells (but "we picked
+            # Biome. use it for every new package from now on": the sentence before named it, and it is for good)
         parts = _joined(statement)
         if len(parts) > 1:  # (each part is kept as it would be alone, once the whole was)
             for part in parts:
@@ -2196,7 +2213,7 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
             for piece, statements in pieces:
                 if not statements and len(pieces) > 1 and _OWN_CLAUSE_RE.match(piece):  # a clause of its own the rules
                 # read nothing in (_pieces), not what is left of one ("…, ask the designer for the password")
-                    statements = _learned(piece, person, thing)
+                    statements = _learned(piece, person, thing, any(found for _, found in groups[:-1]))
                 for statement in statements:
                     if statement.kind == "people" and statement.subject:
                         person = statement.subject
@@ -2231,7 +2248,8 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
                                "timezone"))
         last_named = bool(out) and out[-1].slot == "name"
         if not out:
-            out.extend(st for st in _learned(_WHICH_I_RE.sub("", sentence), person, thing) if not _COURTESY_RE.search(st.text)
+            out.extend(st for st in _learned(_WHICH_I_RE.sub("", sentence), person, thing, any(
+                found for _, found in groups[:-1])) if not _COURTESY_RE.search(st.text)
                        and not _AWAY_RE.search(st.text) and not (
                 st.kind == "rule" and _DANGLING_RULE_RE.search(st.text)))  # ("… without my 👍": whose what?)
         if liking and out and out[-1].kind == "fact":  # the person's liking of the fact said before it

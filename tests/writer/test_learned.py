@@ -46,6 +46,17 @@ def test_a_weight_changed_by_hand_is_reported_stale(tmp_path, monkeypatch, capsy
     assert "w:always" in capsys.readouterr().err
 
 
+def test_a_word_vector_weight_changed_by_hand_is_reported_stale(tmp_path, monkeypatch, capsys):
+    trainer = _trainer()
+    model = json.loads(learned.MODEL_PATH.read_text(encoding="utf-8"))
+    model["dense"][3] = [w - 0.5 for w in model["dense"][3]]
+    edited = tmp_path / "sentences.json"
+    edited.write_text(json.dumps(model), encoding="utf-8")
+    monkeypatch.setattr(trainer, "MODEL_PATH", edited)
+    assert trainer.main(["--check"]) == 1
+    assert "axis:3" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("said, kind, holds", [
     ("Event sourcing for the audit log only, plain CRUD for the rest.", "decision", "audit log"),
     ("Juan Pablo is taking over as on-call lead from next month.", "people", "Juan Pablo"),
@@ -192,3 +203,39 @@ def test_a_core_kind_the_classifier_finds_unlikely_is_kept_out_of_the_core(monke
     doubted = topic == "topics/notes.md"
     assert [s.doubted for s in extract_statements("Never grep inside the vendored folder.")] == [doubted]
     assert _filed_in("Never grep inside the vendored folder.") == [topic]
+
+
+@pytest.mark.parametrize("said, records", [
+    ("Please explain in simple English, my English is not so good.", [("rule", "Explain in simple English.")]),
+    ("explain in plain words, I'm new to all this", [("rule", "Explain in plain words.")]),
+    ("pls explain step by step", [("rule", "Explain step by step.")]),
+    ("explain it simply", []),  # (what "it" is, this conversation says)
+])
+def test_how_to_explain_is_a_rule_the_rules_read_without_an_object(said, records, monkeypatch):
+    monkeypatch.setattr(learned, "likely_kind", lambda sentence: None)
+    assert [(s.kind, s.text) for s in extract_statements(said)] == records
+
+
+@pytest.mark.parametrize("for_good", ["for every new package from now on", "going forward", "moving forward", "in future",
+                                      "by default", "for all new packages"])
+def test_an_instruction_about_it_is_kept_for_good_only_after_a_sentence_that_named_it(for_good, monkeypatch):
+    monkeypatch.setattr(learned, "likely_kind", lambda sentence: None)
+    assert [(s.kind, s.text) for s in extract_statements(f"we picked Biome. use it {for_good}")] == [
+        ("decision", "We picked Biome."), ("rule", f"Use it {for_good}.")]
+    assert extract_statements("use it for every new package from now on") == []
+    assert [s.kind for s in extract_statements("I love sourdough. Never rush this bit.")] == ["preference"]
+
+
+def test_a_fact_about_that_is_kept_only_when_the_message_said_what_that_is(monkeypatch):
+    monkeypatch.setattr(learned, "likely_kind", lambda sentence: "fact")
+    assert extract_statements("The hosting provider only supports that.") == []
+    said = extract_statements("an 'active account' = at least one expense in the last 30 days. the MAU number uses that")
+    assert [s.text for s in said][-1] == "The MAU number uses that."
+    for when in ("before", "after", "until", "till", "since", "than"):  # (a time or a measure, not a thing)
+        said = f"The admin team locks the gradebook 48 hours {when} that."
+        assert [s.text for s in extract_statements(said)] == [said]
+
+
+def test_a_lapse_the_person_owns_up_to_is_no_preference_whatever_the_classifier_says(monkeypatch):
+    monkeypatch.setattr(learned, "likely_kind", lambda sentence: "preference")
+    assert extract_statements("I tend to forget semicolons.") == []

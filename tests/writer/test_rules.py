@@ -1437,7 +1437,6 @@ def test_a_second_named_person_after_one_is_a_record_of_their_own(said, texts):
                                              ("The user works at Polaris.", "employer")]),
     ("I run the tests at night.", []),  # what they run is no business
     ("I teach my son to code.", []),
-    ("I teach yoga in the park.", []),
     ("I'm Ola, I teach my daughter at home in Oslo.", [("The user's name is Ola.", "name")]),
     ("I teach maths at a lycée in Lyon and use you to prep quizzes.",
      [("The user teaches maths at a lycée.", "role"), ("The user is based in Lyon.", "location")]),
