@@ -375,7 +375,7 @@ _BUSINESS_RE = re.compile(
 # a subject the person teaches at a school ("I teach year 5 at Greenfield Primary", "… at a gymnasium in Aarhus")
 _TEACH_RE = re.compile(
     rf"^{_I}{_ADV}\s+(?:teach|lecture)\s+(?P<v>(?!(?:my|our|the|a|an|them|him|her|it|this|that|you)\b)"
-    r"[\w'’&-]+(?:\s+[\w'’&-]+){0,3}\s+(?:at|in)\s+(?:a|an|the)?\s*(?:[\w'’-]+\s+){0,3}?(?:school|gymnasium|"
+    r"[\w'’&-]+(?:\s+[\w'’&-]+){0,5}?\s+(?:at|in)\s+(?:a|an|the)?\s*(?:[\w'’-]+\s+){0,3}?(?:school|gymnasium|"
     r"college|university|uni|academy|institute|polytechnic|sixth form|high school|primary|secondary|"
     r"(?-i:[A-Z])[\w'’-]+).*)$", re.I)
 
@@ -2058,6 +2058,10 @@ def _person_label(clause: str) -> str:
     return f"{name} is {said}" if lx.ROLE_RE.search(said.split(",")[0]) else clause
 
 
+# a name of two or three words, said on its own right after the person gave theirs
+_FULLER_NAME_RE = re.compile(r"(?:(?-i:[A-Z])[\w'’-]+\s+){1,2}(?-i:[A-Z])[\w'’-]+")
+
+
 def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
     """``(sentence, the statements read in it)`` for each sentence of the message's prose, in order: what the rules
     read, or, in a sentence they read nothing in, what the corpus-trained classifier does (:func:`_learned`)."""
@@ -2115,9 +2119,16 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
         intro = _introduction(sentence, greeted) if opening else None
         opening = False
         named, last_named = last_named, False
+        fuller = _FULLER_NAME_RE.fullmatch(sentence.strip(" .,")) if named else None
+        given = groups[-2][1][-1] if fuller else None
+        if fuller and given and given.keyword.split()[-1].casefold() == sentence.strip(" .,").split()[-1].casefold():
+            full = sentence.strip(" .,")  # "I'm Mrs. Okonkwo — Adaeze Okonkwo — and I teach …": the full name
+            groups[-2][1][-1] = Statement(finish(f"The user's name is {full}"), "identity", full, "name")
+            continue
         if named:  # "hey it's Tariq — senior PM at Qubit Logistics, …": the dash split the role off the name
             head, comma, tail = sentence.partition(",")
-            intro = _appositive(head) if not re.match(rf"(?:{_IM}|{_I}|we|you|it|this|that)\b", head, re.I) else []
+            intro = _appositive(head) if not re.match(rf"(?:{_IM}|{_I}|we|you|it|this|that)\b", head, re.I) and not \
+                re.search(r"\s(?:is|are|was|were)\s", head) else []  # (a clause of its own: "— Bruno is my manager")
             if intro and comma and tail.strip():
                 for statement in intro:
                     keep(statement)

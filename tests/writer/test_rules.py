@@ -1437,6 +1437,9 @@ def test_a_second_named_person_after_one_is_a_record_of_their_own(said, texts):
                                              ("The user works at Polaris.", "employer")]),
     ("I run the tests at night.", []),  # what they run is no business
     ("I teach my son to code.", []),
+    ("I lecture first and second year statistics at Makerere University.",  # (a subject of five words)
+     [("The user lectures first and second year statistics.", "role"), ("The user works at Makerere University.",
+                                                                         "employer")]),
     ("I'm Ola, I teach my daughter at home in Oslo.", [("The user's name is Ola.", "name")]),
     ("I teach maths at a lycée in Lyon and use you to prep quizzes.",
      [("The user teaches maths at a lycée.", "role"), ("The user is based in Lyon.", "location")]),
@@ -2707,3 +2710,16 @@ def test_a_sentence_with_one_subject_stays_one_record(said):
 ])
 def test_a_named_relatives_work_is_what_that_person_does(said, records):
     assert read(said) == records
+
+
+@pytest.mark.parametrize("said, name", [
+    ("hi, I'm Dr. Mensah — Kwabena Mensah — and I run the cardiology ward.", "Kwabena Mensah"),
+    ("I'm Ana. Bruno Costa.", "Ana"),  # (another surname: somebody else, not the person's full name)
+])
+def test_a_name_said_again_in_full_right_after_is_the_name_kept(said, name):
+    assert [s.text for s in extract_statements(said) if s.slot == "name"] == [f"The user's name is {name}."]
+
+
+def test_a_sentence_after_the_name_dash_is_read_as_a_sentence_not_as_what_the_person_is():
+    assert read("I'm Ana — Bruno Costa is my manager.") == [
+        ("identity", "The user's name is Ana."), ("people", "Bruno Costa is the user's manager.")]
