@@ -53,9 +53,10 @@ _WORD_CLASSES = (
 )
 
 
-def features(sentence: str) -> list[str]:
-    """The classifier's features of one sentence (lead-in stripped; its hint is a feature)."""
-    body, hint = strip_lead(sentence)
+def features(sentence: str, lead: tuple[str, str | None] | None = None) -> list[str]:
+    """The classifier's features of one sentence (lead-in stripped; its hint is a feature; ``lead``: what
+    :func:`strip_lead` gives for it, when the caller has it already)."""
+    body, hint = lead or strip_lead(sentence)
     tokens = _TOKEN_RE.findall(body.casefold())
     out = ["bias"]
     out += ["w:" + t for t in tokens]
@@ -118,13 +119,14 @@ def _model() -> Model:
 def probabilities(sentence: str) -> dict[str, float]:
     """How likely ``sentence`` is each kind of durable statement, or ``"none"``."""
     classes, weights, dense = _model()
+    lead = strip_lead(sentence)
     scores = [0.0] * len(classes)
-    for feature in features(sentence):
+    for feature in features(sentence, lead):
         row = weights.get(feature)
         if row is not None:
             scores = [s + w for s, w in zip(scores, row)]
     if dense:
-        for x, row in zip(vector(sentence), dense):
+        for x, row in zip(wordvectors.vector(lead[0]), dense):
             scores = [s + x * w for s, w in zip(scores, row)]
     top = max(scores)
     exps = [math.exp(s - top) for s in scores]

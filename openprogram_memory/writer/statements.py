@@ -2059,7 +2059,7 @@ def _person_label(clause: str) -> str:
 
 
 # a name of two or three words, said on its own right after the person gave theirs
-_FULLER_NAME_RE = re.compile(r"(?:(?-i:[A-Z])[\w'’-]+\s+){1,2}(?-i:[A-Z])[\w'’-]+")
+_FULLER_NAME_RE = re.compile(r"(?:[A-Z][\w'’-]+\s+){1,2}[A-Z][\w'’-]+")
 
 
 def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
@@ -2112,6 +2112,7 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
 
     for sentence, item in marked_sentences(text):
         out = []
+        said_before = any(found for _, found in groups)  # (the message said something before this sentence)
         groups.append((sentence, out))
         if opening and _BARE_GREETING_RE.match(sentence):  # "Hiya — Ana, …": the dash split the greeting off
             greeted = True
@@ -2119,10 +2120,9 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
         intro = _introduction(sentence, greeted) if opening else None
         opening = False
         named, last_named = last_named, False
-        fuller = _FULLER_NAME_RE.fullmatch(sentence.strip(" .,")) if named else None
-        given = groups[-2][1][-1] if fuller else None
-        if fuller and given and given.keyword.split()[-1].casefold() == sentence.strip(" .,").split()[-1].casefold():
-            full = sentence.strip(" .,")  # "I'm Mrs. Okonkwo — Adaeze Okonkwo — and I teach …": the full name
+        full = sentence.strip(" .,")  # "I'm Mrs. Okonkwo — Adaeze Okonkwo — and I teach …": the full name
+        if named and _FULLER_NAME_RE.fullmatch(full) and groups[-2][1][-1].keyword.split()[-1].casefold() == \
+                full.split()[-1].casefold():
             groups[-2][1][-1] = Statement(finish(f"The user's name is {full}"), "identity", full, "name")
             continue
         if named:  # "hey it's Tariq — senior PM at Qubit Logistics, …": the dash split the role off the name
@@ -2224,7 +2224,7 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
             for piece, statements in pieces:
                 if not statements and len(pieces) > 1 and _OWN_CLAUSE_RE.match(piece):  # a clause of its own the rules
                 # read nothing in (_pieces), not what is left of one ("…, ask the designer for the password")
-                    statements = _learned(piece, person, thing, any(found for _, found in groups[:-1]))
+                    statements = _learned(piece, person, thing, said_before)
                 for statement in statements:
                     if statement.kind == "people" and statement.subject:
                         person = statement.subject
@@ -2259,8 +2259,8 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
                                "timezone"))
         last_named = bool(out) and out[-1].slot == "name"
         if not out:
-            out.extend(st for st in _learned(_WHICH_I_RE.sub("", sentence), person, thing, any(
-                found for _, found in groups[:-1])) if not _COURTESY_RE.search(st.text)
+            out.extend(st for st in _learned(_WHICH_I_RE.sub("", sentence), person, thing, said_before)
+                       if not _COURTESY_RE.search(st.text)
                        and not _AWAY_RE.search(st.text) and not (
                 st.kind == "rule" and _DANGLING_RULE_RE.search(st.text)))  # ("… without my 👍": whose what?)
         if liking and out and out[-1].kind == "fact":  # the person's liking of the fact said before it

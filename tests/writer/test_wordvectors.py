@@ -74,7 +74,7 @@ def test_the_shipped_table_puts_alike_words_near_each_other():
 def test_the_classifier_weighs_the_sentence_vector(monkeypatch):
     model = learned.Model(("none", "fact"), {"bias": [0.0, 0.0]}, [[0.0, 2.0], [0.0, -1.0]])
     monkeypatch.setattr(learned, "_model", lambda: model)
-    monkeypatch.setattr(learned, "vector", lambda sentence: [1.5, 1.0] if "kiln" in sentence else [0.0, 0.0])
+    monkeypatch.setattr(wordvectors, "vector", lambda text: [1.5, 1.0] if "kiln" in text else [0.0, 0.0])
     assert learned.probabilities("The kiln is fired weekly.")["fact"] == pytest.approx(1 / (1 + math.exp(-2.0)))
     assert learned.probabilities("The oven is fired weekly.")["fact"] == pytest.approx(0.5)
 
