@@ -28,7 +28,19 @@ ROLE_NOUNS = (
     r"commander|incident commander|liaison|representative|rep|facilitator|scribe|buddy|apprentice|mechanic|trainee|"
     r"chef|baker|barista|cashier|caretaker|handyman|(?:IT|office|tech) guy|(?:lettings|estate|real estate|travel|"
     r"insurance|support|booking) agent|broker|realtor|solicitor|barrister|columnist|reporter|"
-    r"counsel|dba|release manager|release captain|gatekeeper|practice lead|squad lead|team lead|line manager"
+    r"counsel|dba|release manager|release captain|gatekeeper|practice lead|squad lead|team lead|line manager|"
+    # trades, care, services and the public sector (-ician and -ologist jobs by their ending)
+    r"[a-z]+ician|[a-z]+ologist|[a-z]+iatrist|surveyor|plumber|carpenter|joiner|builder|bricklayer|plasterer|"
+    r"decorator|roofer|welder|machinist|fitter|foreman|labou?rer|(?:bus|truck|lorry|taxi|delivery|van|hgv) driver|"
+    r"courier|midwife|carer|caregiver|(?:social|youth|support|care|case) worker|caseworker|physio|physiotherapist|"
+    r"radiographer|sonographer|surgeon|optometrist|counsell?or|dietitian|nutritionist|farmer|florist|butcher|"
+    r"waiter|waitress|bartender|housekeeper|cleaner|janitor|security guard|firefighter|police officer|soldier|"
+    r"hairdresser|barber|tailor|seamstress|jewell?er|sculptor|actor|actress|composer|filmmaker|videographer|"
+    r"curator|archivist|historian|interpreter|actuary|banker|trader|underwriter|estimator|inspector|assessor|"
+    r"registrar|notary|hygienist|gp|headteacher|head teacher|educator|pastor|priest|imam|rabbi|vicar|chaplain|"
+    r"volunteer|organi[sz]er|fundraiser|campaigner|lobbyist|diplomat|civil servant|dispatcher|shopkeeper|"
+    r"retailer|homemaker|housewife|househusband|retiree|pensioner|pupil|technologist|doula|pianist|violinist|"
+    r"drummer|guitarist|novelist|typist"
 )
 ROLE_RE = re.compile(rf"\b(?:{ROLE_NOUNS})s?\b", re.I)
 

@@ -117,15 +117,21 @@ def leading_name(text: str, max_words: int = 3) -> str | None:
 
 
 # -- identity --------------------------------------------------------------------------
+# what the person is called, said without "name" ("everyone calls me sam")
+_CALL_ME_RE = re.compile(r"(?:(?:you can|please|people|everyone|everybody|friends|most people)\s+)?calls?\s+me\b", re.I)
 _NAME_LEAD_RE = re.compile(
     rf"^(?:(?:my )?name(?:'s| is)|(?:you can |please )?call me|i go by|(?:people|everyone|everybody|friends)\s+calls?\s+me|this is|it's|its|myself|"
     rf"{_IM}|here's|hi,? {_IM}|hey,? {_IM}|hello,? {_IM}|"
     rf"soy|me llamo|mi nombre es|je suis|je m'appelle|ich bin|ich heiße|mi chiamo|sono|eu sou|saya)\s+",  # (in their own tongue)
     re.I,
 )
+# words that start no bare job title after "I'm" ("I'm not developer", "I'm the one …" has its article)
+_NOT_A_ROLE = (r"(?:now|currently|actually|also|still|basically|officially|not|no|so|too|very|really|just|more|less|kind|sort|like|the|a|an|on|in|at|with|for|from|done|"
+               r"going|getting|looking|working|trying|busy|happy|fine|ok|okay|your|his|her|their|our|my)\b")
 _ROLE_RE = re.compile(
     rf"^(?:{_IM}(?:\s+(?:now|currently|actually|also|still|basically|officially))?\s+(?:an?\s+|the\s+|"
-    rf"(?=(?:[\w-]+\s+){{0,2}}(?-i:(?:[A-Z]{{2,4}}|lead|head|senior|junior|staff|principal|chief))\b))|"
+    rf"(?=(?:[\w-]+\s+){{0,2}}(?-i:(?:[A-Z]{{2,4}}|lead|head|senior|junior|staff|principal|chief))\b)|"
+    rf"(?=(?!{_NOT_A_ROLE})(?:[\w-]+\s+){{0,2}}(?:{lx.ROLE_NOUNS})(?:\s+(?:at|in|for|with|of|on)\s|\s*[,.;!]|\s*$)))|"
     rf"{_I}(?:'ve| have) been (?:an?|the)\s+|{_I}{_ADV}\s+(?:do|am doing|'m doing)\s+(?=.+\bfor a living\b)|"
     rf"{_I}{_ADV}\s+do\s+(?=(?:[\w-]+\s+){{1,3}}?(?:at|for)\s+(?:an?\s+|(?-i:[A-Z])))|"
     rf"{_I}{_ADV}\s+work\s+(?:\w+\s+)?as\s+(?:an?|the)?\s*|{_IM}{_ADV}\s+working\s+as\s+(?:an?|the)?\s*|{_I}(?:'ve| have)? (?:been )?(?:promoted|hired) (?:to|as)\s+(?:an?\s+)?|"
@@ -343,7 +349,8 @@ def _identity(clause: str) -> list[Statement]:
             role = role[:on_team.start()] + role[on_team.end():] if on_team else role  # (the team is a record of its own)
             on_team = on_team or re.search(r"\s+on the (?P<t>(?:[\w&/+-]+\s+){1,3}team)\b", value, re.I)  # (after the
             # employer: "frontend dev at Tessera on the design systems team")
-            said = clause[:match.start("v")] + role
+            unsaid = re.fullmatch(rf"{_IM}\s+", clause[:match.start("v")]) and role[:1].islower()  # (no article)
+            said = clause[:match.start("v")] + (_article(role) if unsaid else "") + role  # ("i am accounts clerk")
             out = [Statement(finish(third_person(said)), "identity", keyword(role), "role")]
             if employer:  # (a student studies there: "PhD student at TU Delft")
                 out.append(_works_at(employer, studies=bool(re.search(
@@ -380,6 +387,14 @@ _TEACH_RE = re.compile(
     r"(?-i:[A-Z])[\w'’-]+).*)$", re.I)
 
 
+def _article(role: str) -> str:
+    """The article a job title said without one takes ("" when it has one): "an SRE", "an MLE" (an acronym said
+    letter by letter), "a payroll specialist"."""
+    if re.match(r"(?:an?|the|head of)\s", role, re.I):
+        return ""
+    return "an " if role[:1].lower() in "aeiou" or re.match(r"[FHLMNRSX][A-Z]+\b", role) else "a "
+
+
 def _appositive(part: str) -> list[Statement]:
     """What a phrase after a name says ("staff engineer at Brightwell", "based in Lagos", "from the infra team")."""
     part = part.strip(" .")
@@ -413,11 +428,9 @@ def _appositive(part: str) -> list[Statement]:
         return _identity(f"I'm {part}")
     if re.match(r"(?:still\s+|now\s+)?(?:at|with)\s+[A-Z]", part):
         return _identity("I work " + re.sub(r"^(?:still|now)\s+", "", part))
-    article = "" if re.match(r"(?:an?|the|head of)\s", part, re.I) else "an " if part[:1].lower() in "aeiou" or re.match(
-        r"[FHLMNRSX][A-Z]+\b", part) else "a "  # "an SRE", "an MLE": an acronym said letter by letter
     head = re.split(r"\s+(?:at|for|with|on|in)\s+", part)[0]
     if lx.ROLE_RE.search(head) and not re.match(r"(?:and|but|so|who|which|can|could|please)\b", part, re.I):
-        return _identity(f"I'm {article}{part}")
+        return _identity(f"I'm {_article(part)}{part}")
     return []
 
 
@@ -519,7 +532,8 @@ def _personal(clause: str) -> list[Statement]:
         return []  # "I run the data team", "I read the logs", "I run payroll every month" are not hobbies (but "I run
         # every morning" is)
     slot = "timezone" if _TIMEZONE_RE.search(clause) and re.search(r"time ?zone|\btz\b|UTC|GMT|[A-Z]{2,4}T\b|"
-                                                                    r"hours? (?:ahead|behind)", clause) else None
+                                                                    r"hours? (?:ahead|behind)|\b[A-Z][a-z]+/[A-Z][a-z_]+\b",
+                                                                    clause) else None  # ("Europe/Lisbon": a zone's name)
     own = _OWN_ZONE_RE.match(clause) if slot else None
     if own:  # "I'm on EAT, UTC+3, if you see odd times in my logs": the zone, not the rest
         return [Statement(finish(f"The user's timezone is {own.group('z')}"), "personal", own.group("z"), slot)]
@@ -1413,12 +1427,13 @@ _TRAILER_RE = re.compile(r"(?:[\s,]+(?:lol|lmao|haha+|tbh|imo|imho|fwiw|ha|heh|x
 def _mostly(clause: str) -> list[Statement]:
     """What the person mostly works with, said without a subject ("mostly python these days", "mainly in Go");
     empty for anything longer than a few words."""
-    found = re.match(r"^(?P<how>mostly|usually|mainly|primarily)\s+(?:with\s+|in\s+)?(?P<x>.+?)"
+    found = re.match(r"^(?P<how>mostly|usually|mainly|primarily)\s+(?:with\s+|in\s+|(?P<on>on)\s+)?(?P<x>.+?)"
                      r"(?:\s+(?:these days|nowadays|lately|every ?day))?$", clause, re.I)
     if not found or len(found.group("x").split()) > 5:
         return []
-    what = found.group("x")
-    return [Statement(finish(f"The user {found.group('how').lower()} works with {what}"), "preference", keyword(what))]
+    what = found.group("x")  # ("mostly on NEC4 contracts": works on them)
+    return [Statement(finish(f"The user {found.group('how').lower()} works {'on' if found.group('on') else 'with'} "
+                             f"{what}"), "preference", keyword(what))]
 
 
 # "what I really can't stand is 200-char lines": said of the thing, the way "I can't stand 200-char lines" is
@@ -1920,6 +1935,7 @@ _CLAUSE_START_RE = re.compile(
     rf"^(?!(?:it|they|he|she|if|when|even|after|there|not|{_FACT_VERBS}|{lx.PERSON_VERBS})\b)(?:(?:the|our|my|their|all|every|each|most|a|an|its|some|any|only)\s+)?"
     rf"(?:[\w./@`'’+#-]+\s+){{1,4}}?(?:\([^)]*\)\s+)?{_FACT_VERBS}\b", re.I)
 _HAS_VERB_RE = re.compile(rf"\b{_FACT_VERBS}\b", re.I)
+_IS_NAME_END_RE = re.compile(r"\bis\s+(?P<n>(?:(?:Mr|Ms|Mrs|Dr)\.?\s+)?(?-i:[A-Z])[\w'’-]+(?:\s+(?-i:[A-Z])[\w'’-]+)?)$")
 _JOINED_KINDS = ("fact", "people", "schedule", "personal", "decision")
 
 
@@ -1930,16 +1946,23 @@ def _joined(statement: Statement) -> list[Statement]:
     if statement.kind not in _JOINED_KINDS:
         return [statement]
     text = statement.text.rstrip(".")
-    parts, start = [], 0
+    parts, start, said = [], 0, ""  # said: who a leading "he"/"she" of the part from start is
     for joint in _TWO_CLAUSES_RE.finditer(text):
-        left, right = text[start:joint.start()], text[joint.end():]
-        if len(left.split()) >= 3 and len(right.split()) >= 3 and _HAS_VERB_RE.search(left) and \
-                _CLAUSE_START_RE.match(right):
+        left, right = said + text[start:joint.start()], text[joint.end():]
+        he = re.match(r"(?:he|she)(?:['’]s(?=\s)|(?=\s))", right, re.I) if statement.kind == "people" else None
+        cut = len(he.group(0)) if he else 0
+        name = (statement.subject or (found.group("n") if (found := _IS_NAME_END_RE.search(left)) else None)) if cut \
+            else None  # "my team leader is Tomasz, he checks all my calculations": Tomasz does ("she's CEO": is)
+        named = f"{name} is" if name and cut > 3 else name
+        if named:
+            right = named + right[cut:]
+        if len(left.split()) >= 3 and len(right.split()) >= 3 and _HAS_VERB_RE.search(left) and (
+                _CLAUSE_START_RE.match(right) or name and re.match(rf"{re.escape(name)}\s+\w+s\b", right)):
             parts.append(left)
-            start = joint.end()
+            start, said = joint.end() + (cut if named else 0), named or ""
     if not parts:
         return [statement]
-    parts.append(text[start:])
+    parts.append(said + text[start:])
     return [replace(statement, text=finish(part), keyword=keyword(part)) for part in parts]
 
 
@@ -2021,6 +2044,8 @@ def _learned(sentence: str, person: str | None, thing: str | None, told: bool = 
             kind == "identity" and re.match(rf"{_IM}\s+(?:(?:now|still)\s+)?(?:at|with)\s+{_SOMEWHERE}", body) or
             kind == "identity" and re.search(r"\b(?:next\s+(?:week|month)|tomorrow|tonight)\b", body,
                                              re.I) or  # ("I'm in Lisbon next week": a trip)
+            kind == "identity" and _CALL_ME_RE.match(body) or  # (a name is the rules' to read: "people call me sam"
+            # after "I'm Sam" says nothing new)
             kind == "people" and _A_WORD_ON_RE.match(body) or
             re.search(r"\bnothing big\b", body, re.I) or  # (the size of the job at hand)
             kind == "schedule" and (_one_plan(body) or _MOVE_ME_RE.match(body)) or kind == "preference" and (len(preferred) == 2 and _step_at_hand(preferred[1]) or _of_something_said(body))):
@@ -2041,7 +2066,10 @@ def _learned(sentence: str, person: str | None, thing: str | None, told: bool = 
         body = _named_subject(person, pronoun, body)
     body = _named(body, person)
     text = finish(body if kind == "rule" else about_user(body))
-    return [Statement(text, kind, keyword(body), slot_of(text) if kind in ("identity", "personal") else None)]
+    whole = Statement(text, kind, keyword(body), slot_of(text) if kind in ("identity", "personal") else None)
+    parts = _joined(whole)
+    kept = [part for part in parts if learned.likely_kind(part.text) == kind and not re.match(r"(?:so|which|as|think|that|this|then)\b", part.text, re.I)]
+    return kept if len(parts) > 1 and len(kept) == len(parts) else [whole]
 
 
 def _person_label(clause: str) -> str:
@@ -2285,7 +2313,8 @@ def _weighed(sentence: str, found: list[Statement]) -> list[Statement]:
     if not whole and not any(st.kind in CORE_CATEGORIES for st in found):
         return found  # (nothing to weigh: the classifier is not asked)
     probs = learned.probabilities(sentence)
-    if whole:
+    if whole and found[0].slot != "timezone":  # (a time zone the rules read is the person's, whatever the words
+        # around it: "for context I'm in Europe/Lisbon time" is no place they live)
         kind = learned.sure_kind(probs, found[0].kind)  # (of part of the sentence, the other part may be what it read)
         if kind is not None:
             text = found[0].text

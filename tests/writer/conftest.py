@@ -10,6 +10,14 @@ from .helpers import reset_fake, settings, workspace
 
 
 @pytest.fixture
+def rules_only(monkeypatch):
+    """The corpus-trained classifier silenced (every sentence "none" to it): what the rules alone read."""
+    from openprogram_memory.writer import learned
+
+    monkeypatch.setattr(learned, "probabilities", lambda sentence: {"none": 1.0})
+
+
+@pytest.fixture
 def fake():
     return reset_fake()
 

@@ -239,3 +239,9 @@ def test_a_fact_about_that_is_kept_only_when_the_message_said_what_that_is(monke
 def test_a_lapse_the_person_owns_up_to_is_no_preference_whatever_the_classifier_says(monkeypatch):
     monkeypatch.setattr(learned, "likely_kind", lambda sentence: "preference")
     assert extract_statements("I tend to forget semicolons.") == []
+
+
+def test_a_name_is_never_the_classifiers_to_read(monkeypatch):
+    _sure_of(monkeypatch, identity=0.95)  # however sure it is that a sentence is about who the person is
+    assert [s.text for s in extract_statements("I'm Sam. Everyone calls me sam.")] == ["The user's name is Sam."]
+    assert [s.kind for s in extract_statements("Been doing this for ten years.")] == ["identity"]  # (not a name: its own)
