@@ -290,13 +290,25 @@ def _aside(said: str) -> bool:
                                                         said, re.I)
 
 
+# when, said before the clause it is the time of: "Every Monday, I send …", "On Fridays, we deploy …", "Every quarter,
+# in the first week, I …"
+WHEN_FIRST_RE = re.compile(
+    rf"(?:(?:on|every|each|in|at|by|during|after|before|most|some)\s+)?(?:(?:the|a|other|first|last|second|third|"
+    rf"other)\s+)*(?:{lx.DAYS}|{lx.MONTHS}|day|week|fortnight|month|quarter|year|morning|afternoon|evening|night|"
+    rf"sprint|term|semester|season|summer|winter|spring|autumn|fall)s?"
+    rf"(?:\s*,?\s*(?:in|on|at)\s+the\s+(?:\w+\s+){{0,2}}?(?:week|day|month|morning|evening)s?)?", re.I)
+
+
 def clauses(sentence: str) -> list[str]:
-    """A sentence cut where a new first-person or "we" clause starts ("my partner and I …" stays whole)."""
+    """A sentence cut where a new first-person or "we" clause starts ("my partner and I …" stays whole; so does
+    the time said before one: "Every Monday, I send …")."""
     out: list[str] = []
     for piece in (c.strip(" ,") for c in _CLAUSE_RE.split(sentence)):
         if not piece:
             continue
-        if out and (len(out[-1].split()) < 3 and re.match(r"^(?:my|our)\b", out[-1], re.I) or re.fullmatch(
+        if out and WHEN_FIRST_RE.fullmatch(out[-1]):
+            out[-1] = f"{out[-1]}, {piece}"
+        elif out and (len(out[-1].split()) < 3 and re.match(r"^(?:my|our)\b", out[-1], re.I) or re.fullmatch(
                 r"(?-i:[A-Z])[\w'’-]+", out[-1]) and re.match(r"^(?:I|i)\s", piece)):  # ("Luis and I split …")
             out[-1] = f"{out[-1]} and {piece}" if re.match(r"^(?:I|i)\b", piece) else f"{out[-1]}, {piece}"
         else:

@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING
 
 from ..placement.classify import CORE_CATEGORIES, WORK_FIELD
 from ..workspace.caches import register_index
-from . import learned
+from . import learned, wordvectors
 from . import lexicon as lx
 from .negatives import FIRST_I as _I
 from .negatives import FIRST_IM as _IM
@@ -56,7 +56,7 @@ from .negatives import ONLY_WHEN as _ONLY_WHEN
 from .negatives import STANDING_RE as _STANDING_RE
 from .negatives import is_negative
 from .phrasing import ADVERBS, about_user, conjugate, finish, first_person, keyword, third_person
-from .segment import agent_generated, clauses, label_hint, marked_sentences, strip_lead
+from .segment import WHEN_FIRST_RE, agent_generated, clauses, label_hint, marked_sentences, strip_lead
 
 if TYPE_CHECKING:
     from ..workspace.caches import FileSummary, RecordInfo, TreeState
@@ -840,6 +840,7 @@ nothing everything anything someone nobody everyone when what how why who teh se
 _HAPPENS = frozenset("""gets fails breaks crashes takes hangs times returns throws shows says gives ends comes goes runs
 loses forgets picks dies freezes stalls errors complains asks tries looks feels turns starts stops makes loads finishes
 passes reaches wants thinks knows""".split())
+_LAPSES = frozenset("forget forgets mix mixes lose loses mess messes struggle struggles confuse confuses".split())
 _RULE_PREFIX_RE = re.compile(
     r"^(?:(?:please|pls|plz|kindly)\s+)?(?P<p>(?:from now on|going forward|moving forward|in (?:the )?future|"
     r"henceforth|by default)(?:,\s*|\s+(?=(?:please\s+)?[a-z]+\b))|(?:as a rule|in general|generally|"
@@ -941,7 +942,9 @@ def _rule(clause: str, hint: str | None) -> list[Statement]:
         return []  # "give me 10 icebreaker questions", "redo the plot palette please": a task, not a way of working
     asked = re.sub(r"[\s,]+(?:please|pls|plz)$", "", clause, flags=re.I)
     if asked != clause and re.search(r"[\w)]$", asked) and not _ONE_OFF_RE.search(asked) and not _only_here(asked) \
-            and not re.match(r"^(?:yes|no|ok|okay|sure|thanks|one|more|help|stop|wait)\b", clause, re.I):
+            and not re.match(r"^(?:yes|no|ok|okay|sure|thanks|one|more|help|stop|wait)\b", clause, re.I) and not \
+            re.fullmatch(r"(?:the|this|that|these|those|my|your)(?:\s+[\w-]+){1,3}", asked, re.I):  # ("the summary
+        # please": a thing asked for now; "British spelling please" is a way of writing)
         return [Statement(finish(asked), "rule", keyword(asked, last=True))]  # ("rerun it pls" is about the moment)
     if _NO_RULE_RE.match(clause) or _MUST_RE.match(clause) and not _FLOW_RE.match(clause) or hint == "rule" and re.match(
             r"^no\s+\w+", clause, re.I):
@@ -963,8 +966,9 @@ def _rule(clause: str, hint: str | None) -> list[Statement]:
         return []  # "never do that", "don't write a new one": what it is about is only in this conversation
     nxt = after[0].casefold().strip(",.") if after else ""
     if marker in _STRONG and (not nxt or nxt in _NOT_VERB or nxt.endswith("ed") and nxt not in (
-            "need", "feed", "seed", "embed") or nxt in _HAPPENS):
-        return []  # ("always gets stuck at step 3": what keeps happening, not what to do)
+            "need", "feed", "seed", "embed") or nxt in _HAPPENS) or marker == "always" and nxt in _LAPSES:
+        return []  # ("always gets stuck at step 3": what keeps happening, not what to do; "always forget": the
+        # person's own lapse, said without "I")
     if re.match(r"^(?:don't|do not|dont)\s+(?:worry|bother|mind|know|think|care|forget about|hesitate|get|have to|"
                 r"need to|be sorry|apologi|remember|understand|see|like|want|feel|really|even|judge|panic)\b",
                 body, re.I):
@@ -1545,6 +1549,9 @@ def _pieces(clause: str, hint: str | None) -> list[tuple[str, list[Statement]]]:
     continued: dict[str, list[Statement]] = {}  # pieces that stand as facts only after a fact
     current = parts[0]
     for sep, nxt in zip(parts[1::2], parts[2::2]):
+        if WHEN_FIRST_RE.fullmatch(current.strip()):
+            current = current + sep + nxt  # "On Fridays, we deploy at noon": the time of what follows
+            continue
         if sep.strip(", ") == "and" and _DAY_END_RE.search(current) and _DAY_START_RE.match(nxt):
             current = current + sep + nxt  # "my swim class is Tuesdays and Thursdays at 7am": one list of days
             continue
@@ -2142,6 +2149,8 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
         out = []
         said_before = any(found for _, found in groups)  # (the message said something before this sentence)
         groups.append((sentence, out))
+        if _in_another_language(sentence.rpartition(": ")[2]):
+            continue  # "translate this: kami mohon maaf …": text to work on, not the person's English
         if opening and _BARE_GREETING_RE.match(sentence):  # "Hiya — Ana, …": the dash split the greeting off
             greeted = True
             continue
@@ -2299,6 +2308,26 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
         if retract and first is not None:  # (the first thing said after it is what replaces it)
             out[first] = replace(out[first], old=out[first].old or retract.group("old"))
     return [(sentence, _weighed(sentence, found)) for sentence, found in _task_constraints(groups)]
+
+
+ENGLISH = 0.25  # a sentence fewer of whose words than this are English words may be in another language …
+_ENGLISH_GLUE = frozenset(  # … and is, when it has five words or more and not one of these
+    "the a an is are was were be been and or but to of in on at for with by from as this that it i you we they he she "
+    "my our your their his her me us them not no do does did have has had will would can could should please if so "
+    "all any every each what when where which who how there here after before about up out over into than then "
+    "just only also very more most some new".split())
+
+
+def _in_another_language(sentence: str) -> bool:
+    """Whether ``sentence`` is text in another language, which the rules, written for English, would misread
+    ("wir bitten um Entschuldigung …" is no rule): five words or more, not one English word of the kind every
+    English sentence has, and few words of English's vocabulary at all (:data:`ENGLISH`; a stack of product names,
+    "django 4.2, postgres 15, redis for caching", has its "for")."""
+    said = [word for word in wordvectors.words(sentence) if word.isalpha()]
+    if len(said) < 5 or any(word in _ENGLISH_GLUE for word in said):
+        return False
+    share = wordvectors.known_share(sentence)
+    return share is not None and share < ENGLISH
 
 
 COVERS = 0.6  # a statement this long, in words, against its sentence is what the whole sentence says

@@ -90,6 +90,16 @@ def _table() -> tuple[dict[str, int], array, list[float], int]:
         return {}, array("b"), [], 0
 
 
+def known_share(text: str) -> float | None:
+    """The share of ``text``'s words (runs of letters) that are whole words of the table's English vocabulary: low
+    for a sentence in another language ("kami mohon maaf atas …": 0.0); None without words or without a table."""
+    known = _table()[0]
+    said = [word for word in words(text) if word.isalpha()]
+    if not said or not known:
+        return None
+    return sum(word in known for word in said) / len(said)
+
+
 def dims() -> int:
     """How many numbers a sentence vector has (0 without a usable table)."""
     return _table()[3]

@@ -2725,3 +2725,31 @@ def test_a_name_said_again_in_full_right_after_is_the_name_kept(said, name):
 def test_a_sentence_after_the_name_dash_is_read_as_a_sentence_not_as_what_the_person_is():
     assert read("I'm Ana — Bruno Costa is my manager.") == [
         ("identity", "The user's name is Ana."), ("people", "Bruno Costa is the user's manager.")]
+
+
+@pytest.mark.parametrize("said, what", [
+    ("Most evenings, I practise the cello for an hour.", "cello"),  # (before a clause of the person's own)
+    ("On Sundays, our cleaners come at eight.", "cleaners"),  # (before one of something else's)
+    ("Every other Friday, we ship a release.", "release"),
+])
+def test_the_time_said_first_is_the_time_of_the_clause_after_it(said, what):
+    found = read(said)
+    assert len(found) == 1 and found[0][0] == "schedule" and what in found[0][1]
+
+
+@pytest.mark.parametrize("said, records", [
+    ("the latest invoice please", []),  # a thing asked for now
+    ("that chart again pls", []),
+    ("plain English please", [("rule", "Plain English.")]),  # a way of writing, for good
+])
+def test_a_thing_asked_for_is_no_rule_a_way_of_writing_is(said, records):
+    assert read(said) == records
+
+
+@pytest.mark.parametrize("said, records", [
+    ("always lose track of which branch I'm on lol", []),  # the person's lapse, "I" left out
+    ("always mess up the timezone maths", []),
+    ("always pin the exact versions in requirements", [("rule", "Always pin the exact versions in requirements.")]),
+])
+def test_always_and_a_lapse_is_a_complaint_not_an_instruction(said, records):
+    assert read(said) == records

@@ -84,3 +84,27 @@ def test_weights_trained_on_vectors_of_another_size_are_refused():
             "dense": [[0.0, 0.0]] * 3}
     with pytest.raises(ValueError, match="3 numbers"):
         learned.model_from(data)
+
+
+def test_the_share_of_english_words_tells_another_language(table):
+    _write(table, {"we": [1], "ship": [1], "on": [1], "friday": [1], "##s": [1]}, [1.0])
+    assert wordvectors.known_share("We ship on Fridays!") == 0.75  # (a whole word only: "fridays" is two pieces)
+    assert wordvectors.known_share("Kami kirim hari Jumat") == 0.0
+    assert wordvectors.known_share("42 — !") is None  # (no word)
+    _write(table, {}, [1.0], format=9)
+    wordvectors._table.cache_clear()
+    assert wordvectors.known_share("We ship on Fridays") is None  # (no table: nothing is told)
+
+
+@pytest.mark.parametrize("said", [
+    "make this formal: mohon maaf atas keterlambatan pembayaran tagihan bulan lalu",
+    "in English please: wir schicken immer montags früh die offenen Rechnungen",
+    "in English please: siempre enviamos las facturas pendientes cada lunes temprano",
+])
+def test_text_in_another_language_given_to_work_on_is_no_record(said):
+    assert extract_statements(said) == []
+    # (the same said in English is read: the guard is the language's, not the wording's)
+    assert extract_statements("FYI: we always close the shop on Sundays") != []
+    assert extract_statements("our stack: django 4.2, postgres 15, redis for caching") != []  # (names, not a language)
+    assert extract_statements("style rules: short answers, bullet points, plain language, British spelling") != []  # (all
+    # English words, though not one "the" or "is")
