@@ -1416,6 +1416,9 @@ def _detect(clause: str, hint: str | None) -> list[Statement]:
     return []
 
 
+# a request about something at hand ("convert this list …", "fix the header …")
+_TASK_START_RE = re.compile(r"^(?:(?:please|pls|can you|could you|now|then|just)\s+)*[a-z]+\s+(?:this|that|these|those|"
+                            r"the|it|them)\b", re.I)  # (an instruction it starts, the rules read: "use the repo's …")
 _JOINT_RE = re.compile(r"(,\s+(?:and\s+|but\s+|then\s+)?|\s+and\s+|\s+but\s+|\s+—\s+)")
 _SUBJECTLESS_RE = re.compile(r"^(?:been (?:learning|playing)\b|speak(?!\s+(?:with|to)\b)|live in|based in|originally from|work (?:at|for|as)|working (?:at|for)|love|hate|"
                              r"(?:don't|dont|do not) (?:really )?(?:love|like|enjoy)|"
@@ -1621,6 +1624,9 @@ def _pieces(clause: str, hint: str | None) -> list[tuple[str, list[Statement]]]:
         alone = _statements(nxt, None if first and (hint == "rule" or hint == "decision" and _NOT_A_CHOICE_RE.match(
             nxt)) else hint)  # a reason after a rule is no rule; after a decision, "not Auth0", "starting after
         # Easter" and what already happened ("Ngozi's team already tested it") are more of it, not a second one
+        if not first and sep.strip() == "and" and alone and all(st.kind == "rule" for st in alone) and \
+                _TASK_START_RE.match(current) and not _ALWAYS_RULE_RE.search(nxt):
+            alone = []  # "convert this list to a table and sort by date please": more of the task at hand
         if first and re.match(r"^(?:just\s+)?in case\b", nxt, re.I):
             out.append((current, first))  # "I'm allergic to shellfish, in case you suggest venues": why it was said
             current = nxt

@@ -2753,3 +2753,14 @@ def test_a_thing_asked_for_is_no_rule_a_way_of_writing_is(said, records):
 ])
 def test_always_and_a_lapse_is_a_complaint_not_an_instruction(said, records):
     assert read(said) == records
+
+
+def test_a_step_added_to_a_job_at_hand_is_part_of_the_job():
+    assert read("Turn this list into a table with 4 columns and sort by name please") == []  # one job, two steps
+    assert read("Turn this list into a table with 4 columns and sort by name from now on please") == [
+        ("rule", "Sort by name from now on.")]  # (a way of working said with the job is kept)
+
+
+def test_two_instructions_joined_by_and_are_two_rules_though_the_first_names_a_thing():
+    assert read("Keep the tone formal and sign emails with my full name.") == [
+        ("rule", "Keep the tone formal."), ("rule", "Sign emails with my full name.")]
