@@ -943,8 +943,9 @@ def _rule(clause: str, hint: str | None) -> list[Statement]:
     asked = re.sub(r"[\s,]+(?:please|pls|plz)$", "", clause, flags=re.I)
     if asked != clause and re.search(r"[\w)]$", asked) and not _ONE_OFF_RE.search(asked) and not _only_here(asked) \
             and not re.match(r"^(?:yes|no|ok|okay|sure|thanks|one|more|help|stop|wait)\b", clause, re.I) and not \
-            re.fullmatch(r"(?:the|this|that|these|those|my|your)(?:\s+[\w-]+){1,3}", asked, re.I):  # ("the summary
-        # please": a thing asked for now; "British spelling please" is a way of writing)
+            re.fullmatch(r"(?:the|this|that|these|those|my|your)(?:\s+[\w-]+){1,3}", asked, re.I) and not \
+            re.match(rf"{_I}\s+(?:need|want|would like)\s+(?:help|a|an|some|one)\b", asked):  # ("the summary please",
+        # "I need help with vlookup please": a thing asked for now; "British spelling please" is a way of writing)
         return [Statement(finish(asked), "rule", keyword(asked, last=True))]  # ("rerun it pls" is about the moment)
     if _NO_RULE_RE.match(clause) or _MUST_RE.match(clause) and not _FLOW_RE.match(clause) or hint == "rule" and re.match(
             r"^no\s+\w+", clause, re.I):
@@ -2264,6 +2265,7 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
                 clause = since  # "as of this week I'm the ops manager", "I start at X next week": the job from then on
             kin_of.update((kin.group("n"), kin.group("k")) for kin in _KIN_NAME_RE.finditer(clause))
             pieces = _pieces(clause, inner or (None if hint == "rule" and out else hint))
+            named_before = person
             for piece, statements in pieces:
                 if not statements and len(pieces) > 1 and _OWN_CLAUSE_RE.match(piece):  # a clause of its own the rules
                 # read nothing in (_pieces), not what is left of one ("…, ask the designer for the password")
@@ -2292,8 +2294,9 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
             name = _subject_person(clause)
             if name and re.match(r"^[A-Z]", clause) and len(name.split()) <= 3 and clause[len(name):].startswith(" "):
                 person = person if person and name.startswith(person) else name
-            told = _TOLD_RE.findall(clause)  # "talk to Siobhán — she's the core facility tech": Siobhán
-            if told and _is_name_word(told[-1].split()[0]):
+            told = _TOLD_RE.findall(clause)  # "talk to Siobhán — she's the core facility tech": Siobhán (unless the
+            # clause went on to name another: "I report to Wanjiru, and Dmitri owns the dbt project — he's …")
+            if told and _is_name_word(told[-1].split()[0]) and person == named_before:
                 person = told[-1]
         if any(st.slot == "location" for st in out) and not any(st.slot == "timezone" for st in out):
             zone = _SO_ZONE_RE.search(sentence)  # "I'm in Nairobi, so I'm on EAT, …": the place's time zone
@@ -2395,8 +2398,9 @@ _RETRACT_RE = re.compile(
 _SO_ZONE_RE = re.compile(rf"\bso\s+(?:I'm\s+on\s+|i am on\s+|im on\s+|it's\s+|use\s+|times\s+are\s+)?(?P<z>{_ZONE_RE.pattern})",
                          re.I)
 # the person an instruction sends the agent to ("talk to Siobhán", "ask Kofi", "loop in Mei Ling")
-_TOLD_RE = re.compile(r"\b(?:talk to|speak to|ask|ping|tag|loop in|contact|email|message|check with|go to)\s+"
-                      r"((?-i:[A-Z][\w'’-]+(?:\s+[A-Z][\w'’-]+)?))", re.I)
+_TOLD_RE = re.compile(r"\b(?:talk to|speak to|ask|ping|tag|loop in|contact|email|message|check with|go to|(?:send|sends|"
+                      r"sent|forward|forwards|give|gives|hand|hands|report|reports)\b[^.,;]{0,40}?\bto)\s+"
+                      r"((?-i:(?:(?:Mr|Ms|Mrs|Dr)\.?\s+)?[A-Z][\w'’-]+(?:\s+[A-Z][\w'’-]+)?))", re.I)
 # a named family member in a personal record ("The user's wife Giulia is a nurse")
 _KIN_NAME_RE = re.compile(rf"\b(?:user's|my|our)\s+(?P<k>(?:(?:little|older|younger|big|baby)\s+)?(?:{lx.FAMILY})),?\s+"
                           r"(?:is\s+)?(?P<n>(?-i:[A-Z][\w'’-]+))\b", re.I)

@@ -2741,6 +2741,8 @@ def test_the_time_said_first_is_the_time_of_the_clause_after_it(said, what):
     ("the latest invoice please", []),  # a thing asked for now
     ("that chart again pls", []),
     ("plain English please", [("rule", "Plain English.")]),  # a way of writing, for good
+    ("i need help with a pivot table pls", []),  # help asked for now
+    ("I want answers in Spanish please", [("rule", "I want answers in Spanish.")]),  # (how to answer, for good)
 ])
 def test_a_thing_asked_for_is_no_rule_a_way_of_writing_is(said, records):
     assert read(said) == records
@@ -2764,3 +2766,12 @@ def test_a_step_added_to_a_job_at_hand_is_part_of_the_job():
 def test_two_instructions_joined_by_and_are_two_rules_though_the_first_names_a_thing():
     assert read("Keep the tone formal and sign emails with my full name.") == [
         ("rule", "Keep the tone formal."), ("rule", "Sign emails with my full name.")]
+
+
+def test_he_or_she_after_a_name_something_was_handed_to_is_that_person():
+    said = [text for kind, text in read("I hand the timesheets to Ms. Okoro on Fridays. She is our payroll lead.")
+            if kind == "people"]
+    assert said == ["Ms. Okoro is our payroll lead."]
+    # (but a person the clause went on to name is the one "he" is)
+    assert ("people", "Joaquín is the one who reviews migrations.") in read(
+        "I report to Anika Berg, and Joaquín owns the billing code — he's the one who reviews migrations.")
