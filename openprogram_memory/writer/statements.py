@@ -205,7 +205,8 @@ def _place_in(value: str) -> list[Statement]:
 
 def _without_place(value: str, place: list[Statement]) -> str:
     """``value`` without the place (:func:`_place_in`) its phrase ends with: "a nurse based in Leeds" → "a nurse"."""
-    return re.sub(rf"(?:\s+based)?\s+in\s+{re.escape(place[0].keyword)}$", "", value) if place else value
+    return re.sub(rf"(?:\s+(?:based|here|out))?\s+in\s+{re.escape(place[0].keyword)}$", "", value) if place else value
+    # ("a clerk in a logistics company here in Manila": "here" was where, too)
 
 
 def _as_role(value: str) -> tuple[str, list[Statement]]:

@@ -2775,3 +2775,9 @@ def test_he_or_she_after_a_name_something_was_handed_to_is_that_person():
     # (but a person the clause went on to name is the one "he" is)
     assert ("people", "Joaquín is the one who reviews migrations.") in read(
         "I report to Anika Berg, and Joaquín owns the billing code — he's the one who reviews migrations.")
+
+
+@pytest.mark.parametrize("said", ["I'm a paramedic out in Galway.", "I'm a paramedic here in Galway."])
+def test_a_place_said_after_the_job_leaves_no_word_of_it_in_the_job(said):
+    assert [(s.text, s.slot) for s in extract_statements(said)] == [
+        ("The user is a paramedic.", "role"), ("The user is based in Galway.", "location")]
