@@ -117,19 +117,21 @@ def leading_name(text: str, max_words: int = 3) -> str | None:
 
 
 # -- identity --------------------------------------------------------------------------
-# what the person is called, said without "name" ("everyone calls me sam")
-_CALL_ME_RE = re.compile(r"(?:(?:you can|please|people|everyone|everybody|friends|most people)\s+)?calls?\s+me\b", re.I)
+# what the person is called, said without "name" ("call me Ana", "everyone calls me sam")
+_CALL_ME = r"(?:(?:you can|please|people|everyone|everybody|friends|most people)\s+)?calls?\s+me"
+_CALL_ME_RE = re.compile(rf"{_CALL_ME}\b", re.I)
 _NAME_LEAD_RE = re.compile(
-    rf"^(?:(?:my )?name(?:'s| is)|(?:you can |please )?call me|i go by|(?:people|everyone|everybody|friends)\s+calls?\s+me|this is|it's|its|myself|"
+    rf"^(?:(?:my )?name(?:'s| is)|{_CALL_ME}|i go by|this is|it's|its|myself|"
     rf"{_IM}|here's|hi,? {_IM}|hey,? {_IM}|hello,? {_IM}|"
     rf"soy|me llamo|mi nombre es|je suis|je m'appelle|ich bin|ich heiße|mi chiamo|sono|eu sou|saya)\s+",  # (in their own tongue)
     re.I,
 )
 # words that start no bare job title after "I'm" ("I'm not developer", "I'm the one …" has its article)
-_NOT_A_ROLE = (r"(?:now|currently|actually|also|still|basically|officially|not|no|so|too|very|really|just|more|less|kind|sort|like|the|a|an|on|in|at|with|for|from|done|"
+_NOW = r"now|currently|actually|also|still|basically|officially"  # said between "I'm" and the job
+_NOT_A_ROLE = (rf"(?:{_NOW}|not|no|so|too|very|really|just|more|less|kind|sort|like|the|a|an|on|in|at|with|for|from|done|"
                r"going|getting|looking|working|trying|busy|happy|fine|ok|okay|your|his|her|their|our|my)\b")
 _ROLE_RE = re.compile(
-    rf"^(?:{_IM}(?:\s+(?:now|currently|actually|also|still|basically|officially))?\s+(?:an?\s+|the\s+|"
+    rf"^(?:{_IM}(?:\s+(?:{_NOW}))?\s+(?:an?\s+|the\s+|"
     rf"(?=(?:[\w-]+\s+){{0,2}}(?-i:(?:[A-Z]{{2,4}}|lead|head|senior|junior|staff|principal|chief))\b)|"
     rf"(?=(?!{_NOT_A_ROLE})(?:[\w-]+\s+){{0,2}}(?:{lx.ROLE_NOUNS})(?:\s+(?:at|in|for|with|of|on)\s|\s*[,.;!]|\s*$)))|"
     rf"{_I}(?:'ve| have) been (?:an?|the)\s+|{_I}{_ADV}\s+(?:do|am doing|'m doing)\s+(?=.+\bfor a living\b)|"
@@ -204,9 +206,9 @@ def _place_in(value: str) -> list[Statement]:
 
 
 def _without_place(value: str, place: list[Statement]) -> str:
-    """``value`` without the place (:func:`_place_in`) its phrase ends with: "a nurse based in Leeds" → "a nurse"."""
+    """``value`` without the place (:func:`_place_in`) its phrase ends with: "a nurse based in Leeds" → "a nurse" ("a
+    clerk in a logistics company here in Manila": "here" said where, too)."""
     return re.sub(rf"(?:\s+(?:based|here|out))?\s+in\s+{re.escape(place[0].keyword)}$", "", value) if place else value
-    # ("a clerk in a logistics company here in Manila": "here" was where, too)
 
 
 def _as_role(value: str) -> tuple[str, list[Statement]]:
