@@ -2040,6 +2040,9 @@ _ENDS_ON_SAID_RE = re.compile(r"^[^,;]*(?<!\bbefore)(?<!\bafter)(?<!\buntil)(?<!
                               r"\s+(?:that|this|these|those)\W*$", re.I)
 # a lapse the person owns up to ("I tend to forget semicolons"): the rules' "I tend to …" leaves it out on purpose
 _LAPSE_RE = re.compile(rf"{_I}{_ADV}\s+tend\s+to\s+forget\b", re.I)
+# a thing needed now ("We need a web framework for the new billing service", "I need a query for 5xx rate"), not a
+# standing need ("I need the slide recap the day before, every time")
+_NEED_NOW_RE = re.compile(rf"^(?:{_I}|we){_ADV}\s+need\s+(?:a|an|some|new|more)\s(?!.*\b(?:every|each|always)\b)", re.I)
 
 
 def _learned(sentence: str, person: str | None, thing: str | None, told: bool = False) -> list[Statement]:
@@ -2053,7 +2056,7 @@ def _learned(sentence: str, person: str | None, thing: str | None, told: bool = 
     head = re.match(r"^(?:the|this|that|my|our)\s+([\w-]+)", body, re.I)
     preferred = re.split(r"\b(?:prefer|rather)\b", body, maxsplit=1)
     if len(body.split()) < 3 or sentence.rstrip().endswith("?") or _REASONING_RE.search(body) or kind in (
-            "fact", "people") and not told and _ENDS_ON_SAID_RE.match(body) or _LAPSE_RE.match(body) or _MIND_ONLY_RE.match(
+            "fact", "people") and not told and _ENDS_ON_SAID_RE.match(body) or _LAPSE_RE.match(body) or _NEED_NOW_RE.match(body) or _MIND_ONLY_RE.match(
             body) or kind == "preference" and re.search(r"\b(?:this|that|the\s+old)\s+(?:approach)\b|"
                                                         r"\bfor this\W*$", body, re.I) or kind == "fact" and (
             _TRANSIENT_RE.search(body) or head and head.group(1).casefold() in _WORK_AT_HAND) or (
@@ -2357,7 +2360,8 @@ def _weighed(sentence: str, found: list[Statement]) -> list[Statement]:
     if whole and found[0].slot != "timezone":  # (a time zone the rules read is the person's, whatever the words
         # around it: "for context I'm in Europe/Lisbon time" is no place they live)
         kind = learned.sure_kind(probs, found[0].kind)  # (of part of the sentence, the other part may be what it read)
-        if kind is not None:
+        if kind is not None and not (found[0].kind == "people" and kind in ("identity", "personal")):  # (what the
+            # rules read as said of someone else is not the person's own: "Ayo joined last week as a junior dev")
             text = found[0].text
             found = [replace(found[0], kind=kind, slot=slot_of(text) if kind in ("identity", "personal") else None)]
     return [replace(st, doubted=True) if st.kind in CORE_CATEGORIES and learned.doubts(probs, st.kind, CORE_CATEGORIES)

@@ -241,6 +241,23 @@ def test_a_lapse_the_person_owns_up_to_is_no_preference_whatever_the_classifier_
     assert extract_statements("I tend to forget semicolons.") == []
 
 
+@pytest.mark.parametrize("sure", ["identity", "personal"])
+def test_what_is_said_of_someone_else_never_becomes_the_persons_own(monkeypatch, sure):
+    _sure_of(monkeypatch, **{sure: 0.95})
+    assert [(s.kind, s.text) for s in extract_statements("Ayo joined last week as a junior dev.")] == [
+        ("people", "Ayo joined last week as a junior dev.")]
+    # (what the rules read of the person is re-kinded as before)
+    assert [s.kind for s in extract_statements("We deploy on Tuesdays after standup.")] == [sure]
+
+
+def test_a_thing_needed_now_is_not_kept_however_sure_the_classifier_is(monkeypatch):
+    _sure_of(monkeypatch, decision=0.95)
+    assert extract_statements("We need a web framework for the new billing service.") == []
+    assert extract_statements("i really need some slides for the kickoff") == []
+    # needed every time: a standing need, read as the classifier says
+    assert [s.kind for s in extract_statements("We need a fresh export before each board meeting.")] == ["decision"]
+
+
 def test_a_name_is_never_the_classifiers_to_read(monkeypatch):
     _sure_of(monkeypatch, identity=0.95)  # however sure it is that a sentence is about who the person is
     assert [s.text for s in extract_statements("I'm Sam. Everyone calls me sam.")] == ["The user's name is Sam."]
