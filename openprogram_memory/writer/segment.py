@@ -283,11 +283,14 @@ def marked_sentences(text: str) -> list[tuple[str, bool]]:
     return out
 
 
+_NAMED_THING = r"(?:the|an?)(?:\s+(?!(?:is|are)\b)[\w./&+-]+){1,3}"
+
+
 def _aside(said: str) -> bool:
     """Whether words in brackets are a sentence of their own, not part of the one they are in: three words or more,
     unless they only name what is before them ("option B (the outbox table)")."""
-    return len(said.split()) >= 3 and not re.fullmatch(r"(?:the|an?)(?:\s+(?!(?:is|are)\b)[\w./&+-]+){1,3}",
-                                                        said, re.I)
+    return len(said.split()) >= 3 and not re.fullmatch(rf"{_NAMED_THING}(?:(?:,\s+(?:and\s+)?|\s+and\s+){_NAMED_THING})*",
+                                                        said, re.I)  # (nor a list of them: "the PCR ones, and the gels")
 
 
 # when, said before the clause it is the time of: "Every Monday, I send …", "On Fridays, we deploy …", "Every quarter,

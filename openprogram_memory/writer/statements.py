@@ -41,6 +41,7 @@ named or the sentence dropped.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -1423,6 +1424,8 @@ def _detect(clause: str, hint: str | None) -> list[Statement]:
 # a request about something at hand ("convert this list …", "fix the header …")
 _TASK_START_RE = re.compile(r"^(?:(?:please|pls|can you|could you|now|then|just)\s+)*[a-z]+\s+(?:this|that|these|those|"
                             r"the|it|them)\b", re.I)  # (an instruction it starts, the rules read: "use the repo's …")
+_APPOSITIVE_END_RE = re.compile(r"\s(?:the|our|my)\s+(?:[\w-]+\s+){0,2}[\w-]+,\s+(?:(?:Mr|Ms|Mrs|Dr|Prof)\.?\s+)?"
+                                r"(?-i:[A-Z])[\w'’-]+(?:\s+(?-i:[A-Z])[\w'’-]+)?$")
 _JOINT_RE = re.compile(r"(,\s+(?:and\s+|but\s+|then\s+)?|\s+and\s+|\s+but\s+|\s+—\s+)")
 _SUBJECTLESS_RE = re.compile(r"^(?:been (?:learning|playing)\b|speak(?!\s+(?:with|to)\b)|live in|based in|originally from|work (?:at|for|as)|working (?:at|for)|love|hate|"
                              r"(?:don't|dont|do not) (?:really )?(?:love|like|enjoy)|"
@@ -1602,6 +1605,9 @@ def _pieces(clause: str, hint: str | None) -> list[tuple[str, list[Statement]]]:
                     r"inside|outside|with|to|into|directly)\b", nxt, re.I):
             current = current + sep + nxt  # "talks to a replica, never the primary": no verb of its own
             continue
+        if sep.strip() == "," and _APPOSITIVE_END_RE.search(current) and re.match(rf"(?:{_FACT_VERBS})\s", nxt):
+            current = current + sep + nxt  # "…, and the head teacher, Mrs. Chaudhry, is the only one with edit access":
+            continue  # what is, is the one named
         gap = _ungapped(current, nxt)
         nxt = gap or nxt
         it = _THING_PRONOUN_RE.match(nxt)
@@ -1670,7 +1676,9 @@ def _pieces(clause: str, hint: str | None) -> list[tuple[str, list[Statement]]]:
             first = []  # "Going forward, when I ask for a workout, always include …": the condition of what follows
         if alone and not subordinate and (first or pronoun and person) and not verb_only and not _continues(first, alone, nxt):
             out.append((current, first))
-            current = nxt
+            condition = _rule_condition(current) if all(st.kind == "rule" for st in first + alone) else None
+            current = condition + nxt if condition else nxt  # "When you draft emails, keep them short, and sign off
+            # with my first name": both when drafting emails
         elif alone and not first and not subordinate and sep.strip(", ") == "and" and _OWN_CLAUSE_RE.match(current):
             out.append((current, []))  # "Sister Adaeze does the rota and Dr. Farouk is …": a clause of its own (what the
             # classifier reads in it), not the start of the next
@@ -1918,7 +1926,19 @@ _DO_VERBS = r"(?:use|keep|write|add|run|put|include|quote)"
 _AND_DO_RE = re.compile(rf"\s+and\s+(?={_DO_VERBS}\s+(?!it\b)\S+\s+\S)",
                         re.I)
 # where the instruction starts after a condition said without a comma ("when you write commit messages use …")
-_DO_AT_RE = re.compile(rf"(?<!\byou\s)(?<!\bI\s)\b(?:always\s+|never\s+)?{_DO_VERBS}\b", re.I)
+_DO_AT_RE = re.compile(rf"(?<!\byou\s)(?<!\bu\s)(?<!\bI\s)\b(?:always\s+|never\s+)?{_DO_VERBS}\b", re.I)
+
+
+def _rule_condition(rule: str) -> str | None:
+    """The condition said at the start of an instruction, with the comma or space after it ("Going forward, when you
+    help with my lesson plans, "); "" when there is none, None when where it ends cannot be told."""
+    said = re.match(r"^(?:(?:going forward|from now on),?\s+)?(?:when(?:ever)?|if|for|any\s*time)\b", rule, re.I)
+    if not said:
+        return ""
+    comma = rule.find(", ", said.end())
+    verb = _DO_AT_RE.search(rule, said.end())
+    cut = comma + 2 if comma > 0 else verb.start() if verb else -1
+    return rule[:cut] if cut > 0 else None
 
 
 def _two_rules(statement: Statement) -> list[Statement]:
@@ -1926,19 +1946,13 @@ def _two_rules(statement: Statement) -> list[Statement]:
     ("When you write bash, start with `set -euo pipefail` and quote every variable": "When you write bash, quote every
     variable.")."""
     text = statement.text.rstrip(".")
-    joint = _AND_DO_RE.search(text)
+    joint = _AND_DO_RE.search(text) or next(_listed(text), None)
     if joint is None:
         return [statement]
     first = text[:joint.start()]
-    condition = ""
-    said = re.match(r"^(?:(?:going forward|from now on),?\s+)?(?:when(?:ever)?|if|for|any\s*time)\b", first, re.I)
-    if said:  # ("Going forward, when you help with my lesson plans, …")
-        comma = first.find(", ", said.end())
-        verb = _DO_AT_RE.search(first, said.end())
-        cut = comma + 2 if comma > 0 else verb.start() if verb else -1
-        if cut <= 0:
-            return [statement]
-        condition = first[:cut]
+    condition = _rule_condition(first)
+    if condition is None:
+        return [statement]
     second = text[joint.end():]
     second = condition + (second if condition else second[:1].upper() + second[1:])
     return [replace(statement, text=finish(first), keyword=keyword(first, last=True)),
@@ -1954,15 +1968,36 @@ _CLAUSE_START_RE = re.compile(
 _HAS_VERB_RE = re.compile(rf"\b{_FACT_VERBS}\b", re.I)
 _IS_NAME_END_RE = re.compile(r"\bis\s+(?P<n>(?:(?:Mr|Ms|Mrs|Dr)\.?\s+)?(?-i:[A-Z])[\w'’-]+(?:\s+(?-i:[A-Z])[\w'’-]+)?)$")
 _JOINED_KINDS = ("fact", "people", "schedule", "personal", "decision")
+# ", and"/", but": where a list of statements of any kind but identity goes on ("Curly quotes, never straight ones,
+# and em-dashes closed up"; "Our POS is Lightspeed, and the weekly sales come out as one xlsx"), unless what follows
+# leans on what came before ("…, and it's refreshed nightly")
+_AND_NEXT_RE = re.compile(r",\s+(?:and|but)\s+")
+_LEANS_RE = re.compile(r"(?:it|it's|its|they|they're|them|this|that|these|those|which|so|then|yes|obviously|also|he|"
+                       r"she|he's|she's|there)\b", re.I)
+_LIKING_RE = re.compile(r"^The user(?:\s+\w+ly)?\s+(?:likes|loves|prefers|hates|enjoys|wants|would (?:like|rather)|"
+                        r"can't stand)\s")
 
 
-def _joined(statement: Statement) -> list[Statement]:
+def _listed(text: str) -> Iterator[re.Match[str]]:
+    """The joints of ``text`` where a list of statements goes on: ", and"/", but" outside brackets, with two words or
+    more after it that do not lean on what came before."""
+    for joint in _AND_NEXT_RE.finditer(text):
+        right = text[joint.end():]
+        if len(right.split()) >= 2 and not _LEANS_RE.match(right) and \
+                text.count("(", 0, joint.start()) <= text.count(")", 0, joint.start()):
+            yield joint
+
+
+def _joined(statement: Statement, listed_only: bool = False) -> list[Statement]:
     """A statement that joins two, each a clause with a subject and a verb of its own, as two ("The `orders` table is
     partitioned by month and the partition key is created_at"); a part without its own subject ("…, and owns the
-    outbound sequences"), or that leans on the first ("…, even though the frontend is camelCase"), stays joined."""
-    if statement.kind not in _JOINED_KINDS:
+    outbound sequences"), or that leans on the first ("…, even though the frontend is camelCase"), stays joined. A
+    list written out with ", and" is cut at each "and" (:func:`_listed`), whatever the parts' verbs; a liking said
+    once is the liking of each part ("The user likes snake_case in python, but camelCase in JS")."""
+    if statement.kind in ("identity", "rule"):  # (a rule's parts are _two_rules')
         return [statement]
     text = statement.text.rstrip(".")
+    listed = {joint.start() for joint in _listed(text)}
     parts, start, said = [], 0, ""  # said: who a leading "he"/"she" of the part from start is
     for joint in _TWO_CLAUSES_RE.finditer(text):
         left, right = said + text[start:joint.start()], text[joint.end():]
@@ -1973,10 +2008,13 @@ def _joined(statement: Statement) -> list[Statement]:
         named = f"{name} is" if name and cut > 3 else name
         if named:
             right = named + right[cut:]
-        if len(left.split()) >= 3 and len(right.split()) >= 3 and _HAS_VERB_RE.search(left) and (
-                _CLAUSE_START_RE.match(right) or name and re.match(rf"{re.escape(name)}\s+\w+s\b", right)):
+        if statement.kind in _JOINED_KINDS and not listed_only and len(left.split()) >= 3 and len(right.split()) >= 3 and \
+                _HAS_VERB_RE.search(left) and (_CLAUSE_START_RE.match(right) or name and re.match(
+                    rf"{re.escape(name)}\s+\w+s\b", right)) or joint.start() in listed and len(left.split()) >= 2:
             parts.append(left)
-            start, said = joint.end() + (cut if named else 0), named or ""
+            liking = _LIKING_RE.match(text) if joint.start() in listed and statement.kind == "preference" and \
+                not _HAS_VERB_RE.search(right.split(",")[0]) else None
+            start, said = joint.end() + (cut if named else 0), named or (liking.group(0) if liking else "")
     if not parts:
         return [statement]
     parts.append(said + text[start:])
@@ -2089,7 +2127,10 @@ def _learned(sentence: str, person: str | None, thing: str | None, told: bool = 
     whole = Statement(text, kind, keyword(body), slot_of(text) if kind in ("identity", "personal") else None)
     parts = _joined(whole)
     kept = [part for part in parts if learned.likely_kind(part.text) == kind and not re.match(r"(?:so|which|as|think|that|this|then)\b", part.text, re.I)]
-    return kept if len(parts) > 1 and len(kept) == len(parts) else [whole]
+    if len(parts) > 1 and len(kept) == len(parts):
+        return kept
+    return _two_rules(whole) if kind == "rule" else _joined(whole, listed_only=True)  # (a list written out is cut
+    # whatever the classifier reads in each part)
 
 
 def _person_label(clause: str) -> str:

@@ -250,6 +250,31 @@ def test_what_is_said_of_someone_else_never_becomes_the_persons_own(monkeypatch,
     assert [s.kind for s in extract_statements("We deploy on Tuesdays after standup.")] == [sure]
 
 
+def _sure_of_lists(monkeypatch, kind: str) -> None:
+    """The classifier, sure of ``kind`` in a sentence that goes on with ", and", and of nothing in each part."""
+    monkeypatch.setattr(learned, "probabilities", lambda sentence: {kind: 0.95, "none": 0.05} if ", and" in sentence
+                        or ", but" in sentence else {"none": 1.0})
+
+
+@pytest.mark.parametrize("said, records", [
+    ("Matte paper for prints, and no borders on anything square.",
+     [("preference", "Matte paper for prints."), ("preference", "No borders on anything square.")]),
+    ("Matte paper for prints, and that has to be A4.",  # (what "that" is, the part before says)
+     [("preference", "Matte paper for prints, and that has to be A4.")]),
+    ("Matte paper (the A4 sheets, and the A3 ones) for prints.",  # (a list in brackets)
+     [("preference", "Matte paper (the A4 sheets, and the A3 ones) for prints.")]),
+])
+def test_a_list_the_classifier_reads_is_a_record_per_part_whatever_it_reads_in_each(monkeypatch, said, records):
+    _sure_of_lists(monkeypatch, "preference")
+    assert [(s.kind, s.text) for s in extract_statements(said)] == records
+
+
+def test_a_condition_said_once_is_the_condition_of_each_instruction_of_a_list(monkeypatch):
+    _sure_of_lists(monkeypatch, "rule")
+    assert [s.text for s in extract_statements("when u write emails use my sign-off, and put the date on top")] == [
+        "When u write emails use my sign-off.", "When u write emails put the date on top."]
+
+
 def test_a_thing_needed_now_is_not_kept_however_sure_the_classifier_is(monkeypatch):
     _sure_of(monkeypatch, decision=0.95)
     assert extract_statements("We need a web framework for the new billing service.") == []

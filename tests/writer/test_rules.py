@@ -1658,7 +1658,8 @@ def test_a_field_of_work_reaches_the_core(rules_ws, store):
       ("schedule", "Graham needs the invoices by the 5th of each month.")]),
     ("For emails to clients keep it warm but short, never use exclamation marks more than once, and always sign "
      "off as 'Mateo & Lucia'.",
-     [("rule", "For emails to clients keep it warm but short."), ("rule", "Never use exclamation marks more than once."),
+     [("rule", "For emails to clients keep it warm but short."),
+      ("rule", "For emails to clients never use exclamation marks more than once."),
       ("rule", "Always sign off as 'Mateo & Lucia'.")]),
     ("For client emails, keep them short.", [("rule", "For client emails, keep them short.")]),
     ("For the Nguyen emails, keep it short.", []),
@@ -1769,7 +1770,7 @@ def test_a_way_of_working_asked_with_please_is_a_rule(said, text):
     ("My manager Tom hates jargon, so keep it plain.", [("people", "The user's manager Tom hates jargon.")]),
     ("I love sourdough. Never rush this bit.", [("preference", "The user loves sourdough.")]),
     ("I like snake_case in python, but camelCase in JS. don't mix",
-     [("preference", "The user likes snake_case in python, but camelCase in JS.")]),
+     [("preference", "The user likes snake_case in python."), ("preference", "The user likes camelCase in JS.")]),
     ("Don't ever put client names in anything you post online.",
      [("rule", "Don't ever put client names in anything you post online.")]),
     ("I hate emojis in commit messages. Keep them plain.",
@@ -2680,6 +2681,28 @@ def test_the_part_of_the_work_a_named_person_does(what):
      [("people", "Kenji looks after the build farm."), ("people", "Marta handles the release notes.")]),
 ])
 def test_two_statements_joined_in_one_sentence_are_two_records(said, records):
+    assert read(said) == records
+
+
+@pytest.mark.parametrize("said, records", [
+    ("The kiln is a Skutt KM-1027, and the glaze recipes were all tested in 2021.",
+     [("fact", "The kiln is a Skutt KM-1027."), ("fact", "The glaze recipes were all tested in 2021.")]),
+    ("i like tea in the morning, but coffee after lunch",  # (the liking said once is said of both)
+     [("preference", "The user likes tea in the morning."), ("preference", "The user likes coffee after lunch.")]),
+    ("When you draft emails for me, keep them under 150 words, and sign off with just my first name.",
+     [("rule", "When you draft emails for me, keep them under 150 words."),
+      ("rule", "When you draft emails for me, sign off with just my first name.")]),
+    # what the head teacher is, said after her name, is hers (not the sheet's)
+    ("the admissions sheet lives on the shared drive, and the head teacher, Mrs. Chaudhry, is the only one with edit "
+     "access", [("fact", "The admissions sheet lives on the shared drive."),
+                ("fact", "The head teacher, Mrs. Chaudhry, is the only one with edit access.")]),
+    # a list in brackets is part of what it is in; a part that leans on the one before stays with it
+    ("Our lab uses Benchling, and the old protocols (the PCR ones, and the gels) stay on paper.",
+     [("fact", "Our lab uses Benchling."), ("fact", "The old protocols (the PCR ones, and the gels) stay on paper.")]),
+    ("The kiln is a Skutt KM-1027, and it was rebuilt in 2021.",
+     [("fact", "The kiln is a Skutt KM-1027."), ("fact", "The kiln was rebuilt in 2021.")]),
+])
+def test_a_list_written_out_with_comma_and_is_a_record_per_part(rules_only, said, records):
     assert read(said) == records
 
 
