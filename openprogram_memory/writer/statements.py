@@ -433,8 +433,9 @@ def _appositive(part: str) -> list[Statement]:
     if re.match(r"(?:still\s+|now\s+)?(?:at|with)\s+[A-Z]", part):
         return _identity("I work " + re.sub(r"^(?:still|now)\s+", "", part))
     head = re.split(r"\s+(?:at|for|with|on|in)\s+", part)[0]
-    if lx.ROLE_RE.search(head) and not re.match(r"(?:and|but|so|who|which|can|could|please)\b", part, re.I):
-        return _identity(f"I'm {_article(part)}{part}")
+    if lx.ROLE_RE.search(head) and not re.match(r"(?:and|but|so|who|which|can|could|please|about|around|roughly|"
+                                                r"over|nearly|almost|some)\b|~|\d+\s", part, re.I):
+        return _identity(f"I'm {_article(part)}{part}")  # ("…, about 40 students": how many, not what the person is)
     return []
 
 
@@ -1480,9 +1481,14 @@ def _statements(clause: str, hint: str | None) -> list[Statement]:
 def _thing_phrase(text: str) -> str | None:
     """The noun phrase a fact is about ("search cluster" of "The search cluster is Elasticsearch 7.17.")."""
     found = re.match(rf"^(?:the |our |my )?(?P<np>(?:[\w.+/#'’`-]+\s+){{0,4}}?[\w.+/#'’`-]+)\s+{_FACT_VERBS}\b", text, re.I)
-    if found is None or re.match(r"^(?:we|i|you|they|it|he|she)\b", found.group("np"), re.I):
+    if found is None or re.match(r"^(?:we|i|you|they|it|he|she|their|his|her|its)\b", found.group("np"), re.I):
         return None
-    return found.group("np")
+    thing = re.sub(rf"(?:\s+{ADVERBS})+$", "", found.group("np"), flags=re.I)  # ("the legacy monolith still is …")
+    named = re.match(r"\s*(?:(?:is|are)\s+)?(?:called|named)\s+(?P<n>\S+)|\s*(?:is|are)\s+"
+                     r"(?P<id>`?(?=[\w./-]*[A-Za-z])[\w.-]*[._/][\w./-]+`?)(?=\W*$|\s+and\b|,)", text[found.end("np"):])
+    if named:  # "Our cluster is called Hábrók", "the labels table is ml.labels_v4": what "it" is has a name
+        return f"{thing} {(named.group('n') or named.group('id')).rstrip('.,')}"
+    return thing
 
 
 def _COLLEAGUE_NAME(text: str) -> str | None:
@@ -1815,7 +1821,9 @@ def _introduction(sentence: str, greeted: bool) -> list[Statement] | None:
     before it)."""
     greeting = _GREETING_RE.match(sentence)
     greeted = greeted or greeting is not None
-    rest = sentence[greeting.end():] if greeting else sentence
+    rest = sentence[greeting.end():] if greeting else strip_lead(sentence)[0]  # ("quick intro since this is a new
+    # session: Giulia here, …")
+    rest = re.sub(r"^name(?:'s|’s)\s+", "", rest, flags=re.I)  # ("Hello! Name's Yuki Tanaka, …")
     name = leading_name(rest)
     if name is None:
         return None
@@ -2227,6 +2235,7 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
         if intro:
             for statement in intro:
                 keep(statement)
+            last_named = bool(out) and out[-1].slot == "name"  # ("Tomás here — data engineer at Klarna, …")
             continue
         head, children = _children(sentence, groups[:-1])
         for child in children:

@@ -2804,3 +2804,43 @@ def test_he_or_she_after_a_name_something_was_handed_to_is_that_person():
 def test_a_place_said_after_the_job_leaves_no_word_of_it_in_the_job(said):
     assert [(s.text, s.slot) for s in extract_statements(said)] == [
         ("The user is a paramedic.", "role"), ("The user is based in Galway.", "location")]
+
+
+@pytest.mark.parametrize("said, records", [
+    ("the events table is analytics.events_v2 and it's partitioned by day",
+     [("fact", "The events table is analytics.events_v2."),
+      ("fact", "The events table analytics.events_v2 is partitioned by day.")]),
+    ("Our build box is called Kestrel, it's a Mac Studio in the office.",
+     [("fact", "Our build box is called Kestrel."), ("fact", "The build box Kestrel is a Mac Studio in the office.")]),
+    ("The release branch is release/2.4, and it's cut every Thursday.",
+     [("fact", "The release branch is release/2.4."), ("schedule", "The release branch release/2.4 is cut every Thursday.")]),
+    ("The error budget is 0.1, and it's reviewed every quarter.",  # (a number is no name)
+     [("fact", "The error budget is 0.1."), ("schedule", "The error budget is reviewed every quarter.")]),
+])
+def test_what_it_is_keeps_the_name_the_sentence_before_gave_it(rules_only, said, records):
+    assert read(said) == records
+
+
+@pytest.mark.parametrize("said", [
+    "ok so, Pilar here — staff accountant at Deloitte, based in Lima.",  # (the dash cuts the role off the name)
+    "Pilar here. staff accountant at Deloitte, based in Lima.",
+    "context for this new chat: Pilar here, staff accountant at Deloitte, based in Lima.",  # (after a long lead-in)
+])
+def test_a_name_said_with_here_and_then_the_job_is_an_introduction(rules_only, said):
+    assert read(said) == [("identity", "The user's name is Pilar."), ("identity", "The user is a staff accountant."),
+                          ("identity", "The user works at Deloitte."), ("identity", "The user is based in Lima.")]
+
+
+@pytest.mark.parametrize("said, records", [
+    ("Hello! Name's Kofi Boateng, I coach a youth football club.", [("identity", "The user's name is Kofi Boateng.")]),
+    # how many, after the name, is not what the person is
+    ("Kofi here — about 40 students, mostly evening classes.", [("identity", "The user's name is Kofi.")]),
+    ("Kofi here — 40 students, mostly evening classes.", [("identity", "The user's name is Kofi.")]),
+])
+def test_what_an_introduction_names_and_what_it_does_not(rules_only, said, records):
+    assert read(said) == records
+
+
+def test_what_it_is_is_the_thing_without_the_adverb_said_of_it(rules_only):
+    assert read("The old billing app still runs on a VM, it's called `ledger` and it deploys via ansible.")[-1] == (
+        "fact", "The old billing app `ledger` deploys via ansible.")
