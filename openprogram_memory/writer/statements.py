@@ -549,15 +549,15 @@ def _personal(clause: str) -> list[Statement]:
 # "my manager is great", "our accountant is so slow": a word on someone unnamed, no record
 # what the person thinks of what they just said ("…, which I hate but whatever", "…, which I love")
 _WHICH_I_RE = re.compile(rf",?\s+which\s+{_I}{_ADV}\s+(?P<v>love|hate|can't stand)\b.*$", re.I)
-_A_WORD_ON_RE = re.compile(r"^(?:my|our)\s+(?:[\w-]+\s+){1,2}?is\s+(?:(?:so|really)\s+)?"
-                           r"(?-i:[a-z][\w-]*)\W*$", re.I)
+_A_WORD_ON_RE = re.compile(rf"^(?:my|our)\s+(?:[\w-]+\s+){{1,2}}?is\s+(?:(?:so|really)\s+)?"
+                           rf"(?!(?:{_TRAITS})\b)(?-i:[a-z][\w-]*)\W*$", re.I)  # (but "my co-organiser Yuki is coeliac")
 _COLLEAGUE_RE = re.compile(rf"^(?:my|our)\s+(?:new\s+|old\s+|former\s+|current\s+)?(?P<role>(?:[\w-]+\s+)?"
                            rf"(?:{lx.COLLEAGUES}|(?!(?:backend|frontend|admin|editor|platform|infra|ops|support|sales|"
                            rf"marketing|full-?stack|dev|devops|qa|owner|head|contact)\b)(?:{lx.ROLE_NOUNS})))\b(?:,?\s+(?P<n>(?-i:(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+)?"
                            rf"[A-Z][\w'’-]+(?:\s+[A-Z][\w'’-]+)?)),?)?", re.I)
 _PERSON_VERB_RE = re.compile(
     r"^(?:,?\s*(?:(?:who|and)\s+)?)?(?:also\s+|now\s+|still\s+|usually\s+|basically\s+|actually\s+|mostly\s+|just\s+|"
-    r"officially\s+|normally\s+|generally\s+|typically\s+|always\s+|mainly\s+)?(?P<verb>is (?:handling|running|leading|driving|organi[sz]ing|doing all)|can (?:approve|sign off|"
+    r"officially\s+|normally\s+|generally\s+|typically\s+|always\s+|mainly\s+|only\s+)?(?P<verb>is (?:handling|running|leading|driving|organi[sz]ing|doing all)|can (?:approve|sign off|"
     r"merge|grant|unlock)|sets|controls|books|chases|deals with|validates|has (?:a )?veto|has (?:the )?final (?:say|word|call)|has (?:the )?last word|"
     r"left (?:the company|the team|us|the org|the firm)|quit|retired|owns|co-?owns|own|leads|lead|manages|manage|runs|run|handles|handle|maintains|"
     r"maintain|decides|decide|approves|approve|signs off|sign off|reviews|review|is in charge of|are in charge of|"
@@ -588,7 +588,8 @@ _REPORTS_TO_RE = re.compile(rf"^{_I}{_ADV}\s+report\s+to\s+(?P<n>(?-i:[A-Z][\w'�
 
 
 def _people(clause: str) -> list[Statement]:
-    clause = re.sub(r"^((?-i:[A-Z])[\w-]+)['’]s(?=\s+(?:the|our)\s)", r"\1 is", clause)  # "Priya's the one who …"
+    clause = re.sub(r"^((?-i:[A-Z])[\w-]+)['’]s(?=\s+(?:the|our|in|on|from|based)\s)", r"\1 is", clause)  # "Priya's the
+    # one who …", "Rania's in Berlin"
     clause = re.sub(r"^both\s+(?=(?-i:[A-Z]))", "", clause, flags=re.I)  # "Both Sofia and Mark can approve deploys"
     pair = re.match(r"^(?P<n>(?-i:[A-Z])[\w'’-]+) and (?:I|i)\s+(?P<v>(?:split|share)\b.*)", clause)
     if pair and _is_name_word(pair.group("n")):  # "Luis and I split the on-call"
@@ -598,7 +599,7 @@ def _people(clause: str) -> list[Statement]:
     if reports:
         return [Statement(finish(third_person(clause)), "people", reports.group("n"), subject=reports.group("n"))]
     if re.search(r"(?<!\bwhen )(?<!\bif )(?<!\bwhenever )\b(?-i:(?!IT\b))(?:this|these|those|it)\b(?!\s+(?:team|company|"
-                 r"project|service|repo)\b)", clause.split(",")[0],
+                 r"project|service|repo|days)\b)", clause.split(",")[0],
                  re.I) \
             and not re.search(r"\b(?:always|every|any|all)\b", clause, re.I):
         return []  # "my boss wants this done by Friday" is about the task at hand
@@ -610,9 +611,9 @@ def _people(clause: str) -> list[Statement]:
             return []
         if name or _PERSON_VERB_RE.match(rest):
             named = re.match(r"(?:is|'s)\s+(?P<n>(?:(?:Dr|Prof|Mr|Mrs|Ms)\.?\s+)?(?-i:[A-Z][\w'’-]+)(?:\s+(?-i:[A-Z][\w'’-]+))?)"
-                             r"(?:\s+from\s+(?-i:[A-Z])[\w&'’-]*(?:\s+(?-i:[A-Z])[\w&'’-]*){0,3})?"
+                             r"(?:\s+(?:from|at)\s+(?-i:[A-Z])[\w&'’-]*(?:\s+(?-i:[A-Z])[\w&'’-]*){0,3})?"
                              r"(?:\W*$|(?:,|\s+and)\s*(?:he|she|they)\b)", rest)  # ("… is Mr. Ramesh Iyer, he approves all PRs",
-            # "our accountant is Graham from Bright Tax")
+            # "our accountant is Graham from Bright Tax", "… is Giulia Rossi at ETH")
             subject = name or (named.group("n") if named else colleague.group(0))  # ("my manager is Yuki": Yuki)
             return [Statement(finish(third_person(clause)), "people", keyword(subject), subject=subject)]
     owned = re.match(r"^(?P<n>(?-i:[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)?))['’]s\s+(?:team|squad|group|org)\s+"
@@ -641,7 +642,9 @@ def _people(clause: str) -> list[Statement]:
             r"decide|own|okay|ok|greenlight|the releases?|the reviews?|all)\b|^(?:is|are) (?:off|out) (?:on )?"
             r"(?:fridays|mondays|weekends)\b|^does\s+(?:(?:our|the|all)\s+)?(?:(?-i:[A-Z]{2,5})\b|(?:design|"
             r"testing|reviews|hiring|payroll|accounting|the books|books|support|ops|infra|security|releases|on-?call|"
-            r"translations?|copy|marketing|editing|year-end|accounts|tax returns|rota|invoicing|onboarding|bookkeeping|scheduling)\b)|^(?:runs|run)\s+(?!(?:on|in|at|every|each|daily|nightly|weekly|hourly|"
+            r"translations?|copy|marketing|editing|year-end|accounts|tax returns|rota|invoicing|onboarding|bookkeeping|scheduling)\b|"
+            r"(?:(?:all|most)\s+(?:of\s+)?)?(?:(?:our|the|their)\s+)?(?!(?:that|an|nothing|everything|something|so|not|"
+            r"too|well|some|what|whatever|stuff|things|lots)\b)[a-z][\w-]+)|^(?:runs|run)\s+(?!(?:on|in|at|every|each|daily|nightly|weekly|hourly|"
             r"as|under|inside|behind|against|with|through|from|off|out|late|fast|slow|smoothly|fine|ok|okay|it|that|"
             r"this|things|the show|away|into|over|up|down|low|hot|out)\b|(?:the\s+|our\s+)?(?:[\w-]+\s+)?(?:builds?|jobs?|"
             r"tests|test suite|suite|crons?|backups?|migrations?|scripts?|checks|containers?|workers?|queries)\b)[\w`-]",
@@ -1135,6 +1138,16 @@ def _schedule(clause: str) -> list[Statement]:
                                r"nightly|daily|weekly|monthly|hourly|twice|once)\b)\w+s|has|does)\b",
                                clause[len(person):]) and not \
         re.match(rf"(?:{lx.DAYS}|{lx.MONTHS})s?\b", person, re.I)
+    when = lx.RECURRENCE_RE.search(clause)
+    if acts and person and when and not re.match(r"\s+(?:is|\w+s\s+(?:is|are))\b", clause[len(person):]) and not re.fullmatch(
+            r"(?:every|each)\s+release", when.group(0), re.I) and not (re.fullmatch(
+            r"\w+ly", when.group(0)) and re.search(r"\b(?:the|a|an|our|my|their|his|her|its|any|each|every)\s+"
+                                                  r"(?:[\w-]+\s+)?$", clause[:when.start()], re.I)):
+        # "Nnamdi orders reagents every second Tuesday", "Keiko picks the kids up on Tuesdays": when the person does it
+        # (but "Fatima runs the weekly infra sync" is what she does, "Ilse decides what goes into each release" what
+        # she decides, and "Mei-Ling is the one who triages issues on Mondays" who she is; "Salaried folks are monthly"
+        # names no one)
+        return [Statement(finish(_possessive(clause)), "schedule", keyword(clause), subject=person)]
     if named and named.group("n") or acts:
         return []  # "our CEO Maya wants weekly metrics", "Fatima runs the weekly infra sync": about Maya, Fatima
         # (but "Ollie is only in on Saturdays" is when Ollie is there)
@@ -1892,7 +1905,7 @@ def _named_subject(person: str, pronoun: re.Match[str], clause: str) -> str:
         done = re.match(r"\s+(?:(?:already|just|also|now|finally)\s+)?(?:(?!(?:based|located|married)\b)\w+ed|been|got|gone|made|taken|left|done|"
                         r"had|built|written|seen|become)\b", rest)
         rest = (" has" if done else " is") + rest
-    return person + rest
+    return re.sub(r"['’]s$", "", person) + rest  # ("Doreen's the one laying it out and she …": Doreen)
 
 
 # a rule that leans on what it does not say: a possessive with nothing after it (the emoji it stood before is
