@@ -1876,7 +1876,8 @@ _REASON_RE = re.compile(r"(?:,|\s+—|\s+-)\s+(?:(?:because|since|as|cause|cuz)\
                         r"\s+(?:because|since|cause|cuz)\s+", re.I)
 # a sentence that hands the agent a task ("can you …", "fix …", "rename …", a question)
 _TASK_RE = re.compile(
-    r"^(?:can you|could you|would you|pls|please|kindly|fix|refactor|add|update|write|make|help|look at|check|rename|"
+    r"^(?:can you|could you|would you|pls|please|kindly|fix|refactor|add|update(?!\s+(?:from|on)\b)|write|make|"
+    r"help|look at|check|rename|"
     r"change|move|remove|delete|implement|review|debug|figure out|find|investigate|set up|create|generate|draft|"
     r"run|do|go|try|start|continue|proceed|let's)\b", re.I)
 

@@ -2889,3 +2889,14 @@ def test_a_co_chair_or_co_supervisor_is_a_colleague(rules_only, said, records):
 ])
 def test_the_part_of_the_work_a_named_person_does_and_where_they_are(rules_only, said, records):
     assert read(said) == records
+
+
+@pytest.mark.parametrize("said, records", [
+    ("Update from last night's committee meeting: we voted to hold the AGM in May.",  # (news, not a task)
+     [("decision", "We voted to hold the AGM in May.")]),
+    ("Update on the spring fair after the long committee call: we agreed to drop the tombola.",
+     [("decision", "We agreed to drop the tombola.")]),
+    ("Update the README: add the new flags.", []),
+])
+def test_a_decision_after_update_from_or_on(rules_only, said, records):
+    assert read(said) == records
