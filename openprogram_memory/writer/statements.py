@@ -155,9 +155,9 @@ _EMPLOYER_RE = re.compile(
 )
 _LOCATION_RE = re.compile(
     rf"^(?:{_I}{_ADV}\s+(?:live|reside|stay)\s+in\s+|{_IM}(?:\s+now)?\s+(?:based|living|located)\s+(?:in|out of)\s+|"
-    rf"{_I}(?:'ve| have)?{_ADV}\s+(?:moved|relocated)\s+(?:from\s+(?:[A-Z][\w'’-]*\s+){{1,3}})?(?:to|back to)\s+|"
+    rf"{_I}(?:'ve| have)?{_ADV}\s+(?:moved|relocated|shifted)\s+(?:from\s+(?:[A-Z][\w'’-]*\s+){{1,3}})?(?:to|back to)\s+|"
     rf"{_IM}\s+(?:now\s+)?in\s+(?=[A-Z])|{_I}{_ADV}\s+(?:sit|am sitting|'m sitting|am based)\s+in\s+(?=[A-Z])|"
-    rf"{_IM}\s+(?:originally\s+)?from\s+|home is\s+|{_I}\s+work\s+(?:remotely\s+)?from\s+)(?P<v>.+)$",
+    rf"{_IM}\s+(?:originally\s+)?from\s+|home is\s+|{_I}\s+work\s+(?:remotely\s+)?(?:from|out of(?=\s+(?:the\s+)?[A-Z]))\s+)(?P<v>.+)$",
 )
 _LOCATION_I_RE = re.compile(_LOCATION_RE.pattern, re.I)
 _LANGUAGE_RE = re.compile(

@@ -2900,3 +2900,22 @@ def test_the_part_of_the_work_a_named_person_does_and_where_they_are(rules_only,
 ])
 def test_a_decision_after_update_from_or_on(rules_only, said, records):
     assert read(said) == records
+
+
+@pytest.mark.parametrize("job", ["finance controller", "buyer", "merchandiser", "planner", "dispatcher", "delivery driver",
+                                 "fraud investigator", "detective", "dean", "account executive", "comptroller"])
+def test_more_job_titles_after_a_name(rules_only, job):
+    article = "an" if job[0] in "aeiou" else "a"
+    assert read(f"I'm Sam Lee, {job} at Meridian Foods.") == [
+        ("identity", "The user's name is Sam Lee."), ("identity", f"The user is {article} {job}."),
+        ("identity", "The user works at Meridian Foods.")]
+
+
+@pytest.mark.parametrize("said, records", [
+    ("I work out of Osaka.", [("identity", "The user works out of Osaka.")]),
+    ("I work out of the Leeds office.", [("identity", "The user works out of the Leeds office.")]),
+    ("I shifted from Lagos to Nairobi last month.", [("identity", "The user shifted from Lagos to Nairobi last month.")]),
+    ("I work out of my van.", []),  # (no place)
+])
+def test_where_the_person_works_out_of_or_shifted_to(rules_only, said, records):
+    assert read(said) == records
