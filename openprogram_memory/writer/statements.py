@@ -2478,7 +2478,7 @@ _KIN_NAME_RE = re.compile(rf"\b(?:user's|my|our)\s+(?P<k>(?:(?:little|older|youn
 # "…, so <an instruction>": what the person asks because of what they just said ("I'm colorblind, so please don't
 # rely on red vs green", "I moved to Lisbon, so timestamps in WET please")
 _SO_THEN_RE = re.compile(
-    r",?\s+so\s+(?=(?:please\s+|pls\s+|kindly\s+)?(?:when(?:ever)? you|if you|don't|do not|dont|never|always|use|flag|"
+    r",?\s+so\s+(?=(?:(?:in|on|for)\s+(?:the|my|our|any|all)\s+(?:[\w-]+\s+){1,2},?\s*)?(?:please\s+|pls\s+|kindly\s+)?(?:when(?:ever)? you|if you|don't|do not|dont|never|always|use|flag|"
     r"keep|write|give|quote|put|add|avoid|stick|default|skip|show|include|assume|answer|reply|explain|ignore|tag|"
     r"ping|ask|cc|loop|timestamps|times|dates|prices|all times|any times|no\s+(?!worries\b)\w+)\b)",
     re.I)

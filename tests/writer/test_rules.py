@@ -2919,3 +2919,14 @@ def test_more_job_titles_after_a_name(rules_only, job):
 ])
 def test_where_the_person_works_out_of_or_shifted_to(rules_only, said, records):
     assert read(said) == records
+
+
+@pytest.mark.parametrize("said, rule", [
+    ("I'm dyslexic, so in the handouts please use a sans-serif font.", "In the handouts please use a sans-serif font."),
+    ("I'm dyslexic so on the slides don't use italics.", "On the slides don't use italics."),
+    ("I'm dyslexic, so for all worksheets use a sans-serif font.", "For all worksheets use a sans-serif font."),
+    *[(f"I'm dyslexic, so in {whose} notes use a sans-serif font.", f"In {whose} notes use a sans-serif font.")
+      for whose in ("my", "our", "any")],
+])
+def test_an_instruction_given_as_a_consequence_may_start_with_where_it_holds(rules_only, said, rule):
+    assert read(said) == [("personal", "The user is dyslexic."), ("rule", rule)]
