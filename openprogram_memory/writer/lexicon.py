@@ -53,8 +53,8 @@ FAMILY = (r"wife|husband|partner|spouse|girlfriend|boyfriend|fianc[ée]e?|kids?|
 COLLEAGUES = (r"manager|boss|lead|tech lead|team lead|teammate|team-?mate|colleague|coworker|co-worker|cofounder|"
               r"co-founder|report|direct report|pm|product manager|em|skip(?:-level)?|cto|ceo|designer|client|"
               r"mentor|mentee|intern|reviewer|pi|tl|architect|sre|qa|counterpart|buddy|pair|partner in crime|"
-              r"business partner|co-?author|co-?maintainer|co-?(?:supervisor|organi[sz]er|chair|lead|host|teacher|pi|"
-              r"investigator|editor|presenter|owner)|supervisor|collaborator|lab-?mate|stakeholder|customer|contractor|freelancer|vp|director|head of \w+")
+              r"business partner|co-?author|co-?maintainer|co-?(?:supervisor|organi[sz]er|chair|teacher)|"
+              r"collaborator|lab-?mate|stakeholder|customer|contractor|freelancer|vp|director|head of \w+")
 
 DAYS = r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekday|weekend|mon|tue|tues|wed|thu|thurs|fri|sat|sun"
 MONTHS = (r"jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|"

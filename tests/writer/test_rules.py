@@ -2864,6 +2864,7 @@ def test_when_a_named_person_does_something_again_and_again_is_a_schedule(rules_
 
 @pytest.mark.parametrize("said, records", [
     ("my co-chair Tomasz is diabetic.", [("people", "The user's co-chair Tomasz is diabetic.")]),
+    ("my co-organiser Tomasz is vegan.", [("people", "The user's co-organiser Tomasz is vegan.")]),
     ("my co-supervisor is Hana Novak at Charles University, she's the one who wants everything preregistered.",
      [("people", "The user's co-supervisor is Hana Novak at Charles University."),
       ("people", "Hana Novak is the one who wants everything preregistered.")]),
