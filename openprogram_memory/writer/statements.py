@@ -1147,7 +1147,8 @@ def _schedule(clause: str) -> list[Statement]:
         # (but "Fatima runs the weekly infra sync" is what she does, "Ilse decides what goes into each release" what
         # she decides, and "Mei-Ling is the one who triages issues on Mondays" who she is; "Salaried folks are monthly"
         # names no one)
-        return [Statement(finish(_possessive(clause)), "schedule", keyword(clause), subject=person)]
+        return [Statement(finish(_possessive(clause)), "schedule", keyword(clause))]  # (no subject: a person is no
+        # project to file it under, as "Ollie is only in on Saturdays")
     if named and named.group("n") or acts:
         return []  # "our CEO Maya wants weekly metrics", "Fatima runs the weekly infra sync": about Maya, Fatima
         # (but "Ollie is only in on Saturdays" is when Ollie is there)

@@ -92,6 +92,14 @@ def test_a_rule_typed_without_apostrophes_is_written_out_and_reaches_the_core(ru
         "The user would rather you didn't paste whole files back at them, diffs only.": "topics/core.md"}
 
 
+def test_when_a_named_person_does_something_is_no_project_named_after_them(rules_ws, store):
+    say(store, "s", ["Bongani restocks the bar every second Friday, and Leila collects the boys on Mondays."])
+    write(rules_ws)
+    assert {text: r.topic for text, r in records(rules_ws).items()} == {
+        "Bongani restocks the bar every second Friday.": "topics/notes.md",
+        "Leila collects the boys on Mondays.": "topics/notes.md"}
+
+
 @pytest.mark.parametrize("said, texts", [
     # "I've" is the person speaking, never a name that a later "her" stands for
     ("heads up, I've moved to the infra team — pronouns she/her",
