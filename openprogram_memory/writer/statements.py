@@ -848,6 +848,8 @@ nothing everything anything someone nobody everyone when what how why who teh se
 _HAPPENS = frozenset("""gets fails breaks crashes takes hangs times returns throws shows says gives ends comes goes runs
 loses forgets picks dies freezes stalls errors complains asks tries looks feels turns starts stops makes loads finishes
 passes reaches wants thinks knows""".split())
+# a lone word after "always"/"never" that names no deed ("Never did.", "Always around.", "Never left.")
+_NO_DEED = frozenset("do did around left".split())
 _LAPSES = frozenset("forget forgets mix mixes lose loses mess messes struggle struggles confuse confuses".split())
 _RULE_PREFIX_RE = re.compile(
     r"^(?:(?:please|pls|plz|kindly)\s+)?(?P<p>(?:from now on|going forward|moving forward|in (?:the )?future|"
@@ -939,9 +941,14 @@ _MIND_ONLY_RE = re.compile(r"^(?:(?:so|please|pls)\s+)*(?:keep|bear) (?:that|thi
                            re.I)
 
 
+_CALL_ME_SO_RE = re.compile(r"^call me (?:a\s+)?(?:old[- ]fashioned|paranoid|fussy|picky|pedantic|stickler)\b", re.I)
+
+
 def _rule(clause: str, hint: str | None) -> list[Statement]:
     if re.match(r"^(?:(?:you can|please)\s+)?call me\s+(?-i:[A-Z])", clause, re.I):
         return []  # "Call me Nnamdi": a name (identity), not an instruction
+    if _CALL_ME_SO_RE.match(clause):
+        return []  # "Call me fussy, but …": a figure of speech
     lead = _RULE_PREFIX_RE.match(clause)
     if _MIND_ONLY_RE.match(clause[lead.end():] if lead else clause):
         return []  # "so keep that in mind", "if you suggest venues, keep that in mind": what to keep in mind was said
@@ -974,11 +981,11 @@ def _rule(clause: str, hint: str | None) -> list[Statement]:
     if _only_here(" ".join(after)):
         return []  # "never do that", "don't write a new one": what it is about is only in this conversation
     nxt = after[0].casefold().strip(",.") if after else ""
-    if marker in _STRONG and (not nxt or nxt in _NOT_VERB or nxt.endswith("ed") and nxt not in (
+    if marker in _STRONG and (not nxt or nxt in _NOT_VERB or len(after) == 1 and nxt in _NO_DEED or nxt.endswith("ed") and nxt not in (
             "need", "feed", "seed", "embed") or nxt in _HAPPENS) or marker == "always" and nxt in _LAPSES:
         return []  # ("always gets stuck at step 3": what keeps happening, not what to do; "always forget": the
         # person's own lapse, said without "I")
-    if re.match(r"^(?:don't|do not|dont)\s+(?:worry|bother|mind|know|think|care|forget about|hesitate|get|have to|"
+    if re.match(r"^(?:don't|do not|dont)\s+(?:worry|bother|mind|know|think|care|forget about|hesitate|get|have to|ask me why|be surprised|"
                 r"need to|be sorry|apologi|remember|understand|see|like|want|feel|really|even|judge|panic)\b",
                 body, re.I):
         return []

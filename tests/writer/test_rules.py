@@ -2789,6 +2789,27 @@ def test_always_and_a_lapse_is_a_complaint_not_an_instruction(said, records):
     assert read(said) == records
 
 
+@pytest.mark.parametrize("said, records", [
+    ("Don't ask me why, it predates me.", []),  # figures of speech in the form of an instruction
+    ("Don't be surprised if I vanish mid-session.", []),
+    ("Call me fussy.", []),
+    ("Call me old-fashioned.", []),
+    ("Call me paranoid, but", []),
+    ("call me picky", []),
+    ("Call me pedantic.", []),
+    ("Call me a stickler.", []),
+    ("Call me Sam.", [("identity", "The user's name is Sam.")]),  # (a name)
+    ("Don't ask me to approve deploys.", [("rule", "Don't ask me to approve deploys.")]),
+    ("Never did.", []),  # a lone word after "never"/"always" names no deed
+    ("Always do.", []),
+    ("Always around.", []),
+    ("Never left.", []),
+    ("Never deploy.", [("rule", "Never deploy.")]),
+])
+def test_an_idiom_shaped_like_an_instruction_is_no_rule(rules_only, said, records):
+    assert read(said) == records
+
+
 def test_a_step_added_to_a_job_at_hand_is_part_of_the_job():
     assert read("Turn this list into a table with 4 columns and sort by name please") == []  # one job, two steps
     assert read("Turn this list into a table with 4 columns and sort by name from now on please") == [
