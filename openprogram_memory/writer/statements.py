@@ -399,6 +399,18 @@ def _article(role: str) -> str:
     return "an " if role[:1].lower() in "aeiou" or re.match(r"[FHLMNRSX][A-Z]+\b", role) else "a "
 
 
+def _work_said(clause: str) -> list[Statement]:
+    """What the person does, said in their own words after their name ("I'm Hana, I do partner marketing", "I run
+    events for a mid-size fintech in Lagos") when the corpus-trained classifier reads it as who they are: the work,
+    and where it is (an employer, a place) as records of their own."""
+    if not re.match(rf"{_I}\s", clause) or learned.likely_kind(clause) != "identity":
+        return []  # (what "we" do is not the person's job: "…, we are in São Paulo")
+    place = _place_in(clause)
+    role, employer = _job_parts(_without_place(clause, place))
+    return [Statement(finish(third_person(role)), "identity", keyword(role), "role"),
+            *([_works_at(employer)] if employer else []), *place]
+
+
 def _appositive(part: str) -> list[Statement]:
     """What a phrase after a name says ("staff engineer at Brightwell", "based in Lagos", "from the infra team")."""
     part = part.strip(" .")
@@ -416,7 +428,8 @@ def _appositive(part: str) -> list[Statement]:
     if working:  # "… at Zalando, working mostly with Kotlin and Spring"
         return _mostly(f"{working.group('how') or 'mostly'} with {working.group('x')}")
     if re.match(rf"(?:{_IM}|{_I})\s", part):
-        return _identity(part)  # "Iñaki here, I'm the QA lead at Norte Games" ("a" + "I'm …" once garbled it)
+        return _identity(part) or _work_said(part)  # "Iñaki here, I'm the QA lead at Norte Games" ("a" + "I'm …"
+        # once garbled it); "Ana here, I run events in Lagos"
     part = re.sub(r"^(?:(?:still|now)\s+)?(?:(?:working|work)\s+)?as\s+", "", part, flags=re.I)  # "Myself Ravi, working
     # as Java developer …", "I'm now at Quayside Labs, still as a staff engineer"
     if not part or len(part.split()) > 12 or re.match(r"(?:not|no longer|never|rather than)\b", part, re.I):
@@ -828,7 +841,7 @@ def _of_something_said(clause: str) -> bool:
     """Whether a liking is of what was said before ("I find them confusing", "I really like it"): what is liked is
     only in this conversation."""
     said = re.split(r",|(?<!\bit)\s+(?:but|when|unless|before|keep)\s+", clause)[0]  # (not an aside or a condition after it)
-    return bool(re.match(rf"^{_I}{_ADV}\s+(?:find|like)\s+"
+    return bool(re.match(rf"^{_I}{_ADV}\s+(?:find|like|hate)\s+"
                          r"(?:it(?!\s+(?:when|if)\b)|them|this|that|these|those)\b", clause, re.I)
                 or _POINTS_BACK_RE.search(said) and not _names_something(said))
 
@@ -2113,6 +2126,9 @@ _LAPSE_RE = re.compile(rf"{_I}{_ADV}\s+tend\s+to\s+forget\b", re.I)
 _NEED_NOW_RE = re.compile(rf"^(?:{_I}|we){_ADV}\s+need\s+(?:a|an|some|new|more)\s(?!.*\b(?:every|each|always)\b)", re.I)
 
 
+_LEAVING_RE = re.compile(r"^(?:we|i)(?:'re|'m| are| am)\s+going\s+home\b", re.I)
+
+
 def _learned(sentence: str, person: str | None, thing: str | None, told: bool = False) -> list[Statement]:
     """What the corpus-trained classifier (:mod:`.learned`) reads in a sentence the rules read nothing in, said so
     that it stands alone: a leading "he/she" is the person and "it/they" the thing the message is about; without
@@ -2135,6 +2151,8 @@ def _learned(sentence: str, person: str | None, thing: str | None, told: bool = 
             kind == "identity" and _CALL_ME_RE.match(body) or  # (a name is the rules' to read: "people call me sam"
             # after "I'm Sam" says nothing new)
             kind == "people" and _A_WORD_ON_RE.match(body) or
+            kind == "decision" and _DECIDED_WHAT_BEFORE_RE.search(body) or  # ("we decided that last week": what, unsaid)
+            _LEAVING_RE.match(body) or  # ("we're going home early": where the person goes now, no choice of anything)
             re.search(r"\bnothing big\b", body, re.I) or  # (the size of the job at hand)
             kind == "schedule" and (_one_plan(body) or _MOVE_ME_RE.match(body)) or kind == "preference" and (len(preferred) == 2 and _step_at_hand(preferred[1]) or _of_something_said(body))):
         return []  # what the rules know is not durable stays so: a word or two, a question, a reason or a complaint,
@@ -2299,7 +2317,8 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
         liking = _WHICH_I_RE.search(body)  # "redirects live in a _redirects file, which I hate but whatever"
         body = body[:liking.start()] if liking else body
         parts = [] if stack else _so_then(body)
-        for clause, then in [(c, then) for part, then in parts for c in clauses(part)]:
+        cut = [(c, then) for part, then in parts for c in clauses(part)]
+        for clause, then in cut:
             if then and not out and is_negative(parts[0][0]):
                 continue  # "I'm on the bus, so keep replies short": because of the moment, for the moment
             if then and not _OUTLIVES_RE.search(clause) and not (
@@ -2345,6 +2364,8 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
             pieces = _pieces(clause, inner or (None if hint == "rule" and out else hint))
             named_before = person
             for piece, statements in pieces:
+                if not statements and len(pieces) == 1 and len(cut) > 1 and any(st.slot == "name" for st in out):
+                    statements = _work_said(piece)  # "I'm Hana, I do partner marketing": what the person named does
                 if not statements and len(pieces) > 1 and _OWN_CLAUSE_RE.match(piece):  # a clause of its own the rules
                 # read nothing in (_pieces), not what is left of one ("…, ask the designer for the password")
                     statements = _learned(piece, person, thing, said_before)

@@ -287,3 +287,34 @@ def test_a_name_is_never_the_classifiers_to_read(monkeypatch):
     _sure_of(monkeypatch, identity=0.95)  # however sure it is that a sentence is about who the person is
     assert [s.text for s in extract_statements("I'm Sam. Everyone calls me sam.")] == ["The user's name is Sam."]
     assert [s.kind for s in extract_statements("Been doing this for ten years.")] == ["identity"]  # (not a name: its own)
+
+
+def _sure_of_work(monkeypatch) -> None:
+    """The classifier, sure that a clause of what the person does ("I do …", "I run …") says who they are."""
+    monkeypatch.setattr(learned, "probabilities", lambda sentence: {"identity": 0.9, "none": 0.1} if re.match(
+        r"(?:I|i|we) (?:do|run|lead)\b", sentence) else {"none": 1.0})
+
+
+@pytest.mark.parametrize("said, records", [
+    ("I'm Hana Kobayashi, I do partner marketing.",
+     [("name", "The user's name is Hana Kobayashi."), ("role", "The user does partner marketing.")]),
+    ("I'm Oluwaseun, I run events for a mid-size fintech in Lagos.",  # (where it is, a record of its own)
+     [("name", "The user's name is Oluwaseun."), ("role", "The user runs events for a mid-size fintech."),
+      ("location", "The user is based in Lagos.")]),
+    ("I'm Kwame, I do iOS and Android at a fintech called Paylo.",
+     [("name", "The user's name is Kwame."), ("role", "The user does iOS and Android."),
+      ("employer", "The user works at Paylo.")]),
+    ("Ana here, I run events in Lagos.",  # (an introduction without "I'm")
+     [("name", "The user's name is Ana."), ("role", "The user runs events."), ("location", "The user is based in Lagos.")]),
+    ("I'm Kwame, I broke the build again.", [("name", "The user's name is Kwame.")]),  # (not who they are)
+    ("I'm Kwame, we do partner marketing.", [("name", "The user's name is Kwame.")]),  # (what "we" do: no job)
+    ("I'm vegetarian, I do partner marketing.", [(None, "The user is vegetarian.")]),  # (no name before it)
+])
+def test_what_the_person_says_they_do_after_their_name_is_who_they_are(monkeypatch, said, records):
+    _sure_of_work(monkeypatch)
+    assert [(s.slot, s.text) for s in extract_statements(said)] == records
+
+
+def test_a_decision_that_points_back_is_not_kept_however_sure_the_classifier_is(monkeypatch):
+    _sure_of(monkeypatch, decision=0.95)
+    assert extract_statements("We decided that last week, it's in the ADR.") == []

@@ -1933,6 +1933,7 @@ def test_a_standing_instruction_for_the_release_work_is_a_rule(said, records):
     ("I really like it.", []),
     ("I find them annoying.", []),
     ("I hate those.", []),
+    ("I love them.", []),
     ("I like it when you show the diff first.", [("preference", "The user likes it when you show the diff first.")]),
     ("I find Java boring.", [("preference", "The user finds Java boring.")]),
     ("I find on-call stressful.", [("preference", "The user finds on-call stressful.")]),
