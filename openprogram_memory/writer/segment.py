@@ -198,7 +198,9 @@ _BULLET_RE = re.compile(r"^\s*(?:[-*•·]|\d{1,2}[.)])\s+")
 _CHECKBOX_RE = re.compile(r"^\[[ xX]\]\s+")  # "- [ ] always write tests first"
 _EMPHASIS_MARKS_RE = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")  # "**Rule:** always …" reads "Rule: always …"
 _END_RE = re.compile(r"([.!?…]+)[\"')\]”’]*\s+")
+_SEMICOLON_RE = re.compile(r"\s*;\s*|\s+\|\s+")
 _DASH_RE = re.compile(r"\s+(?:—|–|--|-)\s+|\s*—\s*")
+_QUOTED_RE = re.compile(r"\"[^\"\n]{1,80}\"|“[^”\n]{1,80}”|(?<!\w)'[^'\n]{1,80}'(?!\w)")
 _PRONOUN_START = r"(?:I|i|I'm|i'm|Im|im|I've|i've|I'd|i'd|I'll|i'll|my|My|we|We|we're|We're|we've|We've|our|Our)"
 _CLAUSE_RE = re.compile(
     rf"\s*(?:,\s*(?:and\s+|but\s+|so\s+|also\s+)?(?={_PRONOUN_START}\b)|,\s*(?:so|and so|which means|which is why|which|since|because)\s+|\s+(?:because|which is why)\s+|\s+(?:and|but|so)\s+(?:also\s+)?"
@@ -220,6 +222,18 @@ def _split_ends(paragraph: str) -> list[str]:
         start = match.end()
     out.append(paragraph[start:].strip())
     return [s for s in out if s]
+
+
+def cut_outside_quotes(joints: re.Pattern[str], text: str) -> list[str]:
+    """``joints.split(text)``, but never cut inside a quote ('sign as "Ana Lima, CFO"', "'Procurement — Plant 4'"): the
+    pieces, and between them what each cut's groups matched, as :func:`re.split` gives them."""
+    quoted = [found.span() for found in _QUOTED_RE.finditer(text)]
+    out, at = [], 0
+    for joint in joints.finditer(text):
+        if not any(start < joint.start() < end for start, end in quoted):
+            out += [text[at:joint.start()], *joint.groups()]
+            at = joint.end()
+    return out + [text[at:]]
 
 
 def sentences(text: str) -> list[str]:
@@ -278,8 +292,8 @@ def marked_sentences(text: str) -> list[tuple[str, bool]]:
         line = re.sub(r"\s+\(([^()]{3,120})\)", lambda m: "" if _aside(m.group(1)) else m.group(0),
                       line) if asides or "(" in line else line
         for sentence in _split_ends(line) + asides:
-            for piece in re.split(r"\s*;\s*|\s+\|\s+", sentence):
-                out.extend((p.strip(), item) for p in _DASH_RE.split(piece) if p.strip())
+            for piece in cut_outside_quotes(_SEMICOLON_RE, sentence):
+                out.extend((p.strip(), item) for p in cut_outside_quotes(_DASH_RE, piece) if p.strip())
     return out
 
 

@@ -57,7 +57,7 @@ from .negatives import ONLY_WHEN as _ONLY_WHEN
 from .negatives import STANDING_RE as _STANDING_RE
 from .negatives import is_negative
 from .phrasing import ADVERBS, about_user, conjugate, finish, first_person, keyword, third_person
-from .segment import WHEN_FIRST_RE, agent_generated, clauses, label_hint, marked_sentences, strip_lead
+from .segment import WHEN_FIRST_RE, agent_generated, clauses, cut_outside_quotes, label_hint, marked_sentences, strip_lead
 
 if TYPE_CHECKING:
     from ..workspace.caches import FileSummary, RecordInfo, TreeState
@@ -1594,7 +1594,7 @@ _DAY_START_RE = re.compile(rf"^(?:{lx.DAYS}|{lx.MONTHS})s?\b", re.I)
 
 def _pieces(clause: str, hint: str | None) -> list[tuple[str, list[Statement]]]:
     """``clause`` cut at commas and "and"/"but" only where both sides stand as statements on their own."""
-    parts = _JOINT_RE.split(clause)
+    parts = cut_outside_quotes(_JOINT_RE, clause)
     out: list[tuple[str, list[Statement]]] = []
     continued: dict[str, list[Statement]] = {}  # pieces that stand as facts only after a fact
     current = parts[0]
