@@ -640,6 +640,8 @@ def _people(clause: str) -> list[Statement]:
     if re.match(r"(?-i:[a-z])[\w-]*\s+is\b", rest):
         return []  # "School run is 8:15": the capital starts a thing's name, not a person's
     rest = re.sub(r"^(?:and\s+[A-Z][\w'’-]+(?:\s+[A-Z][\w'’-]+)?|\([^)]*\)|,\s*(?:our|my|the)\s+[\w\s-]{1,30},|"
+                  r"(?:from|at)\s+(?-i:[A-Z])[\w&'’-]*(?:\s+(?-i:[A-Z])[\w&'’-]*){0,3}(?=\s)|"  # ("Kofi from Accra
+                  # Rotary is our contact", "Lena at Northwind is our account manager")
                   r"(?:from|in|on)\s+(?:the\s+)?[\w-]+(?:\s+team)?(?=\s))\s*",
                   "", rest).strip()
     verb = _PERSON_VERB_RE.match(rest)
@@ -2061,7 +2063,21 @@ def _joined(statement: Statement, listed_only: bool = False) -> list[Statement]:
     if not parts:
         return [statement]
     parts.append(said + text[start:])
-    return [replace(statement, text=finish(part), keyword=keyword(part)) for part in parts]
+    return [_part_of(statement, part) for part in parts]
+
+
+_SOME_TIME_RE = re.compile(rf"\b(?:{lx.DAYS}|{lx.MONTHS})s?\b", re.I)
+
+
+def _part_of(statement: Statement, part: str) -> Statement:
+    """One part of a statement cut in two (:func:`_joined`), of the whole's kind; but a part of a schedule that says
+    no time is not one ("Giulia gives me her courgette glut every August, and her son Marco sorts out my laptop"):
+    it is what the corpus-trained classifier reads it as alone, if anything."""
+    cut = replace(statement, text=finish(part), keyword=keyword(part))
+    if statement.kind != "schedule" or _SOME_TIME_RE.search(part) or lx.CLOCK_RE.search(part):
+        return cut  # (a part with a word of recurrence, "every week", the rules read alone: _pieces cut it off already)
+    kind = learned.likely_kind(part)  # (a part the rules read alone, _pieces cut off already)
+    return replace(cut, kind=kind) if kind else cut
 
 
 # a named relative and the work they do: "The user's sister Aroha is a midwife", "… son Arjun works at Deloitte"

@@ -318,3 +318,20 @@ def test_what_the_person_says_they_do_after_their_name_is_who_they_are(monkeypat
 def test_a_decision_that_points_back_is_not_kept_however_sure_the_classifier_is(monkeypatch):
     _sure_of(monkeypatch, decision=0.95)
     assert extract_statements("We decided that last week, it's in the ADR.") == []
+
+
+def test_a_part_of_a_schedule_that_says_no_time_is_what_the_classifier_reads_it_as(monkeypatch):
+    said = ("Giulia next door gives me her courgette glut every August, and her son Marco is the one who sorts out my "
+            "laptop when it plays up.")  # (the rules read the whole as a schedule, and cut the list in two)
+    monkeypatch.setattr(learned, "probabilities", lambda sentence: {"people": 0.9, "none": 0.1} if sentence.startswith(
+        "Giulia's son") else {"none": 1.0})
+    assert [(s.kind, s.text) for s in extract_statements(said)] == [
+        ("schedule", "Giulia next door gives the user her courgette glut every August."),
+        ("people", "Giulia's son Marco is the one who sorts out the user's laptop when it plays up.")]
+    monkeypatch.setattr(learned, "probabilities", lambda sentence: {"none": 1.0})  # (reading nothing better in it)
+    assert [s.kind for s in extract_statements(said)] == ["schedule", "schedule"]
+    monkeypatch.setattr(learned, "probabilities", lambda sentence: {"people": 0.9, "none": 0.1} if sentence.startswith(
+        "Giulia's son") else {"none": 1.0})  # a part that says when is the schedule's, whatever the classifier reads
+    for when in ("usually Sundays", "at 6pm"):
+        assert [s.kind for s in extract_statements(said.replace("plays up", f"plays up {when}"))] == [
+            "schedule", "schedule"], when

@@ -2975,3 +2975,14 @@ def test_an_instruction_given_as_a_consequence_may_start_with_where_it_holds(rul
 ])
 def test_a_sentence_is_never_cut_inside_a_quote(rules_only, said, records):
     assert read(said) == records
+
+
+@pytest.mark.parametrize("said, records", [
+    ("Kofi from Accra Rotary is our main corporate contact.",
+     [("people", "Kofi from Accra Rotary is our main corporate contact.")]),  # (where the person is from, named)
+    ("Lena at Northwind is our account manager.", [("people", "Lena at Northwind is our account manager.")]),
+    ("Ines from the finance team is our payroll contact.",
+     [("people", "Ines from the finance team is our payroll contact.")]),
+])
+def test_a_person_from_a_named_organisation_is_still_the_one_the_sentence_is_about(rules_only, said, records):
+    assert read(said) == records
