@@ -97,7 +97,8 @@ _ADV = rf"(?:\s+{ADVERBS})*"
 def _is_name_word(word: str) -> bool:
     bare = word.rstrip(".,'’-")
     return (len(bare) >= 2 and bare[0].isupper() and not re.match(r"I['’]", bare) and not bare.isupper() and any(c.islower() for c in bare[1:])
-            and bare.casefold() not in lx.COMMON_CAPS) or (len(bare) == 2 and bare[0].isupper() and bare[1] == ".")
+            and re.sub(r"['’](?:s|re|ll|d|ve)$", "", bare).casefold() not in lx.COMMON_CAPS) or (
+                len(bare) == 2 and bare[0].isupper() and bare[1] == ".")  # ("He's", "They're": no names)
 
 
 def leading_name(text: str, max_words: int = 3) -> str | None:
@@ -2114,14 +2115,21 @@ def _stack(body: str, named: bool = False) -> list[Statement]:
     postgres 15 on RDS"): one fact a part. Empty unless every part is a short phrase naming something concrete
     (a version, a name, a path) without a verb of its own."""
     body = re.sub(r"^(?:(?:this|it)(?:'s|’s| is) (?:an? )?|we(?:'re|’re| are) on |we use )", "", body, flags=re.I)
-    items = [i.strip(" .") for i in re.split(r"\s*,\s*(?:and\s+)?|\s*;\s*", body) if i.strip(" .")]
+    items: list[str] = []
+    nots: dict[int, str] = {}  # "GitLab self-hosted, not GitHub": what a part is not is said with it
+    for item in (i.strip(" .") for i in re.split(r"\s*,\s*(?:and\s+)?|\s*;\s*", body)):
+        if items and re.match(r"not\s", item, re.I):
+            nots[len(items) - 1] = f", {item}"
+        elif item:
+            items.append(item)
     if len(items) < 2 or not all(_STACK_ITEM_RE.match(i) and not re.search(rf"\s{_FACT_VERBS}\s", f" {i} ")
                                  and (re.search(r"\d|[A-Z]|`|/", i) or len(i.split()) >= 2 and not named)
                                  and not (named and _TASK_RE.match(i)) for i in items):
         # (``named``: no label said it is a stack, so each part names something and none is a task)
         return []
-    return [Statement(finish(f"The project is {i}" if _PARTICIPLE_RE.match(i) else f"The project uses {i}"), "fact",
-                      keyword(i)) for i in items]  # (no subject: the parts of one system stay together)
+    return [Statement(finish(f"The project is {i}{nots.get(n, '')}" if _PARTICIPLE_RE.match(i) else
+                             f"The project uses {i}{nots.get(n, '')}"), "fact", keyword(i))
+            for n, i in enumerate(items)]  # (no subject: the parts of one system stay together)
 
 
 # a line of a team list ("Aaliyah: SRE, runs the pager rotation"), and what a person does said without them

@@ -2986,3 +2986,22 @@ def test_a_sentence_is_never_cut_inside_a_quote(rules_only, said, records):
 ])
 def test_a_person_from_a_named_organisation_is_still_the_one_the_sentence_is_about(rules_only, said, records):
     assert read(said) == records
+
+
+@pytest.mark.parametrize("said, records", [
+    ("Some info about our setup: we use GitLab self-hosted, not GitHub.",
+     [("fact", "We use GitLab self-hosted, not GitHub.")]),  # (what it is not is no part of its own)
+    ("context: rails 7.1 monolith, sidekiq for jobs, postgres 15 on RDS, not MySQL",
+     [("fact", "The project uses rails 7.1 monolith."), ("fact", "The project uses sidekiq for jobs."),
+      ("fact", "The project uses postgres 15 on RDS, not MySQL.")]),
+    ("stack: Django 5, deployed on Fly.io, not Heroku",
+     [("fact", "The project uses Django 5."), ("fact", "The project is deployed on Fly.io, not Heroku.")]),
+])
+def test_what_a_part_of_a_stack_is_not_is_said_with_it(rules_only, said, records):
+    assert read(said) == records
+
+
+def test_a_pronoun_with_a_contraction_is_no_name(rules_only):
+    said = ("My co-coordinator is Tomasz and he covers the weekday shifts. He's also the one who knows the alarm code, "
+            "not me, so any lockout questions go to him.")
+    assert not any("He's" in text for _kind, text in read(said))  # (once: "Any lockout questions go to He's.")
