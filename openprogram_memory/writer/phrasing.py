@@ -131,6 +131,10 @@ def finish(text: str) -> str:
     """Capitalized, single-spaced, ending in one full stop."""
     text = " ".join(text.split()).strip(" ,;:-—–")
     text = re.sub(r"[.!…]+$", "", text).rstrip(" ,;:-—–")
+    if text.count('"') % 2:  # (a quote the text ends inside is closed: 'sign as "Ana Lima, CFO')
+        text += '"'
+    elif text.count("“") > text.count("”"):
+        text += "”"
     return (text[:1].upper() + text[1:] + ".") if text else ""
 
 

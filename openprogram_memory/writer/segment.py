@@ -225,8 +225,8 @@ def _split_ends(paragraph: str) -> list[str]:
 
 
 def cut_outside_quotes(joints: re.Pattern[str], text: str) -> list[str]:
-    """``joints.split(text)``, but never cut inside a quote ('sign as "Ana Lima, CFO"', "'Procurement — Plant 4'"): the
-    pieces, and between them what each cut's groups matched, as :func:`re.split` gives them."""
+    """``joints.split(text)``, but never cut inside a quote ('sign as "Ana Lima, CFO"', "'Procurement — Plant 4'"):
+    the pieces, and between them what each cut's groups matched, as :func:`re.split` gives them."""
     quoted = [found.span() for found in _QUOTED_RE.finditer(text)]
     out, at = [], 0
     for joint in joints.finditer(text):

@@ -57,7 +57,8 @@ from .negatives import ONLY_WHEN as _ONLY_WHEN
 from .negatives import STANDING_RE as _STANDING_RE
 from .negatives import is_negative
 from .phrasing import ADVERBS, about_user, conjugate, finish, first_person, keyword, third_person
-from .segment import WHEN_FIRST_RE, agent_generated, clauses, cut_outside_quotes, label_hint, marked_sentences, strip_lead
+from .segment import (WHEN_FIRST_RE, agent_generated, clauses, cut_outside_quotes, label_hint, marked_sentences,
+                      strip_lead)
 
 if TYPE_CHECKING:
     from ..workspace.caches import FileSummary, RecordInfo, TreeState
@@ -997,12 +998,14 @@ def _rule(clause: str, hint: str | None) -> list[Statement]:
     if _only_here(" ".join(after)):
         return []  # "never do that", "don't write a new one": what it is about is only in this conversation
     nxt = after[0].casefold().strip(",.") if after else ""
-    if marker in _STRONG and (not nxt or nxt in _NOT_VERB or len(after) == 1 and nxt in _NO_DEED or nxt.endswith("ed") and nxt not in (
-            "need", "feed", "seed", "embed") or nxt in _HAPPENS) or marker == "always" and nxt in _LAPSES:
+    if marker in _STRONG and (not nxt or nxt in _NOT_VERB or len(after) == 1 and nxt in _NO_DEED or nxt.endswith(
+            "ed") and nxt not in ("need", "feed", "seed", "embed") or nxt in _HAPPENS) or \
+            marker == "always" and nxt in _LAPSES:
         return []  # ("always gets stuck at step 3": what keeps happening, not what to do; "always forget": the
         # person's own lapse, said without "I")
-    if re.match(r"^(?:don't|do not|dont)\s+(?:worry|bother|mind|know|think|care|forget about|hesitate|get|have to|ask me why|be surprised|"
-                r"need to|be sorry|apologi|remember|understand|see|like|want|feel|really|even|judge|panic)\b",
+    if re.match(r"^(?:don't|do not|dont)\s+(?:worry|bother|mind|know|think|care|forget about|hesitate|get|have to|"
+                r"ask me why|be surprised|need to|be sorry|apologi|remember|understand|see|like|want|feel|really|even|"
+                r"judge|panic)\b",
                 body, re.I):
         return []
     if re.match(r"^keep (?:going|at it|it up|on|trying|digging|looking|pushing)\b", body, re.I):
@@ -2077,7 +2080,7 @@ def _part_of(statement: Statement, part: str) -> Statement:
     cut = replace(statement, text=finish(part), keyword=keyword(part))
     if statement.kind != "schedule" or _SOME_TIME_RE.search(part) or lx.CLOCK_RE.search(part):
         return cut  # (a part with a word of recurrence, "every week", the rules read alone: _pieces cut it off already)
-    kind = learned.likely_kind(part)  # (a part the rules read alone, _pieces cut off already)
+    kind = learned.likely_kind(part)
     return replace(cut, kind=kind) if kind else cut
 
 
@@ -2175,7 +2178,7 @@ def _learned(sentence: str, person: str | None, thing: str | None, told: bool = 
             kind == "identity" and _CALL_ME_RE.match(body) or  # (a name is the rules' to read: "people call me sam"
             # after "I'm Sam" says nothing new)
             kind == "people" and _A_WORD_ON_RE.match(body) or
-            kind == "decision" and _DECIDED_WHAT_BEFORE_RE.search(body) or  # ("we decided that last week": what, unsaid)
+            kind == "decision" and _DECIDED_WHAT_BEFORE_RE.search(body) or  # ("we decided that last week")
             _LEAVING_RE.match(body) or  # ("we're going home early": where the person goes now, no choice of anything)
             re.search(r"\bnothing big\b", body, re.I) or  # (the size of the job at hand)
             kind == "schedule" and (_one_plan(body) or _MOVE_ME_RE.match(body)) or kind == "preference" and (len(preferred) == 2 and _step_at_hand(preferred[1]) or _of_something_said(body))):

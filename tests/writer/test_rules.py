@@ -2965,12 +2965,12 @@ def test_an_instruction_given_as_a_consequence_may_start_with_where_it_holds(rul
 
 @pytest.mark.parametrize("said, records", [
     ('Sign every email you draft for me as "Marisol Vega, Customer Success Lead".',
-     [("rule", 'Sign every email you draft for me as "Marisol Vega, Customer Success Lead.')]),  # (the comma is quoted)
+     [("rule", 'Sign every email you draft for me as "Marisol Vega, Customer Success Lead".')]),  # (the comma is quoted)
     ("When you email suppliers, sign as 'Procurement — Plant 4', not with my name.",
      [("rule", "When you email suppliers, sign as 'Procurement — Plant 4', not with my name.")]),  # (and the dash)
     ("Never say 'per my last email; as discussed' in replies.",
      [("rule", "Never say 'per my last email; as discussed' in replies.")]),  # (and the semicolon)
-    ("Always sign off with “Cheers — Ana”.", [("rule", "Always sign off with “Cheers — Ana.")]),
+    ("Always sign off with “Cheers — Ana”.", [("rule", "Always sign off with “Cheers — Ana”.")]),  # (closed)
     ("Don't use 'foo' — use 'bar'.", [("rule", "Don't use 'foo'."), ("rule", "Use 'bar'.")]),  # (outside: cut)
 ])
 def test_a_sentence_is_never_cut_inside_a_quote(rules_only, said, records):
