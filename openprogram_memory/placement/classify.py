@@ -52,7 +52,7 @@ _IMPERATIVE_RE = re.compile(
     r"(?:please\s+)?(?:always|never|don't|do\s+not|do|use|avoid|answer|reply|respond|write|keep|ask|check|"
     r"make\s+sure|remember|be|follow|report|cite|include|explain|address|call\s+me|refer\s+to|prefer\s+to\s+\w+\s+in|"
     r"stop|start|try|run|put|show|give|say|speak|talk|format|send|tell|confirm|verify|double-check|"
-    r"summari[sz]e|list|mention|skip|limit|default\s+to)\b",
+    r"summari[sz]e|list|mention|skip|limit|default\s+to|sign|cc|tag|flag|loop\s+in)\b",
     re.I,
 )
 _ADDRESSED_RE = re.compile(

@@ -20,6 +20,11 @@ from openprogram_memory.placement.classify import (
     ("Don't use emojis.", "rule"),
     ("You must cite the source of every claim.", "rule"),
     ("Every answer must include its source.", "rule"),
+    ('Sign every email you draft for me as "Kwame Mensah, Mobile Lead".', "rule"),  # (the ways of writing and
+    ("cc Fatima on anything tax related.", "rule"),  # addressing the person's mail)
+    ("Tag @lagosfoodwalks on anything food-related.", "rule"),
+    ("Flag any email that mentions licensing for Tomasz.", "rule"),
+    ("Loop in Priya on anything touching billing.", "rule"),
     ("I prefer short, direct answers.", "preference"),
     ("Dana likes espresso.", "preference"),
     ("Her favourite editor is Helix.", "preference"),
