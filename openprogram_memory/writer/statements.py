@@ -1598,6 +1598,11 @@ _DAYS_ONLY_RE = re.compile(rf"(?:{lx.DAYS})s?(?:\s+to\s+(?:{lx.DAYS})s?)?", re.I
 _DAY_START_RE = re.compile(rf"^(?:{lx.DAYS}|{lx.MONTHS})s?\b", re.I)
 
 
+# the gathering a person runs ("Hana runs the ML reading group"): what a following "it" is
+_RUNS_EVENT_RE = re.compile(r"\b(?:runs|leads)\s+the\s+(?P<e>(?:[\w-]+\s+){0,3}?(?:group|"
+                            r"meeting|standup|review))\b", re.I)
+
+
 def _pieces(clause: str, hint: str | None) -> list[tuple[str, list[Statement]]]:
     """``clause`` cut at commas and "and"/"but" only where both sides stand as statements on their own."""
     parts = cut_outside_quotes(_JOINT_RE, clause)
@@ -1660,6 +1665,10 @@ def _pieces(clause: str, hint: str | None) -> list[tuple[str, list[Statement]]]:
         if it or not gap and sep.strip(", ") in ("and", "") and re.match(rf"^(?:{_FACT_VERBS}|(?-i:[a-z]+[^s\W]s))\s", nxt) and \
                 not _RULE_LEAD_RE.match(nxt):  # ("…, never quote lower than that": an instruction, not more of the fact)
             thing = next((_thing_phrase(st.text) for st in _statements(current, hint) if st.kind == "fact"), None)
+            run = _RUNS_EVENT_RE.search(current) if it and not thing and (
+                _SOME_TIME_RE.search(nxt) or lx.RECURRENCE_RE.search(nxt) or lx.CLOCK_RE.search(nxt)) else None
+            if run:
+                thing = run.group("e")  # "Hana runs the ML reading group, it's every other wednesday": the group
             if thing and it:  # "the warehouse is Snowflake, it's refreshed by dbt"
                 nxt = f"the {thing}{_PRONOUN_VERB.get(it.group('v') or '', '')}{nxt[it.end():]}"
             elif thing:  # "the checkout service is written in Go and owns the orders table"

@@ -3005,3 +3005,19 @@ def test_a_pronoun_with_a_contraction_is_no_name(rules_only):
     said = ("My co-coordinator is Tomasz and he covers the weekday shifts. He's also the one who knows the alarm code, "
             "not me, so any lockout questions go to him.")
     assert not any("He's" in text for _kind, text in read(said))  # (once: "Any lockout questions go to He's.")
+
+
+@pytest.mark.parametrize("said, records", [
+    ("Hana runs the ML reading group, it's every other wednesday at noon.",
+     [("people", "Hana runs the ML reading group."),
+      ("schedule", "The ML reading group is every other wednesday at noon.")]),  # ("it": the group she runs)
+    ("Tom leads the design review, it's Thursdays.",
+     [("people", "Tom leads the design review."), ("schedule", "The design review is Thursdays.")]),
+    ("Ana runs the team meeting, it's at 9:30.",
+     [("people", "Ana runs the team meeting."), ("schedule", "The team meeting is at 9:30.")]),
+    ("Ana runs the standup, it's weekly.",
+     [("people", "Ana runs the standup."), ("schedule", "The standup is weekly.")]),
+    ("Hana runs the ML reading group, it's great.", [("people", "Hana runs the ML reading group, it's great.")]),
+])
+def test_it_after_the_gathering_a_person_runs_is_that_gathering_when_it_says_when(rules_only, said, records):
+    assert read(said) == records
