@@ -371,12 +371,17 @@ def _identity(clause: str) -> list[Statement]:
     match = _BUSINESS_RE.match(clause) or _TEACH_RE.match(clause)
     if match:  # "I co-own a coffee roastery in Lagos", "I teach CS at a gymnasium": what the person does for a living
         value = re.split(r"\s+and\s+(?=(?:I\s+|i\s+)?(?:use|need|want|love|like|would|do|also)\b)", match.group("v"))[0]
-        place = _place_in(value)  # "… in Marseille": where, a record of its own
-        value = _without_place(value, place)
-        role, employer = _job_parts(value)  # ("year 5 at Greenfield Primary", "the product side at Hanbit Labs")
-        return [Statement(finish(third_person(clause[:match.start("v")] + role)), "identity", keyword(role), "role"),
-                *([_works_at(employer)] if employer else []), *place]
+        return _work_records(clause[:match.start("v")], value)
     return []
+
+
+def _work_records(said: str, work: str) -> list[Statement]:
+    """What the person does for a living (``said`` before ``work``: "I co-own "), and where, as records of their own:
+    the place it ends with ("… in Marseille") and the employer it names ("year 5 at Greenfield Primary")."""
+    place = _place_in(work)
+    role, employer = _job_parts(_without_place(work, place))
+    return [Statement(finish(third_person(said + role)), "identity", keyword(role), "role"),
+            *([_works_at(employer)] if employer else []), *place]
 
 
 # a business the person owns or runs, or a side or department of one
@@ -407,10 +412,7 @@ def _work_said(clause: str) -> list[Statement]:
     and where it is (an employer, a place) as records of their own."""
     if not re.match(rf"{_I}\s", clause) or learned.likely_kind(clause) != "identity":
         return []  # (what "we" do is not the person's job: "…, we are in São Paulo")
-    place = _place_in(clause)
-    role, employer = _job_parts(_without_place(clause, place))
-    return [Statement(finish(third_person(role)), "identity", keyword(role), "role"),
-            *([_works_at(employer)] if employer else []), *place]
+    return _work_records("", clause)
 
 
 def _appositive(part: str) -> list[Statement]:
