@@ -12,7 +12,7 @@ import re
 ROLE_NOUNS = (
     r"engineer|developer|dev|programmer|coder|designer|manager|lead|architect|scientist|analyst|researcher|sre|"
     r"devops|admin|sysadmin|administrator|dba|qa|tester|intern|contractor|consultant|freelancer|founder|"
-    r"co-?founder|cto|ceo|cfo|coo|cpo|vp|director|head|owner|maintainer|student|teacher|professor|lecturer|"
+    r"co-?founder|cto|ceo|cfo|coo|cpo|cmo|cio|chro|vp|director|head|owner|maintainer|student|teacher|professor|lecturer|"
     r"nurse|doctor|physician|lawyer|accountant|writer|editor|journalist|marketer|recruiter|coordinator|"
     r"specialist|officer|technician|pm|em|tpm|po|product owner|scrum master|postdoc|phd(?: student)?|"
     r"grad student|undergrad|ta|mentor|reviewer|hacker|hobbyist|tech lead|staff engineer|principal|swe|sde|"
@@ -31,7 +31,7 @@ ROLE_NOUNS = (
     r"counsel|dba|release manager|release captain|gatekeeper|practice lead|squad lead|team lead|line manager|"
     # trades, care, services and the public sector (-ician and -ologist jobs by their ending)
     r"[a-z]+ician|[a-z]+ologist|[a-z]+iatrist|surveyor|plumber|carpenter|joiner|builder|bricklayer|plasterer|"
-    r"decorator|roofer|welder|machinist|fitter|foreman|labou?rer|"
+    r"decorator|roofer|tiler|glazier|scaffolder|locksmith|gardener|landscaper|welder|machinist|fitter|foreman|labou?rer|"
     r"courier|midwife|carer|caregiver|(?:social|youth|support|care|case) worker|caseworker|physio|physiotherapist|"
     r"radiographer|sonographer|surgeon|optometrist|counsell?or|dietitian|nutritionist|farmer|florist|butcher|"
     r"waiter|waitress|bartender|housekeeper|cleaner|janitor|security guard|firefighter|police officer|soldier|"

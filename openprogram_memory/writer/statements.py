@@ -566,11 +566,11 @@ def _personal(clause: str) -> list[Statement]:
 # "my manager is great", "our accountant is so slow": a word on someone unnamed, no record
 # what the person thinks of what they just said ("…, which I hate but whatever", "…, which I love")
 _WHICH_I_RE = re.compile(rf",?\s+which\s+{_I}{_ADV}\s+(?P<v>love|hate|can't stand)\b.*$", re.I)
-_A_WORD_ON_RE = re.compile(rf"^(?:my|our)\s+(?:[\w-]+\s+){{1,2}}?is\s+(?:(?:so|really)\s+)?"
+_A_WORD_ON_RE = re.compile(rf"^(?:my|our)\s+(?:[\w-]+\s+){{1,2}}?(?:is|are)\s+(?:(?:so|really)\s+)?"
                            rf"(?!(?:{_TRAITS})\b)(?-i:[a-z][\w-]*)\W*$", re.I)  # (but "my co-organiser Yuki is coeliac")
 _COLLEAGUE_RE = re.compile(rf"^(?:my|our)\s+(?:new\s+|old\s+|former\s+|current\s+)?(?P<role>(?:[\w-]+\s+)?"
                            rf"(?:{lx.COLLEAGUES}|(?!(?:backend|frontend|admin|editor|platform|infra|ops|support|sales|"
-                           rf"marketing|full-?stack|dev|devops|qa|owner|head|contact)\b)(?:{lx.ROLE_NOUNS})))\b(?:,?\s+(?P<n>(?-i:(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+)?"
+                           rf"marketing|full-?stack|dev|devops|qa|owner|head|contact)\b)(?:{lx.ROLE_NOUNS})(?:(?<=\w{{4}})s)?))\b(?:,?\s+(?P<n>(?-i:(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+)?"
                            rf"[A-Z][\w'’-]+(?:\s+[A-Z][\w'’-]+)?)),?)?", re.I)
 _PERSON_VERB_RE = re.compile(
     r"^(?:,?\s*(?:(?:who|and)\s+)?)?(?:also\s+|now\s+|still\s+|usually\s+|basically\s+|actually\s+|mostly\s+|just\s+|"

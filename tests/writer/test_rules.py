@@ -1693,6 +1693,19 @@ def test_a_small_business_owner_tells_about_family_clients_and_how_to_write(said
 
 
 @pytest.mark.parametrize("said, records", [
+    ("Our paralegals are Ines and Tomas.", [("people", "Our paralegals are Ines and Tomas.")]),
+    ("Our POS is Lightspeed.", []),  # (a role of four letters or fewer plus "s" may be a thing: a point of sale is
+    # no product owners)
+    ("My designers are swamped.", []),
+    ("Kasia is the glazier.", [("people", "Kasia is the glazier.")]),
+    ("Our glazier is Kasia.", [("people", "Our glazier is Kasia.")]),
+    ("Our CMO is Dr. Ade Bello.", [("people", "Our CMO is Dr. Ade Bello.")]),
+])
+def test_a_team_named_by_its_roles(said, records):
+    assert read(said) == records
+
+
+@pytest.mark.parametrize("said, records", [
     ("Vim is my go-to editor, so give me vim commands when relevant.", [("preference", "Vim is the user's go-to editor.")]),
     ("Python is my default for scripts.", [("preference", "Python is the user's default for scripts.")]),
     ("Give it to my default reviewer.", []),
