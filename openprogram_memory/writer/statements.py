@@ -2340,8 +2340,10 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
         label, colon, rest = body.rpartition(": ")
         label = label if colon else lead
         if (colon and _TASK_RE.match(label) and not re.search(r"\b(?:remember|note|keep in mind)\b", label, re.I)
-                or _FOR_NOW_RE.search(label) and not _OUTLIVES_RE.search(re.sub(r"\bonly\b", "", label))):
+                or _FOR_NOW_RE.search(label) and not _OUTLIVES_RE.search(re.sub(r"\bonly\b", "", label))
+                and not re.search(r"\b(?:context|background)\b", label, re.I)):
             continue  # "can you turn … into a table: name, date", "for this session only: …": the task's, the moment's
+            # (but "background for this session: …" tells what holds, for this session and after it)
         if colon and len(label.split()) <= 14 and len(rest.split()) >= 2:  # "some background …: I'm Chiara"
             hint = hint or strip_lead(label + ":  x")[1]
             body = rest

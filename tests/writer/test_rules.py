@@ -1706,6 +1706,17 @@ def test_a_team_named_by_its_roles(said, records):
 
 
 @pytest.mark.parametrize("said, records", [
+    ("Some background for this session: the shop runs on Shopify and ships from Porto.",
+     [("fact", "The shop runs on Shopify."), ("fact", "The shop ships from Porto.")]),
+    ("Context for this ticket: the shop runs on Shopify and ships from Porto.",
+     [("fact", "The shop runs on Shopify."), ("fact", "The shop ships from Porto.")]),
+    ("For this session only: the shop runs on Shopify and ships from Porto.", []),
+])
+def test_background_given_for_a_session_still_holds_after_it(said, records):
+    assert read(said) == records
+
+
+@pytest.mark.parametrize("said, records", [
     ("Vim is my go-to editor, so give me vim commands when relevant.", [("preference", "Vim is the user's go-to editor.")]),
     ("Python is my default for scripts.", [("preference", "Python is the user's default for scripts.")]),
     ("Give it to my default reviewer.", []),
