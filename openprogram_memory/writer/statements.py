@@ -2344,6 +2344,9 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
                 and not re.search(r"\b(?:context|background)\b", label, re.I)):
             continue  # "can you turn … into a table: name, date", "for this session only: …": the task's, the moment's
             # (but "background for this session: …" tells what holds, for this session and after it)
+        about = re.search(r"\b(?:on|about|for)\s+(?:my|our|the)\s+(?P<t>[\w-]+(?:\s+[\w-]+)?)\W*$", label)
+        if about:  # "some context on the app: it's a Flutter app …": what "it" is
+            thing = about.group("t")
         if colon and len(label.split()) <= 14 and len(rest.split()) >= 2:  # "some background …: I'm Chiara"
             hint = hint or strip_lead(label + ":  x")[1]
             body = rest

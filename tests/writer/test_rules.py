@@ -1714,6 +1714,10 @@ def test_a_short_role_with_an_s_may_be_a_thing():
     ("Context for this ticket: the shop runs on Shopify and ships from Porto.",
      [("fact", "The shop runs on Shopify."), ("fact", "The shop ships from Porto.")]),
     ("For this session only: the shop runs on Shopify and ships from Porto.", []),
+    ("Some context on my layout: it's OO gauge with DCC control.", [("fact", "The layout is OO gauge with DCC control.")]),
+    ("Some context: it's OO gauge with DCC control.", []),
+    ("A bit about the rig: it's a Prusa MK4 with a 0.6 nozzle.", [("fact", "The rig is a Prusa MK4 with a 0.6 nozzle.")]),
+    ("Background for our game: it's a roguelike built in Godot 4.", [("fact", "The game is a roguelike built in Godot 4.")]),
 ])
 def test_background_given_for_a_session_still_holds_after_it(said, records):
     assert read(said) == records
