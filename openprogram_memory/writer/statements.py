@@ -143,8 +143,9 @@ _ROLE_RE = re.compile(
     rf"my (?:role|job|title|job title|position) (?:is|was changed to)\s+(?:an?\s+)?)(?P<v>.+)$",
     re.I,
 )
-# where the person is, not whom they work for ("I'm at a conference", "I'm with a client", "I'm at the gym")
-_SOMEWHERE = r"(?:(?:a|an|my|work|lunch)\b|the\s+(?-i:[a-z]))"
+# where the person is, not whom they work for ("I'm at a conference", "I'm with a client", "I'm at the gym", "I'm at
+# our offsite")
+_SOMEWHERE = r"(?:(?:a|an|my|our|work|lunch)\b|the\s+(?-i:[a-z]))"
 _EMPLOYER_RE = re.compile(
     rf"^(?:{_I}{_ADV}(?:\s+(?:remotely|full-time|part-time|freelance|fully remote))?\s+(?:work|am working|'m working)"
     rf"(?:\s+(?:remotely|full-time|part-time|freelance|fully remote))?\s+(?:at|for)\s+|{_IM}\s+(?:(?:now|currently|still)\s+)?(?:(?:at|with)\s+(?!{_SOMEWHERE})|"
