@@ -1078,6 +1078,9 @@ _DROP_FOR_RE = re.compile(r"\b(?:drop(?:ping|ped)?|ditch(?:ing|ed)?|replac(?:e|i
 
 
 _NOT_A_CHOICE_RE = re.compile(r"^(?:not|starting)\b|.*\b(?:already|was|got|ate|last\s+\w+)\b", re.I)
+# a decision to wait, retry or carry on with the work at hand
+_DECIDED_TO_WAIT_RE = re.compile(r"\b(?:decided|agreed)\s+to\s+(?:just\s+)?(?:hold\b(?=.*\b(?:until|till)\b)|hold off|retry|wait|"
+                                 r"pause|let it run|pick (?:this|it) up)\b", re.I)  # (not "hold standups on Zoom")
 _DECIDED_WHAT_BEFORE_RE = re.compile(r"\bdecided\s+(?:it|this|that(?=\s+last\b))\b", re.I)
 
 
@@ -1097,6 +1100,8 @@ def _decision(clause: str, hint: str | None) -> list[Statement]:
         return []  # "the team voted": who decided, not what (it belongs to the clause it follows)
     if _DECIDED_WHAT_BEFORE_RE.search(clause):
         return []  # "we decided this in the arch review": what "this" is, the clause before said
+    if _DECIDED_TO_WAIT_RE.search(clause):
+        return []  # "we decided to hold the pour till the pump gets in", "… to retry in 30 minutes": the work at hand
     low = match.group(0).casefold()
     if re.match(r"^(?:we|the team|our team|team)(?:'ll| will)?\s+use\b", low) and "'ll" not in low and "will" not in low:
         return []  # "we use X" is a fact
@@ -2190,7 +2195,8 @@ def _learned(sentence: str, person: str | None, thing: str | None, told: bool = 
             kind == "identity" and _CALL_ME_RE.match(body) or  # (a name is the rules' to read: "people call me sam"
             # after "I'm Sam" says nothing new)
             kind == "people" and _A_WORD_ON_RE.match(body) or
-            kind == "decision" and _DECIDED_WHAT_BEFORE_RE.search(body) or  # ("we decided that last week")
+            kind == "decision" and (_DECIDED_WHAT_BEFORE_RE.search(body) or _DECIDED_TO_WAIT_RE.search(body)) or  # ("we
+            # decided that last week", "we agreed to wait for the patch")
             _LEAVING_RE.match(body) or  # ("we're going home early": where the person goes now, no choice of anything)
             re.search(r"\bnothing big\b", body, re.I) or  # (the size of the job at hand)
             kind == "schedule" and (_one_plan(body) or _MOVE_ME_RE.match(body)) or kind == "preference" and (len(preferred) == 2 and _step_at_hand(preferred[1]) or _of_something_said(body))):

@@ -1724,6 +1724,22 @@ def test_background_given_for_a_session_still_holds_after_it(said, records):
 
 
 @pytest.mark.parametrize("said, records", [
+    ("We agreed to wait for the vendor's patch before the upgrade.", []),
+    ("We decided to pause the import until finance signs off.", []),
+    ("We decided to just retry the upload.", []),
+    ("We decided to hold off on the Postgres upgrade.", []),
+    ("We decided to let it run overnight.", []),
+    ("We decided to pick it up after the demo.", []),
+    ("We decided to hold the launch until the audit is done.", []),
+    ("In the sync we agreed to hold the price change till the A/B readout lands.", []),
+    ("We decided to hold the shipment until QA releases the batch.", []),
+    ("We decided to hold standups on Zoom from now on.", [("decision", "We decided to hold standups on Zoom from now on.")]),
+])
+def test_a_decision_to_wait_or_retry_is_the_work_at_hand(said, records):
+    assert read(said) == records
+
+
+@pytest.mark.parametrize("said, records", [
     ("Vim is my go-to editor, so give me vim commands when relevant.", [("preference", "Vim is the user's go-to editor.")]),
     ("Python is my default for scripts.", [("preference", "Python is the user's default for scripts.")]),
     ("Give it to my default reviewer.", []),
