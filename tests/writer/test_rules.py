@@ -1731,8 +1731,8 @@ def test_background_given_for_a_session_still_holds_after_it(said, records):
     ("We decided to let it run overnight.", []),
     ("We decided to pick it up after the demo.", []),
     ("We decided to hold the launch until the audit is done.", []),
-    ("In the sync we agreed to hold the price change till the A/B readout lands.", []),
-    ("We decided to hold the shipment until QA releases the batch.", []),
+    ("At the offsite we agreed to hold the rebrand till the survey results are in.", []),
+    ("We decided to hold the release until legal signs off.", []),
     ("We decided to hold standups on Zoom from now on.", [("decision", "We decided to hold standups on Zoom from now on.")]),
 ])
 def test_a_decision_to_wait_or_retry_is_the_work_at_hand(said, records):
