@@ -51,8 +51,8 @@ _MOMENT_RE = re.compile(
     r"just (?:(?!adopted|married|moved|joined|started|relocated|welcomed)\w+ed|came|went|broke|died|sent|(?<!what i just )said|told|ran|"
     r"made|did|found)|last (?:night|week)(?! of\b)|in a (?:minute|bit|sec|second)|"
     r"for (?:the )?(?:moment|time being)|next (?:sprint|release|quarter|year)|temporar(?:y|ily)|a minute ago|an hour ago|this year|"
-    r"for this (?:pr|task|change|one|session|run|ticket|repo|refactor)|until (?:friday|monday|tomorrow|further notice|"
-    r"next week|then|it's fixed)|the (?:above|following)|above|below|yet|again|so far|omg|ugh|rn|in the meantime|"
+    r"for this (?:pr|task|change|one|session|run|ticket|repo|refactor)|(?:until|till) (?:monday|tuesday|wednesday|"
+    r"thursday|friday|saturday|sunday|the weekend|tomorrow|further notice|next week|then|it's fixed)|the (?:above|following)|above|below|yet|again|so far|omg|ugh|rn|in the meantime|"
     r"meanwhile|for the rest of the (?:day|afternoon|morning|evening|week))\b",
     re.I,
 )

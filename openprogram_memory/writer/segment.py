@@ -216,8 +216,10 @@ def _split_ends(paragraph: str) -> list[str]:
         word = re.search(r"([\w.]+)$", before)
         if match.group(1) == "." and word and (word.group(1).casefold().rstrip(".") in _ABBREVIATIONS
                                                or re.fullmatch(r"[A-Za-z]", word.group(1))
-                                               and before[word.start() - 1:word.start()] not in ("'", "’")):
-            continue  # "e.g. Go", "Dr. Rao", a middle initial (not the "s" of "the api's. can you …")
+                                               and before[word.start() - 1:word.start()] not in ("'", "’")
+                                               and (word.group(1).islower() or paragraph[match.end():match.end() + 1].isupper())):
+            continue  # "e.g. Go", "Dr. Rao", "v. demanding", a middle initial before a name (not the "s" of "the api's.
+            # can you …", nor the end of "… at the Y. can you …")
         out.append(paragraph[start:match.end()].strip())
         start = match.end()
     out.append(paragraph[start:].strip())

@@ -413,7 +413,9 @@ def _work_said(clause: str) -> list[Statement]:
     and where it is (an employer, a place) as records of their own."""
     if not re.match(rf"{_I}\s", clause) or learned.likely_kind(clause) != "identity":
         return []  # (what "we" do is not the person's job: "…, we are in São Paulo")
-    return _work_records("", clause)
+    work = re.split(r",?\s+and\s+(?=the rest\b)|,\s*who\b", clause, maxsplit=1)[0]  # ("… at Oakridge
+    # Middle and the rest of the time I'm looking after my mam, who lives in Galway": the mam's place, not the job's)
+    return _work_records("", work)
 
 
 def _appositive(part: str) -> list[Statement]:

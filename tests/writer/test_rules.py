@@ -1739,6 +1739,36 @@ def test_a_decision_to_wait_or_retry_is_the_work_at_hand(said, records):
     assert read(said) == records
 
 
+@pytest.mark.parametrize("said", [
+    "I'm Aoife, I work part time as a librarian at Elm Park Primary and the rest of the week I look after my dad, who "
+    "lives in Cork.",
+    "I'm Aoife, I work part time as a librarian at Elm Park Primary, who are lovely, in Cork.",
+    "I'm Aoife, I work part time as a librarian at Elm Park Primary and the rest of the week I care for my dad in Cork.",
+    "I'm Aoife, I work part time as a librarian at Elm Park Primary and I care for my dad in Cork.",
+    "I'm Aoife, I work part time as a librarian at Elm Park Primary and my weekends are at my dad's in Cork.",
+])
+def test_the_place_of_someone_the_person_looks_after_is_not_where_they_work(said):
+    identity = [text for kind, text in read(said) if kind == "identity"]
+    assert identity == ["The user's name is Aoife.", "The user works part time as a librarian.",
+                        "The user works at Elm Park Primary."]
+
+
+@pytest.mark.parametrize("said", ["I'm in Porto till Thursday.", "I'm in Porto until the weekend, replies will be slow."])
+def test_where_the_person_is_until_a_day_is_a_trip(said):
+    assert read(said) == []
+
+
+@pytest.mark.parametrize("said, expected", [
+    ("Piano is at the Y. can you plan around it?", ["Piano is at the Y.", "can you plan around it?"]),
+    ("My tutor is Anna K. Novak.", ["My tutor is Anna K. Novak."]),
+    ("Her feedback is v. blunt.", ["Her feedback is v. blunt."]),
+])
+def test_a_single_letter_before_a_full_stop_ends_a_sentence_unless_a_name_follows(said, expected):
+    from openprogram_memory.writer.segment import sentences
+
+    assert sentences(said) == expected
+
+
 @pytest.mark.parametrize("said, records", [
     ("Vim is my go-to editor, so give me vim commands when relevant.", [("preference", "Vim is the user's go-to editor.")]),
     ("Python is my default for scripts.", [("preference", "Python is the user's default for scripts.")]),
