@@ -415,6 +415,8 @@ def _work_said(clause: str) -> list[Statement]:
         return []  # (what "we" do is not the person's job: "…, we are in São Paulo")
     work = re.split(r",?\s+and\s+(?=the rest\b)|,\s*who\b", clause, maxsplit=1)[0]  # ("… at Oakridge
     # Middle and the rest of the time I'm looking after my mam, who lives in Galway": the mam's place, not the job's)
+    if re.search(rf"\bcare\s+for\s+my\s+(?:\w+\s+)?(?:{lx.FAMILY})\b", work, re.I):
+        return []  # caring for family is no job ("I care for my dad in Cork"; but "I manage the farm of my family" is)
     return _work_records("", work)
 
 

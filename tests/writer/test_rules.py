@@ -1746,6 +1746,8 @@ def test_a_decision_to_wait_or_retry_is_the_work_at_hand(said, records):
     "I'm Aoife, I work part time as a librarian at Elm Park Primary and the rest of the week I care for my dad in Cork.",
     "I'm Aoife, I work part time as a librarian at Elm Park Primary and I care for my dad in Cork.",
     "I'm Aoife, I work part time as a librarian at Elm Park Primary and my weekends are at my dad's in Cork.",
+    "I'm Aoife, I work part time as a librarian at Elm Park Primary and I look after my dad in Cork.",
+    "I'm Aoife, I work part time as a librarian at Elm Park Primary and I'm taking care of my dad in Cork.",
 ])
 def test_the_place_of_someone_the_person_looks_after_is_not_where_they_work(said):
     identity = [text for kind, text in read(said) if kind == "identity"]
