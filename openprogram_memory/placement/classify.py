@@ -86,7 +86,7 @@ WORK_FIELD = (r"(?:engineering|development|design|research|analytics|science|mar
               r"consulting|ops|support)")
 _IDENTITY_RE = re.compile(
     r"\b(?:my\s+name\s+is|name\s+is|is\s+called|i\s+am|i'm|i\s+was|lives?\s+in|based\s+in|born|grew\s+up|"
-    r"works?\s+as|works?\s+at|user\s+is\s+the\s+(?-i:[A-Z]{2,4})\b|stud(?:y|ies)\s+at|user\s+does\s+(?:[\w-]+\s+){0,2}?"
+    r"works?\s+(?:(?:part[- ]time|full[- ]time|freelance)\s+)?as|works?\s+at|user\s+is\s+the\s+(?-i:[A-Z]{2,4})\b|stud(?:y|ies)\s+at|user\s+does\s+(?:[\w-]+\s+){0,2}?"
     rf"{WORK_FIELD}|"
     r"(?:user|I)\s+(?:\w+ly\s+)?works?\s+on|is\s+an?|am\s+an?|speaks?|native|pronouns?|time\s*zone|"
     r"birthday|years\s+old|married|partner|daughter|son|wife|husband|(?:runs|owns)\s+an?|"
