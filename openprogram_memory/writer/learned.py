@@ -36,6 +36,7 @@ MODEL_PATH = Path(__file__).resolve().parent / "model" / "sentences.json"
 FEATURES_VERSION = 2
 NONE = "none"
 THRESHOLD = 0.55  # a kind this likely or more is kept
+ALONE = 0.9  # … and this likely, in a clause the rules read nothing in beside one they read something in
 SURE, UNLIKELY = 0.8, 0.1  # a kind this likely, over one the rules read that is this unlikely, replaces it
 DOUBT = 0.2  # a core kind less likely than this in its sentence (and a kind not for the core likelier) is doubted
 
@@ -136,9 +137,18 @@ def probabilities(sentence: str) -> dict[str, float]:
 
 def likely_kind(sentence: str) -> str | None:
     """The kind ``sentence`` states, when the classifier gives it at least :data:`THRESHOLD`; else None."""
+    return _kind_at(sentence, THRESHOLD)
+
+
+def certain_kind(sentence: str) -> str | None:
+    """The kind ``sentence`` states, when the classifier gives it at least :data:`ALONE`; else None."""
+    return _kind_at(sentence, ALONE)
+
+
+def _kind_at(sentence: str, least: float) -> str | None:
     probs = probabilities(sentence)
     kind = max((k for k in probs if k != NONE), key=probs.__getitem__, default=None)
-    return kind if kind is not None and probs[kind] >= THRESHOLD else None
+    return kind if kind is not None and probs[kind] >= least else None
 
 
 def sure_kind(probs: dict[str, float], read: str) -> str | None:

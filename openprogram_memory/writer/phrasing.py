@@ -102,7 +102,7 @@ _SHARED_VERBS = "hate|love|like|prefer|dislike|enjoy|need|want|use|avoid|speak|l
 
 
 _FIRST_WORD_RE = re.compile(r"\b(?:(?P<im>[Ii]['’]m)|(?P<ive>[Ii]['’]ve)|(?P<ill>[Ii]['’]ll)|(?P<id>[Ii]['’]d)|(?P<my>[Mm]y)|"
-                            r"(?P<me>me))\b|(?P<i>\bI\b|(?<![\w'’.-])i(?![\w'’.-]))")
+                            r"(?P<me>me))\b|(?P<i>(?<![\w'’-])I\b(?!-)|(?<![\w'’.-])i(?![\w'’.-]))")  # ("the sub-I": a title)
 _FIRST_FORMS = {"im": "the user is", "ive": "the user has", "ill": "the user will", "id": "the user would",
                 "my": "the user's", "me": "the user", "i": "the user"}
 

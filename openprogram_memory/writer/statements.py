@@ -2094,12 +2094,17 @@ def _joined(statement: Statement, listed_only: bool = False) -> list[Statement]:
 _SOME_TIME_RE = re.compile(rf"\b(?:{lx.DAYS}|{lx.MONTHS})s?\b", re.I)
 
 
+def _says_when(text: str) -> bool:
+    """Whether ``text`` names a day, a month or a time of day: a schedule's part that does is the schedule's."""
+    return bool(_SOME_TIME_RE.search(text) or lx.CLOCK_RE.search(text))
+
+
 def _part_of(statement: Statement, part: str) -> Statement:
     """One part of a statement cut in two (:func:`_joined`), of the whole's kind; but a part of a schedule that says
     no time is not one ("Giulia gives me her courgette glut every August, and her son Marco sorts out my laptop"):
     it is what the corpus-trained classifier reads it as alone, if anything."""
     cut = replace(statement, text=finish(part), keyword=keyword(part))
-    if statement.kind != "schedule" or _SOME_TIME_RE.search(part) or lx.CLOCK_RE.search(part):
+    if statement.kind != "schedule" or _says_when(part):
         return cut  # (a part with a word of recurrence, "every week", the rules read alone: _pieces cut it off already)
     kind = learned.likely_kind(part)
     return replace(cut, kind=kind) if kind else cut
@@ -2174,13 +2179,33 @@ _LAPSE_RE = re.compile(rf"{_I}{_ADV}\s+tend\s+to\s+forget\b", re.I)
 _NEED_NOW_RE = re.compile(rf"^(?:{_I}|we){_ADV}\s+need\s+(?:a|an|some|new|more)\s(?!.*\b(?:every|each|always)\b)", re.I)
 
 
+# what held until now, said beside what holds ("I'm not in the Loans team now, I moved to Cards")
+_ENDED_RE = re.compile(r"\bno longer\b|\bnot\b.*\b(?:now|anymore|any more)$", re.I)
+
+
+# "it"/"them" past a clause's first word: what it points to was said in the clause before
+_IT_LATER_RE = re.compile(r"(?<!^)\b(?:it|them)\b", re.I)
+
+
+def _alone(clause: str) -> bool:
+    """Whether a clause the rules read nothing in, beside one they read something in, is read by the classifier
+    (:func:`_learned`): where it is all but certain of a kind (:data:`~.learned.ALONE`; "I'm gluten-free and I've
+    done intermittent fasting for years"), unless the clause says what held until now ("I'm not in the Loans team
+    now, I moved to Cards"), names a time zone (read with the place said before it: "I'm in Kigali, so I'm on
+    CAT") or points back with "it" ("… runs in Frankfurt and we load 40 GB a day into it": no record on its own)."""
+    return not _ENDED_RE.search(clause.rstrip(" .!")) and not _ZONE_RE.search(clause) and not _IT_LATER_RE.search(
+        clause) and \
+        learned.certain_kind(clause) is not None
 _LEAVING_RE = re.compile(r"^(?:we|i)(?:'re|'m| are| am)\s+going\s+home\b", re.I)
 
 
-def _learned(sentence: str, person: str | None, thing: str | None, told: bool = False) -> list[Statement]:
+def _learned(sentence: str, person: str | None, thing: str | None, told: bool = False,
+             earlier: str | None = None) -> list[Statement]:
     """What the corpus-trained classifier (:mod:`.learned`) reads in a sentence the rules read nothing in, said so
     that it stands alone: a leading "he/she" is the person and "it/they" the thing the message is about; without
-    one to name, the sentence is not kept (nor a fact about "that" when the message ``told`` nothing before it)."""
+    one to name, the sentence is not kept (nor a fact about "that" when the message ``told`` nothing before it). An
+    object "him"/"her" is the person named ``earlier`` (before the sentence), never the sentence's own subject:
+    "Joanna deals with him on anything money related" after "Mehdi is the client's PM" is about Mehdi."""
     kind = learned.likely_kind(sentence)
     if kind is None:
         return []
@@ -2219,7 +2244,7 @@ def _learned(sentence: str, person: str | None, thing: str | None, told: bool = 
         if not person:
             return []
         body = _named_subject(person, pronoun, body)
-    body = _named(body, person)
+    body = _named_in_clause(body, earlier)
     text = finish(body if kind == "rule" else about_user(body))
     whole = Statement(text, kind, keyword(body), slot_of(text) if kind in ("identity", "personal") else None)
     parts = _joined(whole)
@@ -2372,6 +2397,7 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
         body = body[:liking.start()] if liking else body
         parts = [] if stack else _so_then(body)
         cut = [(c, then) for part, then in parts for c in clauses(part)]
+        before_sentence = person  # (who "him"/"her" in it can be: not its own subject)
         for clause, then in cut:
             if then and not out and is_negative(parts[0][0]):
                 continue  # "I'm on the bus, so keep replies short": because of the moment, for the moment
@@ -2422,7 +2448,9 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
                     statements = _work_said(piece)  # "I'm Hana, I do partner marketing": what the person named does
                 if not statements and len(pieces) > 1 and _OWN_CLAUSE_RE.match(piece):  # a clause of its own the rules
                 # read nothing in (_pieces), not what is left of one ("…, ask the designer for the password")
-                    statements = _learned(piece, person, thing, said_before)
+                    statements = _learned(piece, person, thing, said_before, named_before)
+                if not statements and len(pieces) == 1 and len(cut) > 1 and _alone(piece):
+                    statements = _learned(piece, person, thing, said_before, named_before)
                 for statement in statements:
                     if statement.kind == "people" and statement.subject:
                         person = statement.subject
@@ -2458,7 +2486,7 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
                                "timezone"))
         last_named = bool(out) and out[-1].slot == "name"
         if not out:
-            out.extend(st for st in _learned(_WHICH_I_RE.sub("", sentence), person, thing, said_before)
+            out.extend(st for st in _learned(_WHICH_I_RE.sub("", sentence), person, thing, said_before, before_sentence)
                        if not _COURTESY_RE.search(st.text)
                        and not _AWAY_RE.search(st.text) and not (
                 st.kind == "rule" and _DANGLING_RULE_RE.search(st.text)))  # ("… without my 👍": whose what?)
@@ -2501,7 +2529,7 @@ def _weighed(sentence: str, found: list[Statement]) -> list[Statement]:
     does sprint planning …" read as a schedule); and each statement for the core whose kind it finds unlikely there,
     where it reads a kind that is not for the core (a fact, a person, a schedule …), doubted."""
     whole = len(found) == 1 and len(found[0].text.split()) >= COVERS * len(sentence.split())
-    if not whole and not any(st.kind in CORE_CATEGORIES for st in found):
+    if not whole and len(found) < 2 and not any(st.kind in CORE_CATEGORIES for st in found):
         return found  # (nothing to weigh: the classifier is not asked)
     probs = learned.probabilities(sentence)
     if whole and found[0].slot != "timezone":  # (a time zone the rules read is the person's, whatever the words
@@ -2511,8 +2539,24 @@ def _weighed(sentence: str, found: list[Statement]) -> list[Statement]:
             # rules read as said of someone else is not the person's own: "Ayo joined last week as a junior dev")
             text = found[0].text
             found = [replace(found[0], kind=kind, slot=slot_of(text) if kind in ("identity", "personal") else None)]
+    elif len(found) > 1:
+        found = [_surely(st) for st in found]
     return [replace(st, doubted=True) if st.kind in CORE_CATEGORIES and learned.doubts(probs, st.kind, CORE_CATEGORIES)
             else st for st in found]
+
+
+def _surely(statement: Statement) -> Statement:
+    """One of several statements of a sentence, of the kind the classifier is sure its text states where it is as
+    sure the rules' kind is wrong ("Giulia Rossi is the client's CISO" read as a fact, before "and she signs off
+    on …"); a part for the core, of the person's own life, or of a schedule that says when keeps the kind the rules
+    read."""
+    if statement.kind in CORE_CATEGORIES or statement.kind == "personal" or statement.kind == "schedule" and _says_when(
+            statement.text):
+        return statement
+    kind = learned.sure_kind(learned.probabilities(statement.text), statement.kind)
+    if kind is None:
+        return statement
+    return replace(statement, kind=kind, slot=slot_of(statement.text) if kind in ("identity", "personal") else None)
 
 
 # children named with their ages after the person says they have them ("two kids — Tolu's 9 and Kemi's 5")

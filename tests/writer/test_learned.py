@@ -92,6 +92,9 @@ def test_agent_text_is_never_read_by_the_classifier(monkeypatch):
     ("Send it to me and my team", "Send it to the user and their team"),
     ("I prefer tabs", "The user prefers tabs"),
     ("Staging resets nightly", "Staging resets nightly"),
+    # a capital I inside a hyphenated title is no person ("the sub-I": the sub-investigator)
+    ("Dr. Osei is the sub-I for the trial and I handle consent",
+     "Dr. Osei is the sub-I for the trial and the user handles consent"),
 ])
 def test_a_record_about_the_person_names_them_wherever_they_are_in_the_sentence(clause, said):
     assert about_user(clause) == said
@@ -290,8 +293,9 @@ def test_a_name_is_never_the_classifiers_to_read(monkeypatch):
 
 
 def _sure_of_work(monkeypatch) -> None:
-    """The classifier, sure that a clause of what the person does ("I do …", "I run …") says who they are."""
-    monkeypatch.setattr(learned, "probabilities", lambda sentence: {"identity": 0.9, "none": 0.1} if re.match(
+    """The classifier, sure (not all but certain: :data:`~.learned.ALONE`) that a clause of what the person does ("I
+    do …", "I run …") says who they are."""
+    monkeypatch.setattr(learned, "probabilities", lambda sentence: {"identity": 0.8, "none": 0.2} if re.match(
         r"(?:I|i|we) (?:do|run|lead)\b", sentence) else {"none": 1.0})
 
 

@@ -3100,3 +3100,39 @@ def test_a_pronoun_with_a_contraction_is_no_name(rules_only):
 ])
 def test_it_after_the_gathering_a_person_runs_is_that_gathering_when_it_says_when(rules_only, said, records):
     assert read(said) == records
+
+
+@pytest.mark.parametrize("said, records", [
+    ("Ifeoma Eze runs procurement for the client. Dario in our legal team negotiates with her on every contract "
+     "renewal.", [("people", "Ifeoma Eze runs procurement for the client."),
+                  ("people", "Dario in our legal team negotiates with Ifeoma Eze on every contract renewal.")]),
+    # with no one named before it, "her" stays: it is never the sentence's own subject
+    ("Dario in our legal team negotiates with her on every contract renewal.",
+     [("people", "Dario in our legal team negotiates with her on every contract renewal.")]),
+])
+def test_an_object_pronoun_is_the_person_named_before_never_the_sentences_own_subject(said, records):
+    """'Dario … negotiates with her' is about someone other than Dario: the person an earlier sentence named, or no
+    one the record can name (it was 'negotiates with Dario')."""
+    assert read(said) == records
+
+
+@pytest.mark.parametrize("said, records", [
+    # the rules read a fact in "… is the vendor's CTO"; the classifier, sure it is a person's job, files it so
+    ("Tobias Lang is the vendor's CTO and he approves every API change before it ships.",
+     [("people", "Tobias Lang is the vendor's CTO."), ("people", "Tobias Lang approves every API change before it ships.")]),
+])
+def test_each_part_of_a_sentence_is_of_the_kind_the_classifier_is_sure_of(said, records):
+    """Of a sentence cut in parts, a part the rules read as one kind that is not for the core and the classifier is
+    sure is another such kind is filed as that kind."""
+    assert read(said) == records
+
+
+@pytest.mark.parametrize("said, records", [
+    # the rules read nothing in either clause; the first is all but certainly what someone does
+    ("My editor Wanjiru Mwangi handles all the translation deals, so any rights questions go to her.",
+     [("people", "The user's editor Wanjiru Mwangi handles all the translation deals.")]),
+])
+def test_a_clause_the_classifier_is_certain_of_is_kept_on_its_own(said, records):
+    """A clause of a longer sentence is read by the classifier on its own where it is all but certain of it — not the
+    whole sentence, with the reason or the request after it, as one record."""
+    assert read(said) == records
