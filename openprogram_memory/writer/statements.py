@@ -867,7 +867,8 @@ def _step_at_hand(preferred: str) -> bool:
 _NOT_VERB = frozenset("""the a an this that these those my your our his her its their same mind again ever have has had
 will was been is are were
 once twice more less fun good bad true false happens works worked seems fails failed one ones something
-nothing everything anything someone nobody everyone when what how why who teh seen heard done gone known""".split())
+nothing everything anything someone nobody everyone when what how why who teh seen heard done gone known
+thought saw got felt""".split())  # (a past tense: what was, no instruction)
 # what keeps happening, said after "always"/"never" ("always gets stuck", "never loads"): a complaint, no instruction
 _HAPPENS = frozenset("""gets fails breaks crashes takes hangs times returns throws shows says gives ends comes goes runs
 loses forgets picks dies freezes stalls errors complains asks tries looks feels turns starts stops makes loads finishes

@@ -2885,6 +2885,12 @@ def test_always_and_a_lapse_is_a_complaint_not_an_instruction(said, records):
     ("Always around.", []),
     ("Never left.", []),
     ("Never deploy.", [("rule", "Never deploy.")]),
+    # a past tense after it says what was, not what to do
+    ("never thought a spreadsheet could be this fun", []),
+    ("Always knew that hedge was trouble.", []),
+    ("Never saw the point of standups.", []),
+    ("Always felt like the odd one out at school.", []),
+    ("Never got round to learning Rust.", []),
 ])
 def test_an_idiom_shaped_like_an_instruction_is_no_rule(rules_only, said, records):
     assert read(said) == records
