@@ -92,7 +92,7 @@ _IDENTITY_RE = re.compile(
     r"birthday|years\s+old|married|partner|daughter|son|wife|husband|(?:runs|owns)\s+an?|"
     r"(?:runs|leads|manages|heads)\s+the\s+(?:[\w&-]+\s+){0,3}?(?:team|department|group|company|business|shop|lab)|"
     r"user\s+is\s+(?:now\s+|currently\s+)?in\s+(?-i:[A-Z])\w*|(?:teaches|lectures)\s+\w+|"
-    r"(?:is|am)\s+(?:the\s+)?head\s+of|joined\s+(?:the\s+)?(?:[\w&-]+\s+){0,3}?"
+    r"(?:is|am)\s+(?:the\s+)?head\s+of|(?:joined|(?:moved|switched|transferred)\s+to)\s+(?:the\s+)?(?:[\w&-]+\s+){0,3}?"
     r"(?:team|squad|group|department|lab)|"
     r"(?:is|am)\s+(?:on|in|part\s+of|a\s+member\s+of)\s+the\s+(?:[\w&-]+\s+){0,3}?(?:team|squad|group|department)|"
     r"from\s+[A-Z]\w*)\b",

@@ -38,6 +38,9 @@ from openprogram_memory.placement.classify import (
     ("The user teaches year 5 at Holm Park Primary.", "identity"),  # (the writer's wordings of a role)
     ("The user is head of platform.", "identity"),
     ("The user joined the data team.", "identity"),
+    ("The user moved to the payments squad.", "identity"),  # (a change of team, the writer's wording of it)
+    ("The user switched to the growth team.", "identity"),
+    ("The user transferred to the oncology department.", "identity"),
     ("The user is in Nairobi.", "identity"),
     ("The user works part time as a dental nurse.", "identity"),
     ("The user works full-time as a welder.", "identity"),
