@@ -345,7 +345,8 @@ _FILLER_WORDS = (  # lead-ins that never start a statement of their own
     r"scratch that|oh and|and also|so yeah|so basically|basically|honestly|tbh|fwiw|imo|ah|plus|lastly|"
     r"quick (?:thing|note|one|fyi|reminder|update|question|intro)|now(?=,?\s+(?:i'm|i’m|im|i am)\s)|important|p\.?s\.?|nb|n\.b\.|jfyi|"
     r"just (?:a )?(?:fyi|heads up|note|reminder|so you know)|one more|another thing|last thing|"
-    r"(?:and|oh|also|ok|okay) (?:btw|fyi|also)"
+    r"(?:and|oh|also|ok|okay) (?:btw|fyi|also)|"
+    r"i should mention|it'?s worth noting(?: that)?"  # (announcing what follows)
 )
 _PUNCTUATED_WORDS = (  # lead-ins only when punctuation follows ("No, …" but not "No emojis")
     r"no|nope|yes|yeah|yep|sure|cool|great|nice|thanks|thank you|ty|right|k|first|second|third|then|finally|"

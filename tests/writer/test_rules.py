@@ -3142,3 +3142,15 @@ def test_a_clause_the_classifier_is_certain_of_is_kept_on_its_own(said, records)
     """A clause of a longer sentence is read by the classifier on its own where it is all but certain of it — not the
     whole sentence, with the reason or the request after it, as one record."""
     assert read(said) == records
+
+
+@pytest.mark.parametrize("said, records", [
+    ("I should mention I'm a pescatarian.", [("personal", "The user is a pescatarian.")]),
+    ("I forgot to say, my line manager is Aiko Mori.", [("people", "The user's line manager is Aiko Mori.")]),
+    ("It's worth noting that our staging database is wiped every Sunday night.",
+     [("schedule", "Our staging database is wiped every Sunday night.")]),
+])
+def test_a_lead_in_that_announces_a_fact_is_not_part_of_it(said, records):
+    """'I should mention', 'I forgot to say', 'it's worth noting that' announce what follows; the record is what
+    follows ('The user should mention they're a pescatarian' was the record)."""
+    assert read(said) == records
