@@ -2181,7 +2181,7 @@ _NEED_NOW_RE = re.compile(rf"^(?:{_I}|we){_ADV}\s+need\s+(?:a|an|some|new|more)\
 
 
 # what held until now, said beside what holds ("I'm not in the Loans team now, I moved to Cards")
-_ENDED_RE = re.compile(r"\bno longer\b|\bnot\b.*\b(?:now|anymore|any more)$", re.I)
+_ENDED_RE = re.compile(r"\bnot\b.*\bnow$", re.I)
 
 
 # "it"/"them" past a clause's first word: what it points to was said in the clause before
@@ -2194,9 +2194,10 @@ def _alone(clause: str) -> bool:
     done intermittent fasting for years"), unless the clause says what held until now ("I'm not in the Loans team
     now, I moved to Cards"), names a time zone (read with the place said before it: "I'm in Kigali, so I'm on
     CAT") or points back with "it" ("… runs in Frankfurt and we load 40 GB a day into it": no record on its own)."""
-    return not _ENDED_RE.search(clause.rstrip(" .!")) and not _ZONE_RE.search(clause) and not _IT_LATER_RE.search(
-        clause) and \
-        learned.certain_kind(clause) is not None
+    return not (_ENDED_RE.search(clause.rstrip(" .!")) or _ZONE_RE.search(clause) or _IT_LATER_RE.search(clause)) \
+        and learned.certain_kind(clause) is not None
+
+
 _LEAVING_RE = re.compile(r"^(?:we|i)(?:'re|'m| are| am)\s+going\s+home\b", re.I)
 
 
