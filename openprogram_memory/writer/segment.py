@@ -328,7 +328,8 @@ def clauses(sentence: str) -> list[str]:
         if out and WHEN_FIRST_RE.fullmatch(out[-1]):
             out[-1] = f"{out[-1]}, {piece}"
         elif out and (len(out[-1].split()) < 3 and re.match(r"^(?:my|our)\b", out[-1], re.I) or re.fullmatch(
-                r"(?-i:[A-Z])[\w'’-]+", out[-1]) and re.match(r"^(?:I|i)\s", piece)):  # ("Luis and I split …")
+                r"(?-i:[A-Z])[\w'’-]+", out[-1]) and re.match(r"^(?:I|i|my|our)\s", piece)):
+            # ("Luis and I split …"; "Tomasz, my co-founder, handles …": who the name is, said after it)
             out[-1] = f"{out[-1]} and {piece}" if re.match(r"^(?:I|i)\b", piece) else f"{out[-1]}, {piece}"
         else:
             out.append(piece)

@@ -3154,3 +3154,12 @@ def test_a_lead_in_that_announces_a_fact_is_not_part_of_it(said, records):
     """'I should mention', 'I forgot to say', 'it's worth noting that' announce what follows; the record is what
     follows ('The user should mention they're a pescatarian' was the record)."""
     assert read(said) == records
+
+
+def test_a_name_said_before_who_the_person_is_stays_with_what_they_do():
+    """'And Lidia, my physio, sets …' is one clause: cut after the name, the record said what 'the user's physio'
+    does and named no one."""
+    assert read("My dentist is Dr Park. And Lidia, my physio, sets my knee exercises.") == [
+        ("people", "The user's dentist is Dr Park."), ("people", "Lidia, the user's physio, sets their knee exercises.")]
+    assert read("My GP is Dr Lowe. And Kemal, our landlord, handles the boiler repairs.") == [
+        ("people", "The user's GP is Dr Lowe."), ("people", "Kemal, our landlord, handles the boiler repairs.")]
