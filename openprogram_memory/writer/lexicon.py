@@ -56,6 +56,12 @@ COLLEAGUES = (r"manager|boss|lead|tech lead|team lead|teammate|team-?mate|collea
               r"business partner|co-?author|co-?maintainer|co-?(?:supervisor|organi[sz]er|chair|teacher)|"
               r"collaborator|lab-?mate|stakeholder|customer|contractor|freelancer|vp|director|head of \w+")
 
+# medicines, by the endings of their generic names and the few said by another name ("I'm on warfarin")
+MEDICATIONS = (r"[a-z]{3,}(?:statin|pril|sartan|olol|azole|cillin|mycin|cycline|oxetine|azepam|zolam|triptan|gliptin|"
+               r"formin|thyroxine|farin|semide|thiazide|dipine|xaban|gatran|profen|triptyline)|insulin|aspirin|"
+               r"paracetamol|acetaminophen|melatonin|lithium|prednisone|prednisolone|methotrexate|sertraline|citalopram|"
+               r"venlafaxine|bupropion|gabapentin|pregabalin|adderall|ritalin|vyvanse|ozempic|wegovy|mounjaro|"
+               r"antidepressants|antihistamines|blood thinners|beta[- ]blockers|the pill|hrt|meds|medication")
 DAYS = r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekday|weekend|mon|tue|tues|wed|thu|thurs|fri|sat|sun"
 MONTHS = (r"jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|"
           r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?")

@@ -41,7 +41,7 @@ named or the sentence dropped.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -139,7 +139,7 @@ _ROLE_RE = re.compile(
     rf"(?=(?!{_NOT_A_ROLE})(?:[\w-]+\s+){{0,2}}(?:{lx.ROLE_NOUNS})(?:\s+(?:at|in|for|with|of|on)\s|\s*[,.;!]|\s*$)))|"
     rf"{_I}(?:'ve| have) been (?:an?|the)\s+|{_I}{_ADV}\s+(?:do|am doing|'m doing)\s+(?=.+\bfor a living\b)|"
     rf"{_I}{_ADV}\s+do\s+(?=(?:[\w-]+\s+){{1,3}}?(?:at|for)\s+(?:an?\s+|(?-i:[A-Z])))|"
-    rf"{_I}{_ADV}\s+work\s+(?:\w+\s+)?as\s+(?:an?|the)?\s*|{_IM}{_ADV}\s+working\s+as\s+(?:an?|the)?\s*|{_I}(?:'ve| have)? (?:been )?(?:promoted|hired) (?:to|as)\s+(?:an?\s+)?|"
+    rf"{_I}{_ADV}\s+work\s+(?:[\w-]+\s+){{0,2}}?as\s+(?:an?|the)?\s*|{_IM}{_ADV}\s+working\s+as\s+(?:an?|the)?\s*|{_I}(?:'ve| have)? (?:been )?(?:promoted|hired) (?:to|as)\s+(?:an?\s+)?|"
     rf"my (?:role|job|title|job title|position) (?:is|was changed to)\s+(?:an?\s+)?)(?P<v>.+)$",
     re.I,
 )
@@ -237,6 +237,7 @@ def _job_parts(value: str) -> tuple[str, str | None]:
 _SINCE_RE = re.compile(rf"^(?:as of|since|starting|from)\s+(?:(?:this|last|next)\s+)?(?:week|month|year|today|yesterday|"
                        rf"{lx.DAYS}|{lx.MONTHS})(?:\s+on)?\s*,?\s+(?=(?:I|i)\b|im\b)", re.I)
 
+_OTHER_TIME = r",?\s+and\s+(?=the rest\b)"  # "… at Elm Park Primary and the rest of the week I …": not the job's
 _WHEN_END_RE = re.compile(rf",?\s+(?:(?:from|on|starting)\s+)?(?:(?:next|this|last)\s+)?(?:week|month|{lx.DAYS})$", re.I)
 
 
@@ -335,7 +336,8 @@ def _identity(clause: str) -> list[Statement]:
         return [Statement(finish(said), "identity", keyword(value), "employer"), *roles]
     match = _ROLE_RE.match(clause)
     if match:
-        said_v = re.split(r",?\s+(?:so|because|but|since|which means)\s+", match.group("v"))[0]  # (a reason after)
+        said_v = re.split(rf",?\s+(?:so|because|but|since|which means)\s+|{_OTHER_TIME}", match.group("v"))[0]  # (a reason
+        # after; what the person does the rest of the time)
         parts = re.split(r"\s*,\s*(?:and\s+)?", said_v)
         value, appositives = parts[0], parts[1:]
         head = re.split(r"\s+(?:at|for|with|on|in|of|who|and|but|so|because)\s+", value)[0]
@@ -413,7 +415,7 @@ def _work_said(clause: str) -> list[Statement]:
     and where it is (an employer, a place) as records of their own."""
     if not re.match(rf"{_I}\s", clause) or learned.likely_kind(clause) != "identity":
         return []  # (what "we" do is not the person's job: "…, we are in São Paulo")
-    work = re.split(r",?\s+and\s+(?=the rest\b)|,\s*who\b", clause, maxsplit=1)[0]  # ("… at Oakridge
+    work = re.split(rf"{_OTHER_TIME}|,\s*who\b", clause, maxsplit=1)[0]  # ("… at Oakridge
     # Middle and the rest of the time I'm looking after my mam, who lives in Galway": the mam's place, not the job's)
     if re.search(rf"\bcare\s+for\s+my\s+(?:\w+\s+)?(?:{lx.FAMILY})\b", work, re.I):
         return []  # caring for family is no job ("I care for my dad in Cork"; but "I manage the farm of my family" is)
@@ -509,7 +511,9 @@ _PERSONAL_RE = re.compile(
     r"answer)\s+(?:on\s+)?(?:weekends|fridays|evenings)|"
     rf"{_I}{_ADV}\s+(?:speak|am learning|'m learning|learn)\s+|{_IM}\s+learning\s+|{_IM}\s+(?:really\s+)?into\s+|"
     rf"{_I}(?:'ve| have) been (?:playing|running|climbing|learning|doing)\b(?!\s+(?:this|that|it)\b)|"
-    rf"{_IM}\s+(?:training for|recovering from|fasting|on a (?:[\w-]+\s+)?diet|on keto|doing keto)\b)",
+    rf"{_IM}\s+(?:training for|recovering from|fasting|on a (?:[\w-]+\s+)?diet|on keto|doing keto)\b|"
+    rf"{_IM}\s+(?:still\s+|also\s+)?on\s+(?=(?:[\w-]+\s+){{0,2}}?(?:{lx.MEDICATIONS})(?:$|[^\w\s]|\s+(?:for|since|"
+    r"twice|every|and|so)\b)))",  # ("I'm on warfarin", not "I'm on the meds rota")
     re.I,
 )
 # a time zone itself: "UTC+3", "GMT-5", "EAT", "AEST/AEDT", "Europe/Lisbon"
@@ -654,8 +658,10 @@ def _people(clause: str) -> list[Statement]:
                   r"(?:from|in|on)\s+(?:the\s+)?[\w-]+(?:\s+team)?(?=\s))\s*",
                   "", rest).strip()
     verb = _PERSON_VERB_RE.match(rest)
-    if not verb:
-        return []
+    if not verb:  # (but what a person set apart by their role does is said of them: "Bongani, our bookkeeper, closes …")
+        apposed = re.match(rf"\s*,\s*(?:our|my|the)\s+(?:[\w-]+\s+){{0,2}}?(?:{lx.ROLE_NOUNS}),", clause[len(name):], re.I)
+        return [Statement(finish(third_person(clause)), "people", name, subject=name)] \
+            if apposed and re.match(r"(?-i:[a-z]+[^s\W]s)\s+\w+\s+\w", rest) else []  # (not "… loves it")
     if verb.group("verb").casefold() in ("is", "are", "has", "does", "do", "must", "needs", "should", "gets",
                                           "gives", "sends", "makes", "is on", "are on", "is off", "runs", "run"):
         tail = rest[verb.start("verb"):]
@@ -1564,9 +1570,15 @@ def _named(clause: str, person: str | None) -> str:
     named (a record must stand alone: "Her team ships on Fridays" → "Priya's team …")."""
     if not person:
         return clause
-    clause = re.sub(r"^(?:her|his)\s+(?=[a-z])", f"{person}'s ", clause, flags=re.I)
-    clause = _APPROVAL_OF_RE.sub(f"{person}'s ", clause)
-    return _OBJECT_PRONOUN_RE.sub(person, clause)
+    clause = re.sub(r"^(?:her|his)\s+(?=[a-z])", _as_said(f"{person}'s "), clause, flags=re.I)
+    clause = _APPROVAL_OF_RE.sub(_as_said(f"{person}'s "), clause)
+    return _OBJECT_PRONOUN_RE.sub(_as_said(person), clause)
+
+
+def _as_said(text: str) -> Callable[[re.Match[str]], str]:
+    """A replacement that puts ``text`` in as it was written: words taken from the message are no template (a name
+    read in a pasted "C:\\Program Files\\…" has a backslash that re.sub would read as an escape)."""
+    return lambda _match: text
 
 
 _HERE_ON_RE = re.compile(r"\b(f)rom here on(?: out)?\b", re.I)
@@ -2390,6 +2402,11 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
             body = rest
         body = _EVER_RE.sub(r"never \g<what>", body)  # "don't touch vendor/, ever": a standing "never"
         body = _HERE_ON_RE.sub(r"\1rom now on", body)  # "from here on (out)": from now on
+        if re.fullmatch(rf"\W*(?:{_PRONOUNS_ANYWHERE_RE.pattern})(?:\s+(?:btw|fyi|pls|please))?\W*", sentence, re.I) and \
+                not re.search(r"(?<=[a-z,]\s)(?-i:[A-Z][a-z]+)", " ".join(
+                    said for said, found in groups[:-1] if not any(st.slot == "name" for st in found))):
+            body = f"my pronouns are {body}"  # "she/her btw": pronouns alone are the person's own (not after "I hired
+            # Dana Okoye.", not "Dana: she/her")
         after_fact = len(groups) > 1 and any(st.kind == "fact" for st in groups[-2][1]) and re.search(
             r"[—–-]\s*" + re.escape(sentence[:24]), text)  # "We're on GCP — BigQuery for the warehouse, …"
         stack = _stack(body) if hint == "fact" else _stack(body, named=True) if after_fact else []

@@ -1888,7 +1888,8 @@ def test_a_fact_about_all_of_something_goes_to_the_notes_not_a_project_called_al
 
 
 @pytest.mark.parametrize("said, records", [
-    ("Rahul from QA always finds the edge cases, so cc him on release notes.", [("rule", "Cc Rahul on release notes.")]),
+    ("Rahul from QA always finds the edge cases, so cc him on release notes.",
+     [("people", "Rahul from QA always finds the edge cases."), ("rule", "Cc Rahul on release notes.")]),
     ("Tomás is slow to review, so loop him in early.", [("rule", "Loop Tomás in early.")]),
     ("Marek is my go-to person for Terraform questions.",
      [("people", "Marek is the user's go-to person for Terraform questions.")]),
@@ -3163,3 +3164,68 @@ def test_a_name_said_before_who_the_person_is_stays_with_what_they_do():
         ("people", "The user's dentist is Dr Park."), ("people", "Lidia, the user's physio, sets their knee exercises.")]
     assert read("My GP is Dr Lowe. And Kemal, our landlord, handles the boiler repairs.") == [
         ("people", "The user's GP is Dr Lowe."), ("people", "Kemal, our landlord, handles the boiler repairs.")]
+
+
+@pytest.mark.parametrize("said, records", [
+    ("I work full time as a radiographer at St Mungo's.",
+     [("identity", "The user works full time as a radiographer."), ("identity", "The user works at St Mungo's.")]),
+    ("i work nights as a cleaner at Ridley General",
+     [("identity", "The user works nights as a cleaner."), ("identity", "The user works at Ridley General.")]),
+])
+def test_how_much_someone_works_does_not_hide_the_job_and_the_employer(said, records):
+    """'I work part time as …' was one record: the employer was no record of its own, so a new job could not replace it."""
+    assert read(said) == records
+
+
+@pytest.mark.parametrize("said, records", [
+    ("Oyelaran, our accountant, files our tax returns.", [("people", "Oyelaran, our accountant, files our tax returns.")]),
+    ("Greta, my editor, negotiates the foreign rights.", [("people", "Greta, the user's editor, negotiates the foreign rights.")]),
+    ("Greta, my favourite, negotiates hard.", []),
+    ("Greta, my editor, in Lisbon until May.", []),
+    ("Tomas, my editor, thinks so too.", []),
+    ("Tomas, my editor, loves it.", []),
+    ("Tomas, my editor, says that it works.", []),
+])
+def test_what_someone_set_apart_by_their_role_does_is_said_of_them(said, records):
+    """A name, then who the person is between commas: whatever they do is a record about them, though the verb is not
+    one of those the rules know for people ('closes', 'files', 'negotiates')."""
+    assert read(said) == records
+
+
+@pytest.mark.parametrize("said, records", [
+    ("Morning! he/him fyi. Could you tidy this paragraph?", [("identity", "The user's pronouns are he/him.")]),
+    ("they/them", [("identity", "The user's pronouns are they/them.")]),
+    ("Hi, I'm Ruth Abara. she/her.", [("identity", "The user's name is Ruth Abara."), ("identity", "The user's pronouns are she/her.")]),
+    ("Dana: she/her.", []),
+    ("We hired Dana Okoye. she/her.", []),
+])
+def test_pronouns_said_alone_are_the_persons_own(said, records):
+    assert read(said) == records
+
+
+@pytest.mark.parametrize("said", [
+    "C:\\Payroll Files\\Archive holds the old runs.\nSend her the summary every Friday.",
+    "Image: C:\\Program Files\\Microsoft Office\\WINWORD.EXE\nHash: ask her about it",
+])
+def test_a_windows_path_in_a_message_does_not_stop_the_writer(said):
+    """A backslash in words taken from the message ("C:\\Program Files") was read by re.sub as an escape: the writer
+    failed on the whole session ("bad escape \\P") and nothing of it was ever written."""
+    read(said)  # (what is read does not matter here; that it is read at all does)
+
+
+@pytest.mark.parametrize("said, records", [
+    ("Heads up, I'm on lisinopril.", [("personal", "The user is on lisinopril.")]),
+    ("i'm still on antidepressants since the spring", [("personal", "The user is still on antidepressants since the spring.")]),
+    ("I'm also on warfarin.", [("personal", "The user is also on warfarin.")]),
+    ("i'm on meds for ADHD", [("personal", "The user is on meds for ADHD.")]),
+    ("I'm on insulin twice a day.", [("personal", "The user is on insulin twice a day.")]),
+    ("I'm on metformin every morning.", [("personal", "The user is on metformin every morning.")]),
+    ("I'm on sertraline and it helps.", [("personal", "The user is on sertraline and it helps.")]),
+    ("I'm on warfarin so nothing with grapefruit in recipes.",
+     [("personal", "The user is on warfarin so nothing with grapefruit in recipes.")]),
+    ("I'm on the meds rota.", []),
+])
+def test_a_medicine_the_person_is_on_is_a_personal_fact(said, records):
+    """'I'm on warfarin' read as nothing: neither the rules nor the classifier knew the word. A medicine (by the
+    ending of its generic name, or one of the few said otherwise) is a personal fact; a duty named after one is not."""
+    assert read(said) == records
