@@ -758,7 +758,7 @@ _PREFERENCE_RE = re.compile(
     rf"(?-i:[A-Z])[\w.+#-]*(?:\s+[\w.+#-]+)?\s+(?:user|person|guy|gal|fan)(?:\s+here)?(?:,\s*(?:sorry|lol|haha|tbh))?$)",
     re.I,
 )
-_REACTION_RE = re.compile(r"^(?:it(?!\s+(?:when|if)\b)|that|this|them|those|these|how(?! you\b)|what|the way|your|where|"
+_REACTION_RE = re.compile(r"^(?:it(?!\s+(?:when|if)\b)|that(?!\s+(?:we|you)\b)|this|them|those|these|how(?! you\b)|what|the way|your|where|"
                           r"to (?:see|know|try|check|ask|add|get|make|have|run|fix|look)|if)\b", re.I)
 _PREF_VERB_RE = re.compile(rf"^{_I}{_ADV}\s+(?:\w+\s+){{0,2}}?(?:prefer|like|love|enjoy|hate|dislike|rather|"
                            r"stand|bear|mind|use|want|care for|need|fan|avoid|partial to|into|believer in|dig|"
@@ -857,7 +857,8 @@ _POINTS_BACK_RE = re.compile(r"\b(?:it(?!\s+(?:when|if)\b)|this(?!\s+(?:repo|pro
 def _of_something_said(clause: str) -> bool:
     """Whether a liking is of what was said before ("I find them confusing", "I really like it"): what is liked is
     only in this conversation."""
-    said = re.split(r",|(?<!\bit)\s+(?:but|when|unless|before|keep)\s+", clause)[0]  # (not an aside or a condition after it)
+    said = re.split(r",|(?<!\bit)\s+(?:but|when|unless|before|keep)\s+|\s+than\s+(?=(?:\w+\s+){0,2}?(?:them|it)\b)",
+                    clause)[0]  # (not an aside or a condition after it; "flag false positives than drop them": of them)
     return bool(re.match(rf"^{_I}{_ADV}\s+(?:find|like|hate)\s+"
                          r"(?:it(?!\s+(?:when|if)\b)|them|this|that|these|those)\b", clause, re.I)
                 or _POINTS_BACK_RE.search(said) and not _names_something(said))
@@ -1269,7 +1270,7 @@ _PASSING_RE = re.compile(r"\b(?:is|are) (?:(?:still|currently|now)\s+)?(?:stuck|
                          r"\b(?:has|have) \d+\S*\s+\w+\s+(?:backed up|queued|pending|stuck|failing)\b|"
                          r"\bkeeps? \w+ing\b", re.I)
 _FACT_STATUS_RE = re.compile(r"\b(?:now|already|anymore|yet)$|\b(?:has|have) been \w+(?:ed|en)\b|\b(?:is|are) (?:built|done|deployed|merged|finished|complete|"
-                             r"completed|live|out|back|fixed|updated|upgraded)\b(?!\s+(?:with|on|in|from|to|by|via|as))|"
+                             r"completed|live|out|back|fixed|updated|upgraded)\b(?!\s+(?:with|on|in|from|to|by|via|through|as))|"
                              r"\b(?:new|latest) version\b|\b\d+\s*(?:ms|s|sec|secs|seconds|minutes|mins)$", re.I)
 
 
