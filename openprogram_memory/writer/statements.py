@@ -1049,7 +1049,8 @@ def _rule(clause: str, hint: str | None) -> list[Statement]:
 # -- decision ----------------------------------------------------------------------------
 _WE = r"(?:we|We|the team|The team|our team|Our team|team|Team)"
 _DECISION_RE = re.compile(
-    rf"^(?:{_WE}(?:'ve| have|'re| are|'ll| will| had)?(?:\s+(?:finally|just|officially|now|all|collectively|"
+    rf"^(?:[\w'’-]+\s+and\s+I\s+(?:decided|agreed)\b|"  # ("Femi and I agreed to …")
+    rf"{_WE}(?:'ve| have|'re| are|'ll| will| had)?(?:\s+(?:finally|just|officially|now|all|collectively|"
     r"formally|already|also|eventually|ultimately))*\s+(?:decided|agreed|chose|chosen|picked|settled on|opted|"
     r"went with|gone with|landed on|voted|committed to|standardi[sz]ed on|aligned on|switched|switching|moved|"
     r"moving|migrated|migrating|changed|changing|going with|going(?=\s+(?-i:[A-Z`]))|going to (?:use|go with|switch|move|migrate|drop|"
@@ -1097,6 +1098,9 @@ _DECIDED_WHAT_BEFORE_RE = re.compile(r"\bdecided\s+(?:it|this|that(?=\s+last\b))
 
 
 def _decision(clause: str, hint: str | None) -> list[Statement]:
+    filler = re.match(r"^(?P<w>[\w'’-]+)\s+and\s+(?=I\s+(?:decided|agreed)\b)", clause)
+    if filler and filler.group("w").casefold() in lx.COMMON_CAPS:
+        clause = clause[filler.end():]  # "Yeah and I decided …": no one decided with the person
     match = _DECISION_I_RE.match(clause)
     if not match:
         person = _subject_person(clause)  # ("…: Ana owns deploys" is about Ana)

@@ -3245,3 +3245,15 @@ def test_a_medicine_the_person_is_on_is_a_personal_fact(said, records):
 def test_what_a_preference_compares_with_is_no_pointer_to_something_said_before(said, records):
     """'… than silently drop them': 'them' is what the same sentence named before, not something at hand."""
     assert read(said) == records
+
+
+@pytest.mark.parametrize("said, records", [
+    ("Femi and I agreed to invoice monthly from now on.",
+     [("decision", "Femi and the user agreed to invoice monthly from now on.")]),
+    ("Joon and i decided to move the retro to Thursdays.", [("decision", "Joon and the user decided to move the retro to Thursdays.")]),
+    ("Femi and I sat down with the numbers.", []),
+    ("Yeah and I decided we invoice on Fridays.", [("decision", "The user decided we invoice on Fridays.")]),
+])
+def test_what_the_person_and_someone_named_decided_is_a_decision(said, records):
+    """'Rui and I agreed to ship on Fridays' read as nothing: only 'we' could decide."""
+    assert read(said) == records
