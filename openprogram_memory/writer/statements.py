@@ -1048,8 +1048,9 @@ def _rule(clause: str, hint: str | None) -> list[Statement]:
 
 # -- decision ----------------------------------------------------------------------------
 _WE = r"(?:we|We|the team|The team|our team|Our team|team|Team)"
+_WITH_SOMEONE = r"(?P<w>[\w'’-]+)\s+and\s+(?=I\s+(?:decided|agreed)\b)"  # "Femi and I agreed to …"
 _DECISION_RE = re.compile(
-    rf"^(?:[\w'’-]+\s+and\s+I\s+(?:decided|agreed)\b|"  # ("Femi and I agreed to …")
+    rf"^(?:{_WITH_SOMEONE}I\s+\w+\b|"
     rf"{_WE}(?:'ve| have|'re| are|'ll| will| had)?(?:\s+(?:finally|just|officially|now|all|collectively|"
     r"formally|already|also|eventually|ultimately))*\s+(?:decided|agreed|chose|chosen|picked|settled on|opted|"
     r"went with|gone with|landed on|voted|committed to|standardi[sz]ed on|aligned on|switched|switching|moved|"
@@ -1098,7 +1099,7 @@ _DECIDED_WHAT_BEFORE_RE = re.compile(r"\bdecided\s+(?:it|this|that(?=\s+last\b))
 
 
 def _decision(clause: str, hint: str | None) -> list[Statement]:
-    filler = re.match(r"^(?P<w>[\w'’-]+)\s+and\s+(?=I\s+(?:decided|agreed)\b)", clause)
+    filler = re.match(_WITH_SOMEONE, clause)
     if filler and filler.group("w").casefold() in lx.COMMON_CAPS:
         clause = clause[filler.end():]  # "Yeah and I decided …": no one decided with the person
     match = _DECISION_I_RE.match(clause)
