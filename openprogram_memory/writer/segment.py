@@ -144,6 +144,30 @@ _CODE_COMMENT_RE = re.compile(r"^\s*[+-]?\s*(?://|/\*|\*/|<!--)")
 _QUOTED_NOTE_RE = re.compile(r"^\s*(?:comment|note|reply|review|feedback|message)\s*\[[^\]]+\]\s*:", re.I)
 
 
+# a code comment quoted inline, a sentence long ("found this: `# NOTE: we decided to always mock the clock here`"):
+# whoever wrote it, not the person, said it (a short one is the name of a thing: "stop adding `// MARK:` comments")
+_INLINE_COMMENT_RE = re.compile(r"`\s*(?:#|//|/\*|<!--)\s*(?:[^`\s]+\s+){3,}[^`]*`")
+_HIDDEN_COMMENT_RE = re.compile(r"`…(\d+)`")
+
+
+def hide_quoted_comments(text: str) -> tuple[str, list[str]]:
+    """``text`` with each code comment it quotes inline (:data:`_INLINE_COMMENT_RE`) put out of the rules' reach as
+    "`…N`", and those comments, for :func:`show_quoted_comments` to put back in what is read around them ("Stop
+    adding `// TODO: tidy this up later` comments" is a rule, and it names the comment)."""
+    comments: list[str] = []
+
+    def hide(found: re.Match[str]) -> str:
+        comments.append(found.group(0))
+        return f"`…{len(comments) - 1}`"
+
+    return _INLINE_COMMENT_RE.sub(hide, text), comments
+
+
+def show_quoted_comments(text: str, comments: list[str]) -> str:
+    """``text`` read from what :func:`hide_quoted_comments` gave, with the comments it hid back in."""
+    return _HIDDEN_COMMENT_RE.sub(lambda found: comments[int(found.group(1))], text) if comments else text
+
+
 def prose(text: str) -> list[str]:
     """The person's prose lines: markup blocks, code, quotes, logs and tool output dropped.
 
@@ -367,7 +391,7 @@ _HINTS = (
                         r"for (?:any|all|every)|whenever|house style|style)\b", re.I)),
     ("decision", re.compile(r"\b(?:decisions?|decided|verdict|outcome|resolution|agreed|change of plans?|"
                             r"scratch that|final answer|final|conclusion|consensus|we're going with|changed (?:my|our) minds?|"
-                            r"(?:our|my|team|final) call|plan)\b", re.I)),
+                            r"(?:our|my|team|final) call|(?:new|the|our)\s+plan)\b", re.I)),
     ("preference", re.compile(r"\b(?:preferences?|pet peeve|taste)\b", re.I)),
     ("schedule", re.compile(r"\b(?:schedule|calendar|cadence|reminder)\b", re.I)),
     ("fact", re.compile(r"\b(?:context|background|fyi|for reference|for the record|architecture|infra|setup|"

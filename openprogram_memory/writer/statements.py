@@ -57,8 +57,8 @@ from .negatives import ONLY_WHEN as _ONLY_WHEN
 from .negatives import STANDING_RE as _STANDING_RE
 from .negatives import is_negative
 from .phrasing import ADVERBS, about_user, conjugate, finish, first_person, keyword, third_person
-from .segment import (WHEN_FIRST_RE, agent_generated, clauses, cut_outside_quotes, label_hint, marked_sentences,
-                      strip_lead)
+from .segment import (WHEN_FIRST_RE, agent_generated, clauses, cut_outside_quotes, hide_quoted_comments, label_hint,
+                      marked_sentences, show_quoted_comments, strip_lead)
 
 if TYPE_CHECKING:
     from ..workspace.caches import FileSummary, RecordInfo, TreeState
@@ -1652,9 +1652,11 @@ def _pieces(clause: str, hint: str | None) -> list[tuple[str, list[Statement]]]:
             head = re.match(rf"^(?:{_IM}|{_I})(?:\s+(?:have|own|speak|love|like|hate|prefer|use))?\b", current)
             carried = head.group(0) if head and (
                 re.match(r"^(?:a|an|the|two|three|four|five|\d+|my|some)\b", nxt)
-                or re.fullmatch(_IM, head.group(0)) and re.match(r"^(?:still|also|currently|in|at|from|based|on)\b", nxt)
+                or re.fullmatch(_IM, head.group(0)) and re.match(rf"^(?:still|also|currently|in|at|from|based|on|{_TRAITS}|"
+                                                                 r"retired|married)\b", nxt)
             ) else "I"
-            # "I'm left-handed and use …", "I have two kids and a dog", "I'm 17 and still in school": subject (and verb)
+            # "I'm left-handed and use …", "I have two kids and a dog", "I'm 17 and still in school", "I'm vegan and
+            # allergic to sesame", "I'm 64 and retired": subject (and verb)
             employer = r"\b(?:at|for|with)\s+[A-Z]"
             if carried != "I" and re.search(employer, nxt) and not re.search(employer, current):
                 current = current + sep + nxt  # "co-founder and the only engineer at Lumen": both at Lumen
@@ -1892,7 +1894,8 @@ def _field(sentence: str) -> str:
 # a greeting set off by punctuation ("Hey, Mehdi … here", "Hiya — Ana, …"; "Hi Priya," greets Priya), or a label
 _GREETING_RE = re.compile(r"^(?:(?P<hi>(?:hi|hey|hello|hiya|yo|morning)\s*[,!.—–-]+)\s*|"
                           r"(?:quick\s+|short\s+)?(?:intro(?:duction)?|about me)\s*[:—–-]\s*)", re.I)
-_BARE_GREETING_RE = re.compile(r"^(?:hi|hey|hello|hiya|yo|morning)\W*$", re.I)
+_BARE_GREETING_RE = re.compile(r"^(?:hi|hey|hello|hiya|yo|morning|(?:quick\s+|short\s+)?intro(?:duction)?"
+                               r"(?:\s+(?:since|as)\s[^:]*)?)\W*$", re.I)  # ("Quick intro since it's a new chat —")
 
 
 def _introduction(sentence: str, greeted: bool) -> list[Statement] | None:
@@ -2295,7 +2298,18 @@ _FULLER_NAME_RE = re.compile(r"(?:[A-Z][\w'’-]+\s+){1,2}[A-Z][\w'’-]+")
 
 def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
     """``(sentence, the statements read in it)`` for each sentence of the message's prose, in order: what the rules
-    read, or, in a sentence they read nothing in, what the corpus-trained classifier does (:func:`_learned`)."""
+    read, or, in a sentence they read nothing in, what the corpus-trained classifier does (:func:`_learned`). A code
+    comment quoted inline is no one's statement here, only words of the sentence that quotes it: an instruction or a
+    liking may name one ("stop adding `// TODO: tidy this later` comments"), and what else says one is what the code
+    says ("the worker has `/* we decided to never retry */`")."""
+    hidden, comments = hide_quoted_comments(text)
+    return [(show_quoted_comments(sentence, comments),
+             [replace(st, text=show_quoted_comments(st.text, comments)) for st in found
+              if st.kind in ("rule", "preference") or st.text == show_quoted_comments(st.text, comments)])
+            for sentence, found in _by_sentence(hidden)]
+
+
+def _by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
     if agent_generated(text):
         return []
     groups: list[tuple[str, list[Statement]]] = []

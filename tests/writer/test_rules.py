@@ -800,6 +800,12 @@ def test_what_the_person_is_not_is_no_role():
     ("Hiya — Ana, data engineer at Globex.", ["The user's name is Ana.", "The user is a data engineer.",
                                              "The user works at Globex."]),
     ("Quick intro: Lars, CTO at Initech.", ["The user's name is Lars.", "The user is a CTO.", "The user works at Initech."]),
+    ("short intro as we haven't talked before – Noa Peretz, payroll lead at Kinneret Foods",
+     ["The user's name is Noa Peretz.", "The user is a payroll lead.", "The user works at Kinneret Foods."]),
+    ("Quick introduction since you don't know me yet — Tomasz Wrona, dispatcher at Baltic Freight.",
+     ["The user's name is Tomasz Wrona.", "The user is a dispatcher.", "The user works at Baltic Freight."]),
+    ("quick intro as this is a fresh chat: Efua here, midwife at Korle Bu.",
+     ["The user's name is Efua.", "The user is a midwife.", "The user works at Korle Bu."]),
     # greeting or addressing someone is no introduction
     ("Hi Priya, quick question about the build.", []),  # greets Priya
     ("Hey Claude, I prefer tabs.", ["The user prefers tabs."]),  # addresses the agent
@@ -957,6 +963,21 @@ def test_a_code_comment_is_not_the_person_speaking_also_in_a_pasted_diff():
     said = ("@@ -3,6 +3,7 @@ def rates():\n+  // NOTE: we decided to keep all amounts in cents\n+    return round(x)\n"
             "/* we use Postgres for everything */\nI prefer tabs.")
     assert read(said) == [("preference", "The user prefers tabs.")]
+
+
+@pytest.mark.parametrize("said, records", [
+    ("utils.py has this: `# NOTE: we decided to always round down here`. weird", []),
+    ("api.ts, line 12: `// HACK: we decided to never batch these writes` 🙃", []),
+    ("the worker has `/* XXX: we decided to never retry these jobs */`. odd", []),
+    ("the template has `<!-- NOTE: we always inline the svg icons here -->`. odd", []),
+    ("Stop adding `// TODO: clean this up later` comments everywhere.",
+     [("rule", "Stop adding `// TODO: clean this up later` comments everywhere.")]),  # the comment is named, whole
+    ("Our Swift files are split into `// MARK:` sections.",
+     [("fact", "Our Swift files are split into `// MARK:` sections.")]),  # a marker's name, no one's words
+])
+def test_a_code_comment_quoted_inline_is_not_the_person_speaking(said, records):
+    """A whole comment in backticks is what someone wrote in the code; a short one names the kind of comment meant."""
+    assert read(said) == records
 
 
 @pytest.mark.parametrize("said, kind", [
@@ -1260,6 +1281,18 @@ def test_a_clause_that_goes_on_describing_the_system_is_a_fact_of_its_own(said, 
 ])
 def test_the_reason_after_a_decision_is_no_second_decision_and_a_move_is_one(said, texts):
     assert [s.text for s in extract_statements(said)] == texts
+
+
+@pytest.mark.parametrize("said, records", [
+    ("new plan: gRPC between the billing services", [("decision", "We decided: gRPC between the billing services.")]),
+    ("Our plan: Nomad instead of k8s for the edge boxes.",
+     [("decision", "We decided: Nomad instead of k8s for the edge boxes.")]),
+    ("the plan: Rust for the new parser", [("decision", "We decided: Rust for the new parser.")]),
+    ("terraform plan: 4 to add, 0 to destroy", []),  # a tool's plan, pasted: no one decided anything
+    ("Plan: 1 to add, 2 to change, 0 to destroy.", []),
+])
+def test_a_plan_the_team_made_is_a_decision_a_tool_printed_is_not(said, records):
+    assert read(said) == records
 
 
 @pytest.mark.parametrize("said, texts", [
@@ -2082,6 +2115,20 @@ def test_one_meeting_planned_is_no_schedule_a_recurring_one_is(said, records):
     ("I go to the gym at 7 most mornings.", [("schedule", "The user goes to the gym at 7 most mornings.")]),
 ])
 def test_how_a_person_gets_about_and_eats_is_personal(said, records):
+    assert read(said) == records
+
+
+@pytest.mark.parametrize("said, records", [
+    ("im pescatarian and allergic to kiwi fruit",
+     [("personal", "The user is pescatarian."), ("personal", "The user is allergic to kiwi fruit.")]),
+    ("I'm 71 and retired, so evenings are fine for calls",
+     [("personal", "The user is 71."), ("personal", "The user is retired.")]),
+    ("I'm 34 and married to a pilot.", [("personal", "The user is 34."), ("personal", "The user is married to a pilot.")]),
+    ("I'm allergic to latex and kiwi fruit.", [("personal", "The user is allergic to latex and kiwi fruit.")]),
+])
+def test_two_things_a_person_is_are_two_records(said, records):
+    """What follows "I'm … and" is said of the person too: each state of theirs a record of its own, while a second
+    thing they are allergic to stays in the one allergy."""
     assert read(said) == records
 
 
