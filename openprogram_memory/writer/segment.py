@@ -221,7 +221,7 @@ _ABBREVIATIONS = ("e.g", "i.e", "etc", "vs", "mr", "mrs", "ms", "dr", "prof", "s
 _BULLET_RE = re.compile(r"^\s*(?:[-*•·]|\d{1,2}[.)])\s+")
 _CHECKBOX_RE = re.compile(r"^\[[ xX]\]\s+")  # "- [ ] always write tests first"
 _EMPHASIS_MARKS_RE = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")  # "**Rule:** always …" reads "Rule: always …"
-_END_RE = re.compile(r"([.!?…]+)[\"')\]”’]*\s+")
+_END_RE = re.compile(r"([.!?…]+|[\U0001F300-\U0001FAFF]+)[\"')\]”’]*\s+")
 _SEMICOLON_RE = re.compile(r"\s*;\s*|\s+\|\s+")
 _DASH_RE = re.compile(r"\s+(?:—|–|--|-)\s+|\s*—\s*")
 _QUOTED_RE = re.compile(r"\"[^\"\n]{1,80}\"|“[^”\n]{1,80}”|(?<!\w)'[^'\n]{1,80}'(?!\w)")

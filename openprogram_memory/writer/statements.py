@@ -173,7 +173,8 @@ _FIRST_LANGUAGE_RE = re.compile(r"^(?P<v>(?-i:[A-Z]\w+)(?:\s+and\s+(?-i:[A-Z]\w+
 _PRONOUNS_RE = re.compile(r"^(?:my pronouns are|i use|pronouns:?)\s+(?P<v>(?:she|he|they|xe|ze|it)/\w+.*)$", re.I)
 _TEAM_RE = re.compile(
     rf"^(?:{_IM}\s+(?:on|in|part of|a member of|with)\s+(?:the\s+)?|{_I}{_ADV}\s+(?:work on|belong to|sit on|sit in|"
-    rf"joined)\s+(?:the\s+)?|{_I}{_ADV}\s+(?:moved|switched|transferred)\s+to\s+(?:the\s+)?"
+    rf"joined)\s+(?:the\s+)?|{_I}(?:'ve| have)?{_ADV}\s+(?:moved|switched|transferred)(?:\s+over)?"
+    rf"(?:\s+from\s+(?:[\w&/+-]+\s+){{0,3}}?[\w&/+-]+)?\s+to\s+(?:the\s+)?"
     rf"(?=(?:[\w&/+-]+\s+){{0,4}}?(?:team|squad|department)\b)|{_I}{_ADV}\s+(?:run|lead|manage|head|own)\s+(?:the\s+|a\s+|an\s+|our\s+)?)"
     rf"(?P<v>(?!(?:the\s+)?office\b)(?:[\w&/+-]+\s+){{0,4}}?(?:team|squad|group|department|org|tribe|guild|crew|lab|division|unit|"
     rf"company|startup|studio|agency|business|shop|practice|clinic|consultancy|chapter|pod|office|committee|"
@@ -1371,7 +1372,18 @@ def _fact(clause: str, hint: str | None) -> list[Statement]:
         return []
     subject = _subject(clause, match)
     text = third_person(clause) if re.match(r"^my\b", clause, re.I) else clause
-    return [Statement(finish(text), "fact", keyword(subject or clause), subject=subject)]
+    kind = "people" if _of_someone(clause) else "fact"
+    return [Statement(finish(text), kind, keyword(subject or clause), subject=subject)]
+
+
+def _of_someone(clause: str) -> bool:
+    """Whether a clause shaped like a fact says who a person is: it says what someone or something "is", the
+    corpus-trained classifier reads it as about people more than as a fact, and it names no system ("Dimitri is the
+    internal moderator", "The landlord is Mr. Mwangi"; "Compass is the staging db" and "error tracking goes to Sentry"
+    are facts, whatever a name like Compass or Sentry reads as)."""
+    likely = learned.probabilities(clause)
+    return likely.get("people", 0) > likely.get("fact", 0) and not lx.THING_RE.search(clause) and bool(
+        re.search(r"\b(?:is|are)\b", clause, re.I))
 
 
 # a clause that goes on describing a system after a fact ("the model retrains from `events`, and feature
@@ -1625,7 +1637,7 @@ _OWN_CLAUSE_RE = re.compile(r"^(?:(?i:on|at|in)\s+(?:my|our|the)\s+\w+,?\s+)?(?:
 _BARE_SUBORDINATE_RE = re.compile(r"^(?:(?:going forward|moving forward|from now on|in (?:the )?future),?\s+)?"
                                   r"(?:when|whenever|if|before|after|once|unless|while|until)\b[^,;]*$", re.I)
 _DAY_END_RE = re.compile(rf"\b(?:{lx.DAYS}|{lx.MONTHS})s?$", re.I)
-_DAYS_ONLY_RE = re.compile(rf"(?:{lx.DAYS})s?(?:\s+to\s+(?:{lx.DAYS})s?)?", re.I)
+_DAYS_ONLY_RE = re.compile(rf"(?:{lx.DAYS})s?(?:\s+to\s+(?:{lx.DAYS})s?)?(?:\s+(?:at\s+)?(?:{lx.CLOCK_RE.pattern}))?", re.I)
 _DAY_START_RE = re.compile(rf"^(?:{lx.DAYS}|{lx.MONTHS})s?\b", re.I)
 
 

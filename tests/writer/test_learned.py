@@ -58,7 +58,7 @@ def test_a_word_vector_weight_changed_by_hand_is_reported_stale(tmp_path, monkey
 
 
 @pytest.mark.parametrize("said, kind, holds", [
-    ("Event sourcing for the audit log only, plain CRUD for the rest.", "decision", "audit log"),
+    ("Postgres for the ledger, Mongo stays for the catalogue.", "decision", "ledger"),
     ("Juan Pablo is taking over as on-call lead from next month.", "people", "Juan Pablo"),
 ])
 def test_a_sentence_the_rules_read_nothing_in_is_read_by_the_classifier(said, kind, holds, monkeypatch):
