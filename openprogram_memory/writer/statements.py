@@ -1095,7 +1095,8 @@ _DROP_FOR_RE = re.compile(r"\b(?:drop(?:ping|ped)?|ditch(?:ing|ed)?|replac(?:e|i
 _NOT_A_CHOICE_RE = re.compile(r"^(?:not|starting)\b|.*\b(?:already|was|got|ate|last\s+\w+)\b", re.I)
 # a decision to wait, retry or carry on with the work at hand
 _DECIDED_TO_WAIT_RE = re.compile(r"\b(?:decided|agreed)\s+to\s+(?:just\s+)?(?:hold\b(?=.*\b(?:until|till)\b)|hold off|retry|wait|"
-                                 r"pause|let it run|pick (?:this|it) up)\b", re.I)  # (not "hold standups on Zoom")
+                                 r"pause|let it run|pick (?:this|it) up)\b|\b(?:decided|agreed)\s+to\b.*\btoday\b",
+                                 re.I)  # (not "hold standups on Zoom"; "decided to skip lunch today": the day at hand)
 _DECIDED_WHAT_BEFORE_RE = re.compile(r"\bdecided\s+(?:it|this|that(?=\s+last\b))\b", re.I)
 
 
@@ -2045,12 +2046,18 @@ def _rule_condition(rule: str) -> str | None:
     return rule[:cut] if cut > 0 else None
 
 
+# what ends a list of things to give rather than starting an instruction of its own: "report peak stress, its
+# location, and the allowable it's compared against" (a part with a verb is one: "…, and our bank details go last")
+_LAST_ITEM_RE = re.compile(r"(?:the|a|an|its|their|our|my|your|his|her|any)\s", re.I)
+
+
 def _two_rules(statement: Statement) -> list[Statement]:
     """A rule that gives two instructions joined by "and", as two rules, each with the condition said for both
     ("When you write bash, start with `set -euo pipefail` and quote every variable": "When you write bash, quote every
     variable.")."""
     text = statement.text.rstrip(".")
-    joint = _AND_DO_RE.search(text) or next(_listed(text), None)
+    joint = _AND_DO_RE.search(text) or next((found for found in _listed(text) if not _LAST_ITEM_RE.match(
+        text[found.end():]) or _HAS_VERB_RE.search(text[found.end():])), None)
     if joint is None:
         return [statement]
     first = text[:joint.start()]

@@ -1779,6 +1779,10 @@ def test_background_given_for_a_session_still_holds_after_it(said, records):
     ("At the offsite we agreed to hold the rebrand till the survey results are in.", []),
     ("We decided to hold the release until legal signs off.", []),
     ("We decided to hold standups on Zoom from now on.", [("decision", "We decided to hold standups on Zoom from now on.")]),
+    ("We agreed on Kafka today.", [("decision", "We agreed on Kafka today.")]),  # decided today, for good
+    ("We decided to skip the retro today.", []),  # what to do today is the day's, not a choice
+    ("We agreed in standup today: every hotfix gets a second reviewer.",
+     [("decision", "We decided: every hotfix gets a second reviewer.")]),  # decided today, for good
 ])
 def test_a_decision_to_wait_or_retry_is_the_work_at_hand(said, records):
     assert read(said) == records
@@ -2682,6 +2686,11 @@ def test_how_the_person_likes_the_work_done_however_said(said, records):
     ("Only run `npm audit` and show me the report.", [("rule", "Only run `npm audit` and show me the report.")]),
     ("Never push to main and use it as a sandbox.", [("rule", "Never push to main and use it as a sandbox.")]),
     ("Always run the full test suite and add tests.", [("rule", "Always run the full test suite and add tests.")]),
+    # a list of what to give, written out with ", and", is one instruction (its last item is no instruction)
+    ("When you write release notes, list the fixes, and the known issues you spotted.",
+     [("rule", "When you write release notes, list the fixes, and the known issues you spotted.")]),
+    ("When you write release notes, list the fixes, and the known issues go last.",
+     [("rule", "When you write release notes, list the fixes."), ("rule", "When you write release notes, the known issues go last.")]),
 ])
 def test_two_instructions_joined_by_and_are_two_rules_under_one_condition(said, records):
     assert read(said) == records
