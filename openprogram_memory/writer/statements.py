@@ -2341,6 +2341,7 @@ def _by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
     last_named = False  # the sentence before gave the person's name and ended there
     kin_of: dict[str, str] = {}  # family named in a personal record: "Tom" → "husband"
     retracted: re.Match[str] | None = None  # the sentence before took back what was said about something, and ended
+    introduced: set[int] = set()  # the groups of a self-introduction: the person's own, whatever the classifier reads
 
     def keep(statement: Statement) -> None:  # each statement once, in order, said of "the user"
         statement = _kin_at_work(_of_the_user(_without_mind_tail(statement)))
@@ -2402,6 +2403,7 @@ def _by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
         if intro:
             for statement in intro:
                 keep(statement)
+            introduced.add(len(groups) - 1)
             last_named = bool(out) and out[-1].slot == "name"  # ("Tomás here — data engineer at Klarna, …")
             continue
         head, children = _children(sentence, groups[:-1])
@@ -2555,7 +2557,8 @@ def _by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
         first = next((i for i, st in enumerate(out) if st.kind in ("decision", "fact")), None) if retract else None
         if retract and first is not None:  # (the first thing said after it is what replaces it)
             out[first] = replace(out[first], old=out[first].old or retract.group("old"))
-    return [(sentence, _weighed(sentence, found)) for sentence, found in _task_constraints(groups)]
+    return [(sentence, found if i in introduced else _weighed(sentence, found))
+            for i, (sentence, found) in enumerate(_task_constraints(groups))]
 
 
 ENGLISH = 0.25  # a sentence fewer of whose words than this are English words may be in another language …
