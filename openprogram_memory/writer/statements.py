@@ -1382,9 +1382,10 @@ def _of_someone(clause: str) -> bool:
     corpus-trained classifier reads it as about people more than as a fact, and it names no system ("Dimitri is the
     internal moderator", "The landlord is Mr. Mwangi"; "Compass is the staging db" and "error tracking goes to Sentry"
     are facts, whatever a name like Compass or Sentry reads as)."""
+    if lx.THING_RE.search(clause) or not re.search(r"\b(?:is|are)\b", clause, re.I):
+        return False  # (the cheap tests first: the classifier is asked only of a clause they leave)
     likely = learned.probabilities(clause)
-    return likely.get("people", 0) > likely.get("fact", 0) and not lx.THING_RE.search(clause) and bool(
-        re.search(r"\b(?:is|are)\b", clause, re.I))
+    return likely.get("people", 0) > likely.get("fact", 0)
 
 
 # a clause that goes on describing a system after a fact ("the model retrains from `events`, and feature
@@ -2322,9 +2323,11 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
     liking may name one ("stop adding `// TODO: tidy this later` comments"), and what else says one is what the code
     says ("the worker has `/* we decided to never retry */`")."""
     hidden, comments = hide_quoted_comments(text)
+    if not comments:
+        return _by_sentence(text)
     return [(show_quoted_comments(sentence, comments),
-             [replace(st, text=show_quoted_comments(st.text, comments)) for st in found
-              if st.kind in ("rule", "preference") or st.text == show_quoted_comments(st.text, comments)])
+             [replace(st, text=shown) for st in found
+              if (shown := show_quoted_comments(st.text, comments)) == st.text or st.kind in ("rule", "preference")])
             for sentence, found in _by_sentence(hidden)]
 
 
