@@ -10,16 +10,26 @@ fires wins and :func:`explain_statement` says which one it was:
    ``the X repo``, a known project name, or the words project, repo,
    repository, codebase. A project-scoped rule is project content.
 2. **rule** — a standing instruction: starts with an imperative (always,
-   never, don't, use, answer, reply, …, optionally after "please"), or
-   tells the assistant what it must/should do.
+   never, don't, use, answer, reply, ping, round, …, optionally after
+   "please"); says what to do when something happens ("When you draft
+   emails, keep them short.", "If I paste a ticket, …", "If a release
+   needs signing, ping Kwabena."); a ban or limit without a verb ("No
+   emojis.", "Metric units only."); what everything of a kind must have
+   ("Every migration needs a rollback script."); or tells the assistant
+   what it must/should do. A lead-in that says the rest holds from now on
+   ("Going forward, …", "From now on, …", "In general, …", "2) …") is
+   read past first.
 3. **project (progress)** — reports progress or status of work: shipped,
    released, deployed, merged, fixed, implemented, milestone, sprint,
    deadline, PR #12, v1.2 …
 4. **other (stale)** — passing status that will not stay true: today,
    right now, this week, at the moment, for now, is down …
-5. **preference** — likes, dislikes, prefers, favourite, would rather …
-6. **identity** — who the person is: name, role, home, languages,
-   pronouns, time zone, "I am …", "X is a …".
+5. **preference** — likes, dislikes, prefers, favourite, would rather,
+   finds …, go-to, wants, works best, "a tea person" …
+6. **identity** — who the person is: name, role ("is the lab manager"),
+   home ("moved to Harrogate"), employer ("joined Babelfisk AB", "works
+   for …", "left Siemens"), languages, pronouns, time zone, "I am …",
+   "X is a …".
 7. **rule (modal)** — "always"/"never"/"must" anywhere.
 8. **other** — everything else.
 
@@ -52,9 +62,39 @@ _IMPERATIVE_RE = re.compile(
     r"(?:please\s+)?(?:always|never|don't|do\s+not|do|use|avoid|answer|reply|respond|write|keep|ask|check|"
     r"make\s+sure|remember|be|follow|report|cite|include|explain|address|call\s+me|refer\s+to|prefer\s+to\s+\w+\s+in|"
     r"stop|start|try|run|put|show|give|say|speak|talk|format|send|tell|confirm|verify|double-check|"
-    r"summari[sz]e|list|mention|skip|limit|default\s+to|sign|cc|tag|flag|loop\s+in)\b",
+    r"summari[sz]e|list|mention|skip|limit|default\s+to|sign|cc|tag|flag|loop\s+in|"
+    r"ping|convert|pick|stick|assume|add|treat|leave|pull|turn|route|generate|pin|factor|aim|sort|spell|round|"
+    r"comment|quote|rename|rewrite|break|drop|freeze|bold|batch|go\s+easy|remind|page|mask|highlight|translate|"
+    r"ignore|wrap|split|prefix|group|indent|lowercase|capitali[sz]e|trim|strip|label|warn|point\s+out|"
+    r"could\s+you|can\s+you|kindly)\b(?!\s+(?:of|is|was|are|\d)\b)",
     re.I,
 )
+# a lead-in that says the rest holds from now on ("Going forward, when you …", "From now on: …", "2) …")
+_LEAD_IN_RE = re.compile(r"^(?:(?:going\s+forward|from\s+now\s+on|in\s+(?:the\s+)?future|in\s+general|\d+[).]|just|please|pls|abeg)[,:]?\s+)+",
+                         re.I)
+# what to do when something happens, said to the assistant ("When you draft emails, keep them short.",
+# "If I paste a ticket, summarise it first.")
+_CONDITIONAL_RE = re.compile(
+    r"^(?:when(?:ever)?|if|any\s*time|every\s*time|each\s+time|before|after)\s+"
+    r"(?:you|u|I\s+(?:ask|send|paste|say|share|forward|upload|give\s+you|mention))\b",
+    re.I,
+)
+_CLAUSE_RE = re.compile(r"^(?:when(?:ever)?|if|any\s*time|every\s*time|each\s+time|before|after|once|unless)\s+[^,;:]{1,80}[,;:]\s*",
+                        re.I)
+# what every thing of a kind must do or have ("Any change under safety/ needs a line in SAFETY_CHANGELOG.md.")
+_EVERY_RE = re.compile(r"^(?:any|anything|every|everything|nothing|each|all)\b[^.;]{0,80}?\b(?:needs?|should|must|"
+                       r"has\s+to|have\s+to|goes|go|gets|stays?)\b", re.I)
+# a ban said without a verb ("No emojis.", "No force unwraps outside of tests please.")
+_BAN_RE = re.compile(r"\bonly(?:\s+please|\s+pls)?[.!]?$|^no\s+(?!(?:one|body|idea|problem|problems|worries|rush|thanks|way|longer|matter|doubt|luck|"
+                     r"need\s+to\s+(?:worry|rush))\b)\w", re.I)
+
+
+def _instruction_after_clause(text: str) -> re.Match[str] | None:
+    """The instruction after a condition ("If a release needs signing, ping Kwabena.")."""
+    clause = _CLAUSE_RE.match(text)
+    return _IMPERATIVE_RE.match(text[clause.end():]) if clause else None
+
+
 _ADDRESSED_RE = re.compile(
     r"\b(?:you|the\s+assistant|the\s+agent|the\s+model|assistants?)\s+(?:must|should|shall|need\s+to|has\s+to|"
     r"have\s+to|may\s+not|must\s+not|should\s+not|is\s+not\s+allowed|are\s+not\s+allowed)\b|"
@@ -69,10 +109,11 @@ _PROGRESS_RE = re.compile(
 )
 _PREFERENCE_RE = re.compile(
     r"(?i:\b(?:prefers?|preferred|preference|enjoys?|dislikes?|hates?|can't\s+stand|cannot\s+stand|"
-    r"favou?rite|would\s+(?:\w+\s+)?rather|rather\s+than|fan\s+of)\b)"
+    r"favou?rite|would\s+(?:\w+\s+)?rather|rather\s+than|fan\s+of|finds|loathes?|hated|go-to|wants|would\s+like|"
+    r"works?\s+(?:best|better)|(?:a|an)\s+[\w-]+\s+person|is\s+fine\s+with)\b)"
     # the tools the person works with ("The user uses PyTorch Geometric, not DGL", "… writes everything in Go")
     r"|\b(?:[Ii]|[Uu]ser)\s+(?:\w+ly\s+)?(?:uses?|writes?\s+(?:everything|all\s+(?:\w+\s+){0,2}?\w+)\s+in)\b"
-    r"|\b(?:[Ii]|[Ww]e|[Hh]e|[Ss]he|[Tt]hey|[Uu]ser|(?!(?:Looks|Seems|Sounds|Feels|Just|Much|More|Something)\b)[A-Z][a-z]+)\s+(?i:really\s+|also\s+|don't\s+|doesn't\s+|do\s+not\s+)?"
+    r"|\b(?:[Ii]|[Ww]e|[Hh]e|[Ss]he|[Tt]hey|[Uu]ser|(?!(?:Looks|Seems|Sounds|Feels|Just|Much|More|Something)\b)[A-Z][a-z]+)\s+(?i:(?:really|also|genuinely|don't|doesn't|do\s+not|does)\s+){0,2}"
     r"(?i:like|likes|love|loves)\b"
 )
 _STALE_RE = re.compile(
@@ -84,6 +125,11 @@ _STALE_RE = re.compile(
 # a field of work ("I do data engineering at …", "The user does data science."): what the person does for a living
 WORK_FIELD = (r"(?:engineering|development|design|research|analytics|science|marketing|sales|security|testing|"
               r"consulting|ops|support)")
+# what a person is at work or in a club ("The user is the lab manager.", "The user is now marketing manager.")
+_ROLE_NOUN = (r"(?:lead|manager|engineer|developer|dev|owner|chair|coordinator|officer|director|founder|scientist|"
+              r"analyst|designer|teacher|nurse|doctor|writer|editor|baker|chef|coach|specialist|consultant|architect|"
+              r"admin|administrator|intern|student|researcher|professor|lecturer|member|secretary|treasurer|"
+              r"paralegal|lawyer|accountant|technician|reporter|clerk|planner|supervisor|volunteer|trainee|apprentice)s?")
 _IDENTITY_RE = re.compile(
     r"\b(?:my\s+name\s+is|name\s+is|is\s+called|i\s+am|i'm|i\s+was|lives?\s+in|based\s+in|born|grew\s+up|"
     r"works?\s+(?:(?:part[- ]time|full[- ]time|freelance)\s+)?as|works?\s+at|user\s+is\s+the\s+(?-i:[A-Z]{2,4})\b|stud(?:y|ies)\s+at|user\s+does\s+(?:[\w-]+\s+){0,2}?"
@@ -95,7 +141,13 @@ _IDENTITY_RE = re.compile(
     r"(?:is|am)\s+(?:the\s+)?head\s+of|(?:joined|(?:moved|switched|transferred)\s+to)\s+(?:the\s+)?(?:[\w&-]+\s+){0,3}?"
     r"(?:team|squad|group|department|lab)|"
     r"(?:is|am)\s+(?:on|in|part\s+of|a\s+member\s+of)\s+the\s+(?:[\w&-]+\s+){0,3}?(?:team|squad|group|department)|"
-    r"from\s+[A-Z]\w*)\b",
+    r"from\s+[A-Z]\w*|"
+    rf"(?:is|was|am)\s+(?:[\w&'’-]+\s+){{0,5}}?{_ROLE_NOUN}|"
+    r"(?:moved|relocated)\s+to\s+(?-i:[A-Z])\w*|joined\s+(?-i:[A-Z])\w*|(?:works?|working)\s+(?:for|as|at)|"
+    r"living\s+in|(?:first|second|native)\s+language|(?:left|quit)\s+(?-i:[A-Z])\w*|"
+    r"(?:manages|runs|owns|coordinates|co-maintains|maintains)\s+(?:the\s+|a\s+|an\s+)?(?:[\w&'’-]+\s+){0,3}?"
+    r"(?-i:[A-Z])\w*|"
+    r"(?:is|am)\s+(?:now\s+)?(?:at|with)\s+(?:the\s+)?(?-i:[A-Z])\w*)\b",
     re.I,
 )
 _MODAL_RE = re.compile(r"\b(?:always|never|must|mustn't|must\s+not)\b", re.I)
@@ -124,6 +176,10 @@ def project_name(text: str, known: Iterable[str] = ()) -> str | None:
 _SIGNALS: tuple[tuple[Callable[[str], re.Match[str] | None], Category, str], ...] = (
     (_PROJECT_WORD_RE.search, "project", "is about a project ({!r})"),
     (_IMPERATIVE_RE.match, "rule", "a standing instruction (starts with {!r})"),
+    (_CONDITIONAL_RE.match, "rule", "says what to do when something happens ({!r})"),
+    (_instruction_after_clause, "rule", "a standing instruction after its condition ({!r})"),
+    (_BAN_RE.search, "rule", "a standing ban ({!r})"),
+    (_EVERY_RE.match, "rule", "a standing rule for every case ({!r})"),
     (_ADDRESSED_RE.search, "rule", "tells the assistant what to do ({!r})"),
     (_PROGRESS_RE.search, "project", "reports work progress ({!r})"),
     (_STALE_RE.search, "other", "a passing status that will go stale ({!r})"),
@@ -135,7 +191,7 @@ _SIGNALS: tuple[tuple[Callable[[str], re.Match[str] | None], Category, str], ...
 
 def explain_statement(text: str, known_projects: Iterable[str] = ()) -> tuple[Category, str]:
     """``(category, reason)``: the category and the rule that decided it."""
-    plain = " ".join(re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text).split())
+    plain = _LEAD_IN_RE.sub("", " ".join(re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text).split()))
     name = project_name(plain, known_projects)
     if name is not None:
         return "project", f"names the project {name!r}"

@@ -9,7 +9,10 @@ records over expected records, precision matched predictions over all
 predictions — a prediction on a message that expects nothing is a false
 positive. The core line counts the predictions the writer would file in
 ``topics/core.md`` (:func:`~.rules_backend.reaches_core`), which every
-session is given: its precision is what a wrong record there costs.
+session is given: its precision is what a wrong record there costs, and
+its recall counts the expected rules, preferences and identity records
+whose match the writer files there (one filed in notes.md reaches no
+session unasked).
 
 The scorer calls :func:`~openprogram_memory.writer.statements.extract_statements`,
 the very function the ``rules`` writer uses, so the figures are the
@@ -23,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from .rules_backend import reaches_core
+from .rules_backend import CORE_SECTIONS, reaches_core
 from .statements import KINDS, Statement, extract_by_sentence, extract_statements
 
 
@@ -120,6 +123,9 @@ def score(lines: Iterable[dict[str, Any]],
             tally.expected += 1
             overall.expected += 1
             hit = next((i for i, s in enumerate(predicted) if i not in used and _matches(s, record)), None)
+            if record["kind"] in CORE_SECTIONS:  # core material: found only when its match is filed in the core
+                core.expected += 1
+                core.found += hit is not None and reaches_core(predicted[hit])
             if hit is None:
                 missed.append(record)
                 continue
@@ -151,6 +157,7 @@ def table(result: Score) -> str:
         rows.append(f"{name:<11} {tally.expected:>8} {tally.found:>6} {tally.recall:>7.3f} "
                     f"{tally.predicted:>9} {tally.correct:>7} {tally.precision:>9.3f}")
     core = result.core
-    rows.append(f"{'(core)':<11} {'':>8} {'':>6} {'':>7} {core.predicted:>9} {core.correct:>7} {core.precision:>9.3f}"
-                "   <- of these, what reaches topics/core.md")
+    rows.append(f"{'(core)':<11} {core.expected:>8} {core.found:>6} {core.recall:>7.3f} "
+                f"{core.predicted:>9} {core.correct:>7} {core.precision:>9.3f}"
+                "   <- rules, preferences and identity filed in topics/core.md")
     return "\n".join(rows)

@@ -17,22 +17,26 @@ from openprogram_memory.writer.quality import load_corpus, score, split_lines, t
 from openprogram_memory.writer.statements import Statement
 
 CORPUS = Path(__file__).parent / "corpus"
-# (recall, precision, precision of what reaches the core) floors per split: what the extractor achieves, less a
-# small margin. (Without the classifier's doubt keeping statements out of the core: core 0.891 train, 0.841 held-out.)
+# (recall, precision, recall and precision of what reaches the core) floors per split: what the extractor achieves,
+# less a small margin. (Without the classifier's doubt keeping statements out of the core: core precision 0.891
+# train, 0.841 held-out.)
 THRESHOLDS = {
-    "train": (0.74, 0.82, 0.90),  # (0.749 / 0.842, core 0.912, over 13,795 records: each new author's file scores
-    # below the rest when first added)
-    "heldout": (0.61, 0.77, 0.86),  # (heldout.jsonl alone: 0.705 / 0.848; the whole split: 0.624 / 0.780, core 0.872)
+    "train": (0.74, 0.82, 0.65, 0.90),  # (0.753 / 0.845, core 0.672 / 0.916, over 15,240 records: each new
+    # author's file scores below the rest when first added)
+    "heldout": (0.61, 0.77, 0.56, 0.85),  # (heldout.jsonl alone: 0.705 / 0.848; the whole split: 0.632 / 0.782,
+    # core 0.585 / 0.862)
 }
 
 
 @pytest.mark.parametrize("split", sorted(THRESHOLDS))
 def test_the_extractor_meets_its_floors_on_each_split(split):
     result = score(split_lines(CORPUS, split))
-    recall, precision, core = THRESHOLDS[split]
+    recall, precision, core_recall, core = THRESHOLDS[split]
     assert result.overall.recall >= recall, f"{split} recall below {recall}\n{table(result)}"
     assert result.overall.precision >= precision, f"{split} precision below {precision}\n{table(result)}"
     assert result.core.precision >= core, f"{split}: precision of what reaches the core below {core}\n{table(result)}"
+    assert result.core.recall >= core_recall, f"{split}: core records filed in the core below {core_recall}\n" \
+        f"{table(result)}"
 
 
 def test_the_corpus_is_labelled_by_the_schema():
@@ -57,6 +61,18 @@ def test_the_scorer_rewards_the_labels_and_punishes_silence_and_noise():
     assert score(lines, lambda text: []).overall.recall == 0.0
     noisy = score(lines, lambda text: oracle(text) + [Statement("noise", "fact", "noise")]).overall
     assert noisy.recall == 1.0 and noisy.precision < 0.6
+
+
+def test_the_core_line_counts_core_records_only_when_they_are_filed_in_the_core():
+    lines = [{"id": "t-1", "text": "Always answer in metric. Our CI runs on Buildkite.",
+              "expect": [{"kind": "rule", "keys": ["metric"], "text": "Always answer in metric."},
+                         {"kind": "fact", "keys": ["Buildkite"], "text": "The CI runs on Buildkite."}]}]
+    fact = Statement("The CI runs on Buildkite.", "fact", "Buildkite")
+    filed = score(lines, lambda text: [Statement("Always answer in metric.", "rule", "metric"), fact]).core
+    assert (filed.expected, filed.found, filed.predicted, filed.correct) == (1, 1, 1, 1)
+    doubted = Statement("Always answer in metric.", "rule", "metric", doubted=True)  # (found, but kept out of the core)
+    kept_out = score(lines, lambda text: [doubted, fact])
+    assert kept_out.overall.recall == 1.0 and (kept_out.core.found, kept_out.core.recall) == (0, 0.0)
 
 
 def test_what_the_extractor_says_of_each_train_message_is_reviewed(snapshot):
