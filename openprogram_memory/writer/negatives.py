@@ -21,7 +21,8 @@ _QUESTION_RE = re.compile(
     re.I,
 )
 _HYPOTHETICAL_RE = re.compile(
-    r"^(?:if(?!\s+(?:you|a|an|the|any|anything|something|someone|there's|there is|unsure|in doubt)\b)|suppose|supposing|imagine|assuming|hypothetically|what if|in theory|maybe|perhaps|probably|"
+    r"^(?:if(?!\s+(?:you|a|an|the|any|anything|something|someone|there's|there is|unsure|in doubt|"
+    r"I\s+(?:ask|paste|send))\b)|suppose|supposing|imagine|assuming|hypothetically|what if|in theory|maybe|perhaps|probably|"
     r"i (?:think|guess|suspect|wonder|assume|believe|feel like|bet|hope|wish)|i'm (?:not sure|guessing|wondering)|"
     r"not sure|might|could be|seems|looks like|sounds like|apparently|unless)\b|"
     r"\b(?:if (?:i|we) (?:were|had|was)|would have|could have|should have|i'd probably|i might|we might|we could|"

@@ -1456,6 +1456,27 @@ def _clean_subject(subject: str) -> str:
 
 
 # -- the clause classifier ----------------------------------------------------------------
+# a standing instruction asked as a question ("can you always show me the command before you run it?", "going
+# forward can you write the comments in Portuguese?", "don't touch the Bands tab without asking her, ok?")
+_STANDING_ASK_RE = re.compile(
+    r"^(?P<lead>(?:going forward|from now on)[,:]?\s+)?"
+    r"(?:can|could)\s+you\s+(?:please\s+)?(?P<rest>.+?)\s*\?$"
+    r"|^(?P<rest2>please\s+(?:always|never|don't|do not)\b.+?)\s*\?$"
+    r"|^(?P<rest3>(?:always|never|don't|do not)\b.+?),?\s*(?:ok|okay)\s*\?$",
+    re.I,
+)
+
+
+def _asked_for_good(clause: str) -> str | None:
+    """The instruction a question asks for from now on, said as one ("Always show me the command before you run
+    it"), or None: only with a word that makes it standing ("always", "never", "going forward" …)."""
+    asked = _STANDING_ASK_RE.match(clause)
+    if not asked or re.search(r"\sor\s", clause):
+        return None  # ("always apologetic, or more matter-of-fact?": which one, asked)
+    rest = asked.group("rest") or asked.group("rest2") or asked.group("rest3")
+    if not (asked.group("lead") or re.match(r"(?:please\s+)?(?:always|never|don't|do not)\b", rest, re.I)):
+        return None
+    return (asked.group("lead") or "") + rest
 def classify_clause(clause: str, hint: str | None = None) -> list[Statement]:
     """The durable statements in one clause (usually none or one), in the order the detectors run."""
     quoted = re.search(r"\s(?:'[^'\"“”]+(?P<q>')|[\"“][^\"'“”]{1,11}(?P<qq>[\"”]))[\s.!…]*$", clause)
@@ -1466,7 +1487,10 @@ def classify_clause(clause: str, hint: str | None = None) -> list[Statement]:
     if clause.count("(") > clause.count(")"):
         clause += ")"  # (the bracket closing an aside at the end went with the quotes and brackets around it)
     if clause.endswith("?"):
-        return []
+        asked = _asked_for_good(clause)
+        if asked is None:
+            return []
+        clause = asked
     clause = re.sub(r"[\s.!…]+$", "", clause)
     clause = re.sub(r"\s*(?:[:;]-?[)(DPp]|[\U0001F300-\U0001FAFF\u2600-\u27BF]+)\s*$", "", clause)
     if len(clause.split()) < 2 or is_negative(clause) or _ASK_FOR_ONE_RE.match(clause):

@@ -3334,3 +3334,35 @@ def test_what_a_preference_compares_with_is_no_pointer_to_something_said_before(
 def test_what_the_person_and_someone_named_decided_is_a_decision(said, records):
     """'Rui and I agreed to ship on Fridays' read as nothing: only 'we' could decide."""
     assert read(said) == records
+
+
+@pytest.mark.parametrize("said, records", [
+    ("can you always show me the command before you run it?",
+     [("rule", "Always show me the command before you run it.")]),
+    ("Going forward could you never put drug doses in client letters?",
+     [("rule", "Going forward never put drug doses in client letters.")]),
+    ("Please always reply in Welsh first?", [("rule", "Always reply in Welsh first.")]),
+    ("from now on can you please write dates as DD/MM?", [("rule", "From now on write dates as DD/MM.")]),
+    ("don't touch the payroll tab without asking me first, ok?",
+     [("rule", "Don't touch the payroll tab without asking me first.")]),
+    ("Can you fix the header?", []),  # (a job to do now, asked)
+    ("can you keep the tone friendly?", []),  # (of the draft at hand: no word makes it standing)
+    ("would you always use a two-tailed test here?", []),  # (advice asked for)
+    ("can you always round to pennies, or keep full precision?", []),  # (which of two, asked)
+    ("never trust a model with 99% accuracy, right?", []),  # (agreement asked for)
+])
+def test_a_standing_instruction_asked_as_a_question_is_a_rule(said, records):
+    """'can you always show me the command before you run it?' was dropped as a question."""
+    assert read(said) == records
+
+
+@pytest.mark.parametrize("said, records", [
+    ("If I paste an order confirmation, pull out the totals.",
+     [("rule", "If I paste an order confirmation, pull out the totals.")]),
+    ("If I ask for a recipe, keep it vegetarian.", [("rule", "If I ask for a recipe, keep it vegetarian.")]),
+    ("If I send you a contract, flag the indemnity clause.",
+     [("rule", "If I send you a contract, flag the indemnity clause.")]),
+    ("If I had more time I'd learn Rust.", []),  # (a wish)
+])
+def test_what_to_do_when_the_person_sends_something_is_a_rule_not_a_supposition(said, records):
+    assert read(said) == records
