@@ -23,14 +23,20 @@ fires wins and :func:`explain_statement` says which one it was:
    released, deployed, merged, fixed, implemented, milestone, sprint,
    deadline, PR #12, v1.2 …
 4. **other (stale)** — passing status that will not stay true: today,
-   right now, this week, at the moment, for now, is down …
+   right now, this week (not "as of this week"), at the moment, for now,
+   is down …
 5. **preference** — likes, dislikes, prefers, favourite, would rather,
-   finds …, go-to, wants, works best, "a tea person" …
-6. **identity** — who the person is: name, role ("is the lab manager"),
+   finds …, go-to, wants, works best, is fine, X over Y, X > Y, "make the
+   user's eyes bleed", "a tea person" …
+6. **identity** — who the person is: name, role ("is the lab manager",
+   "has been made head nurse as of this week", "does hydrological
+   modelling", "Started at Nordvik last week"),
    home ("moved to Harrogate"), employer ("joined Babelfisk AB", "works
    for …", "left Siemens"), languages, pronouns, time zone, "I am …",
    "X is a …".
-7. **rule (modal)** — "always"/"never"/"must" anywhere.
+7. **rule (modal)** — "always", "never", "must", "should", "needs to",
+   "has to" or "everywhere" anywhere ("Commit messages should follow
+   conventional commits.", "Type hints everywhere.").
 8. **other** — everything else.
 
 The writer's rules extractor may reuse :func:`classify_statement`.
@@ -110,14 +116,17 @@ _PROGRESS_RE = re.compile(
 _PREFERENCE_RE = re.compile(
     r"(?i:\b(?:prefers?|preferred|preference|enjoys?|dislikes?|hates?|can't\s+stand|cannot\s+stand|"
     r"favou?rite|would\s+(?:\w+\s+)?rather|rather\s+than|fan\s+of|finds|loathes?|hated|go-to|wants|would\s+like|"
-    r"works?\s+(?:best|better)|(?:a|an)\s+[\w-]+\s+person|is\s+fine\s+with)\b)"
+    r"works?\s+(?:\w+\s+)?(?:best|better)|(?:a|an)\s+[\w-]+\s+person|(?:is|are)\s+fine|(?:is|are)\s+best|"
+    r"(?:makes?|drives?)\s+the\s+user|over\s+(?!(?:the|a|an|to|there|here)\b)[a-z]+|"
+    r"mostly\s+(?:writes|drafts)|can't\s+bear|happiest|comfortable\s+with|"
+    r"tends\s+to\s+like|fond\s+of)\b|\s>\s)"
     # the tools the person works with ("The user uses PyTorch Geometric, not DGL", "… writes everything in Go")
     r"|\b(?:[Ii]|[Uu]ser)\s+(?:\w+ly\s+)?(?:uses?|writes?\s+(?:everything|all\s+(?:\w+\s+){0,2}?\w+)\s+in)\b"
     r"|\b(?:[Ii]|[Ww]e|[Hh]e|[Ss]he|[Tt]hey|[Uu]ser|(?!(?:Looks|Seems|Sounds|Feels|Just|Much|More|Something)\b)[A-Z][a-z]+)\s+(?i:(?:really|also|genuinely|don't|doesn't|do\s+not|does)\s+){0,2}"
     r"(?i:like|likes|love|loves)\b"
 )
 _STALE_RE = re.compile(
-    r"\b(?:today|tonight|yesterday|tomorrow|right\s+now|this\s+(?:week|morning|afternoon|evening|month)|"
+    r"\b(?:today|tonight|yesterday|tomorrow|right\s+now|(?<!as of )(?<!since )this\s+(?:week|morning|afternoon|evening|month)|"
     r"at\s+the\s+moment|for\s+now|currently\s+(?:down|broken|failing|running|blocked|waiting)|"
     r"is\s+(?:down|broken|failing)|temporar(?:y|ily))\b",
     re.I,
@@ -129,7 +138,8 @@ WORK_FIELD = (r"(?:engineering|development|design|research|analytics|science|mar
 _ROLE_NOUN = (r"(?:lead|manager|engineer|developer|dev|owner|chair|coordinator|officer|director|founder|scientist|"
               r"analyst|designer|teacher|nurse|doctor|writer|editor|baker|chef|coach|specialist|consultant|architect|"
               r"admin|administrator|intern|student|researcher|professor|lecturer|member|secretary|treasurer|"
-              r"paralegal|lawyer|accountant|technician|reporter|clerk|planner|supervisor|volunteer|trainee|apprentice)s?")
+              r"paralegal|lawyer|accountant|technician|reporter|clerk|planner|supervisor|volunteer|trainee|apprentice|"
+              r"sre|trader|midwife|person)s?")
 _IDENTITY_RE = re.compile(
     r"\b(?:my\s+name\s+is|name\s+is|is\s+called|i\s+am|i'm|i\s+was|lives?\s+in|based\s+in|born|grew\s+up|"
     r"works?\s+(?:(?:part[- ]time|full[- ]time|freelance)\s+)?as|works?\s+at|user\s+is\s+the\s+(?-i:[A-Z]{2,4})\b|stud(?:y|ies)\s+at|user\s+does\s+(?:[\w-]+\s+){0,2}?"
@@ -142,15 +152,18 @@ _IDENTITY_RE = re.compile(
     r"(?:team|squad|group|department|lab)|"
     r"(?:is|am)\s+(?:on|in|part\s+of|a\s+member\s+of)\s+the\s+(?:[\w&-]+\s+){0,3}?(?:team|squad|group|department)|"
     r"from\s+[A-Z]\w*|"
-    rf"(?:is|was|am)\s+(?:[\w&'’-]+\s+){{0,5}}?{_ROLE_NOUN}|"
+    rf"(?:is|was|am|been\s+made|promoted\s+to|became)\s+(?:[\w&'’-]+\s+){{0,5}}?{_ROLE_NOUN}|"
     r"(?:moved|relocated)\s+to\s+(?-i:[A-Z])\w*|joined\s+(?-i:[A-Z])\w*|(?:works?|working)\s+(?:for|as|at)|"
     r"living\s+in|(?:first|second|native)\s+language|(?:left|quit)\s+(?-i:[A-Z])\w*|"
     r"(?:manages|runs|owns|coordinates|co-maintains|maintains)\s+(?:the\s+|a\s+|an\s+)?(?:[\w&'’-]+\s+){0,3}?"
     r"(?-i:[A-Z])\w*|"
-    r"(?:is|am)\s+(?:now\s+)?(?:at|with)\s+(?:the\s+)?(?-i:[A-Z])\w*)\b",
+    r"(?:is|am)\s+(?:now\s+)?(?:at|with)\s+(?:the\s+)?(?-i:[A-Z])\w*|"
+    r"^the\s+user\s+(?:mostly\s+|just\s+)?(?:does|handles)\b|"  # (the work a person does: "The user does hydrological
+    # modelling.", "The user handles the admin side.")
+    r"^(?:started|freelancing|working)\s+(?:at|as|out\s+of|full[- ]time)\b|^still\s+(?:in|at)\s+(?-i:[A-Z])\w*)\b",
     re.I,
 )
-_MODAL_RE = re.compile(r"\b(?:always|never|must|mustn't|must\s+not)\b", re.I)
+_MODAL_RE = re.compile(r"\b(?:always|never|must|mustn't|must\s+not|should|needs?\s+to|ha(?:s|ve)\s+to|everywhere)\b", re.I)
 
 
 def project_name(text: str, known: Iterable[str] = ()) -> str | None:

@@ -184,7 +184,7 @@ _TEAM_RE = re.compile(
     re.I,
 )
 _EMPLOYER_IN_RE = re.compile(r"\b(?:at|for|with)\s+(?P<e>(?:the\s+)?[A-Z][\w&.'’-]*(?:\s+[A-Z][\w&.'’-]*){0,2})")
-_CALLED_RE = re.compile(r"\s+(?:at|for|with)\s+(?:an?\s+)?(?:[\w-]+\s+){0,3}?(?:(?:called|named)\s+|[\w-]+\s+\()"
+_CALLED_RE = re.compile(r"\s+(?:at|for|with)\s+(?:an?\s+)?(?:[\w-]+\s+){0,3}?(?:(?:called|named)\s+|(?:[a-z]|(?<=in\s)[A-Z])[\w-]*\s+\()"
                         r"(?P<e>[A-Z][\w&.'’-]*(?:\s+[A-Z][\w&.'’-]*){0,2})")
 # where an employer's name ends inside a role ("at Paystack's Lagos office, team checkout")
 _EMPLOYER_END_RE = re.compile(r"\s*[,;(]|\s+(?:on|in|as|and|but|so|because|where|which|who|since|now|these days)\s+|"
@@ -2355,6 +2355,11 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
             for sentence, found in _by_sentence(hidden)]
 
 
+# the word a reason starts with: what follows it is why, not a second decision ("we're moving to Google Drive,
+# because Yuki and Mehdi both use Gmail")
+_REASON_BEFORE_RE = re.compile(r"\b(?:because|since)\W*$", re.I)  # (where a sentence's clauses are cut)
+
+
 def _by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
     if agent_generated(text):
         return []
@@ -2486,6 +2491,7 @@ def _by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
         cut = [(c, then) for part, then in parts for c in clauses(part)]
         before_sentence = person  # (who "him"/"her" in it can be: not its own subject)
         for clause, then in cut:
+            reason = _REASON_BEFORE_RE.search(body[:max(body.find(clause), 0)])  # (what follows "because")
             if then and not out and is_negative(parts[0][0]):
                 continue  # "I'm on the bus, so keep replies short": because of the moment, for the moment
             if then and not _OUTLIVES_RE.search(clause) and not (
@@ -2528,7 +2534,7 @@ def _by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
             if since != clause and any(s.slot in _JOB | {"team"} for s in _identity(since)):
                 clause = since  # "as of this week I'm the ops manager", "I start at X next week": the job from then on
             kin_of.update((kin.group("n"), kin.group("k")) for kin in _KIN_NAME_RE.finditer(clause))
-            pieces = _pieces(clause, inner or (None if hint == "rule" and out else hint))
+            pieces = _pieces(clause, inner or (None if hint == "rule" and out or hint == "decision" and reason else hint))
             named_before = person
             for piece, statements in pieces:
                 if not statements and len(pieces) == 1 and len(cut) > 1 and any(st.slot == "name" for st in out):

@@ -91,6 +91,10 @@ def test_categories(text, category):
     ("Metric units only please.", "rule"),
     ("Every migration needs a rollback script.", "rule"),  # (what every thing of a kind must have)
     ("Anything touching payroll has to go through Amal.", "rule"),
+    ("Commit messages should follow conventional commits.", "rule"),  # (what a thing should be, with no verb
+    ("Type hints everywhere.", "rule"),  # to begin it)
+    ("Exports need to go through Priya.", "rule"),
+    ("A patch release has to be signed off by Ana.", "rule"),
     ("Ping Dev before any release.", "rule"),  # (more imperatives)
     ("Round prices to the nearest euro.", "rule"),
     ("Assume zsh on macOS.", "rule"),
@@ -105,6 +109,23 @@ def test_categories(text, category):
     ("The user is the lab manager.", "identity"),  # (a role)
     ("The user is now marketing manager.", "identity"),
     ("The user is the only paralegal now.", "identity"),
+    ("The user is the only SRE.", "identity"),
+    ("The user is now a rates trader.", "identity"),
+    ("The user is a court translator.", "identity"),
+    ("The user is a conference interpreter.", "identity"),
+    ("The user was a midwife for 35 years.", "identity"),
+    ("The user is the only security person at Tallyrope.", "identity"),
+    ("The user has been made head nurse as of this week.", "identity"),  # (from now on, not for this week)
+    ("The user has been promoted to head coach.", "identity"),
+    ("The user became practice manager.", "identity"),
+    ("The user is head nurse this week.", "other"),
+    ("The user does hydrological modelling.", "identity"),  # (the work the person does)
+    ("The user mostly handles the admin side.", "identity"),
+    ("Started at Nordvik Engineering last week.", "identity"),  # (said without "I")
+    ("Freelancing full-time as a brand designer.", "identity"),
+    ("Working out of a tiny flat in Pune.", "identity"),
+    ("Still in Porto.", "identity"),
+    ("Still in the queue.", "other"),
     ("The user moved to Harrogate in the spring.", "identity"),  # (where the person lives and works)
     ("The user relocated to Singapore.", "identity"),
     ("The user is living in Zurich.", "identity"),
@@ -131,6 +152,24 @@ def test_categories(text, category):
     ("The user is fine with golden files.", "preference"),
     ("The user really doesn't like long intros.", "preference"),
     ("The user does love a good sponge cake.", "preference"),
+    ("Shorter study blocks work way better for the user.", "preference"),
+    ("Notebooks are fine for poking around.", "preference"),
+    ("Mermaid is fine for diagrams.", "preference"),
+    ("Emojis in summaries are fine by the user.", "preference"),
+    ("Blue and orange is best for the user.", "preference"),
+    ("Nested IFs make the user's eyes bleed.", "preference"),
+    ("Adobe subscriptions make the user want to scream.", "preference"),
+    ("Overleaf's track changes drive the user nuts.", "preference"),
+    ("Bullet points over paragraphs.", "preference"),
+    ("Pytest fixtures > unittest setUp methods.", "preference"),
+    ("The user mostly writes C for STM32.", "preference"),
+    ("The user mostly drafts in MicroStation.", "preference"),
+    ("The user can't bear podcasts.", "preference"),
+    ("The user is happiest in Excel.", "preference"),
+    ("The user is more comfortable with vim keybindings.", "preference"),
+    ("The user tends to like terse answers.", "preference"),
+    ("The user is not fond of scientific notation.", "preference"),
+    ("The deploy ran over the weekend.", "other"),  # (not "X over Y")
 ])
 def test_everyday_wordings(text, category):
     assert classify_statement(text) == category

@@ -121,6 +121,15 @@ def test_what_the_person_likes_or_hates_said_as_what_i_x_is_y(said, texts):
     assert [s.text for s in extract_statements(said)] == texts
 
 
+@pytest.mark.parametrize("said, employer", [
+    ("I'm the only backend dev at Lumen Ledger (Zagreb).", "The user works at Lumen Ledger."),  # (where it is)
+    ("I'm a level designer at a small studio in Manila (Bituin Games).", "The user works at Bituin Games."),
+])
+def test_a_name_in_brackets_after_an_employer_is_no_employer_of_its_own(said, employer):
+    """'The user works at Zagreb.' came of the city in brackets after the employer's name."""
+    assert [s.text for s in extract_statements(said) if s.slot == "employer"] == [employer]
+
+
 def test_an_employer_named_in_brackets_after_what_it_is_is_where_the_person_works():
     said = extract_statements("Evening! I'm Ines, a QA lead at a small insurance firm (Verdana Mutual), mostly manual testing.")
     assert [(s.text, s.slot) for s in said][:3] == [
@@ -3366,3 +3375,11 @@ def test_a_standing_instruction_asked_as_a_question_is_a_rule(said, records):
 ])
 def test_what_to_do_when_the_person_sends_something_is_a_rule_not_a_supposition(said, records):
     assert read(said) == records
+
+
+@pytest.mark.parametrize("why", ["because", "since"])
+def test_the_reason_for_a_decision_is_not_a_second_decision(why):
+    """'We decided: Yuki and Mehdi both use Gmail.' was the reason, read as a decision of its own."""
+    said = (f"Team decision from the committee: we're moving our files from OneDrive to Google Drive, {why} Yuki "
+            "and Mehdi both use Gmail.")
+    assert read(said) == [("decision", "We're moving our files from OneDrive to Google Drive.")]
