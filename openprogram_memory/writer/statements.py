@@ -1987,7 +1987,7 @@ _TASK_RE = re.compile(
     r"^(?:can you|could you|would you|pls|please|kindly|fix|refactor|add|update(?!\s+(?:from|on)\b)|write|make|"
     r"help|look at|check|rename|"
     r"change|move|remove|delete|implement|review|debug|figure out|find|investigate|set up|create|generate|draft|"
-    r"run|do|go|try|start|continue|proceed|let's)\b", re.I)
+    r"run|do|go|try|start|continue|proceed|let's|open|search|translate)\b", re.I)
 
 
 def _task_constraints(groups: list[tuple[str, list[Statement]]]) -> list[tuple[str, list[Statement]]]:
@@ -2360,6 +2360,17 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
 _REASON_BEFORE_RE = re.compile(r"\b(?:because|since)\W*$", re.I)  # (where a sentence's clauses are cut)
 
 
+# an instruction for the piece of work at hand: "in this figure", "on this invoice", "…, just fix the typo" (not "in this
+# repo", "in this company": where it holds for good)
+_AT_HAND_RE = re.compile(r"\b(?:in|on)\s+this\s+(?!(?:repo|project|team|company|codebase|house|workspace|org)\b)"
+                         r"[\w-]+\b|,\s+just\s+(?:fix|give)\s+(?!(?:it|things)\b)", re.I)
+
+
+def _at_hand(rule: str) -> bool:
+    """Whether ``rule`` is for the piece of work at hand, not from now on."""
+    return bool(_AT_HAND_RE.search(rule)) and not _FOR_GOOD_RE.search(rule)
+
+
 def _by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
     if agent_generated(text):
         return []
@@ -2385,6 +2396,8 @@ def _by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
                 statement.text) or statement.kind != "rule" and (re.match(r"in case you\b", statement.text, re.I) or
                                                                   _ANY_OF_IT_RE.search(statement.text)):
             return  # "don't merge migrations without his 👍", "keep that in mind when you schedule": about what?
+        if statement.kind == "rule" and _at_hand(statement.text):
+            return  # "always use the same colour for the control group in this figure": this figure's
         if _COURTESY_RE.search(statement.text):
             return  # "I prefer not to say", "Always happy to help test": a courtesy, not a preference or a rule
         if _AWAY_RE.search(statement.text):
@@ -2582,7 +2595,8 @@ def _by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
             out.extend(st for st in _learned(_WHICH_I_RE.sub("", sentence), person, thing, said_before, before_sentence)
                        if not _COURTESY_RE.search(st.text)
                        and not _AWAY_RE.search(st.text) and not (
-                st.kind == "rule" and _DANGLING_RULE_RE.search(st.text)))  # ("… without my 👍": whose what?)
+                st.kind == "rule" and (_DANGLING_RULE_RE.search(st.text) or _at_hand(st.text))))
+            # ("… without my 👍": whose what? "… on this invoice": this invoice's)
         if liking and out and out[-1].kind == "fact":  # the person's liking of the fact said before it
             fact = out[-1].text.rstrip(".")
             keep(Statement(finish(f"The user {conjugate(liking.group('v'))} that {fact[:1].lower()}{fact[1:]}"),

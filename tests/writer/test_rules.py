@@ -3383,3 +3383,41 @@ def test_the_reason_for_a_decision_is_not_a_second_decision(why):
     said = (f"Team decision from the committee: we're moving our files from OneDrive to Google Drive, {why} Yuki "
             "and Mehdi both use Gmail.")
     assert read(said) == [("decision", "We're moving our files from OneDrive to Google Drive.")]
+
+
+@pytest.mark.parametrize("said", [
+    "open a draft PR with the DMA changes, title it 'spi: use DMA for display flush' and add Hana as reviewer",
+    "Search the repo for hardcoded tokens and report file paths. Do not modify any files.",
+    "translate this into Welsh for the noticeboard pls: The surgery will be closed on Boxing Day.",
+])
+def test_the_steps_of_a_task_handed_over_are_no_standing_rules(said):
+    """'Add Hana as reviewer.' and 'Do not modify any files.' went to the core: steps of one task."""
+    assert read(said) == []
+
+
+@pytest.mark.parametrize("said, records", [
+    ("Always use the same colour for the control group in this figure.", []),  # (this figure's)
+    ("always double-check the VAT on this invoice before you total it", []),
+    ("don't touch the epilogue, just fix the tense in the last 3 paragraphs", []),
+    ("don't add any dynamics, just give me the melody line", []),
+    ("Always run the linter before pushing in this repo.", [("rule", "Always run the linter before pushing in this repo.")]),
+    ("Never commit secrets in this project.", [("rule", "Never commit secrets in this project.")]),
+    ("Always cc Ana on anything in this team.", [("rule", "Always cc Ana on anything in this team.")]),
+    ("Never promise delivery dates in this company.", [("rule", "Never promise delivery dates in this company.")]),
+    ("In this codebase we never throw from the service layer, errors are returned as values, so please follow that.",
+     [("rule", "In this codebase we never throw from the service layer, errors are returned as values, so please "
+               "follow that.")]),
+    ("Never schedule anything during 6-7pm, that's dinner and it's sacred in this house.",
+     [("rule", "Never schedule anything during 6-7pm, that's dinner and it's sacred in this house.")]),
+    ("Assume GDPR handling rules apply to everything in this workspace.",
+     [("rule", "Assume GDPR handling rules apply to everything in this workspace.")]),
+    ("Add a sign-off trailer on every commit you make in this org's repos.",
+     [("rule", "Add a sign-off trailer on every commit you make in this org's repos.")]),
+    ("Don't apologise when you get something wrong, just fix it.",
+     [("rule", "Don't apologise when you get something wrong, just fix it.")]),
+    ("Don't grovel in every message, just fix things.", [("rule", "Don't grovel in every message, just fix things.")]),
+    ("From now on when I paste a table don't restate it, just give me the takeaways.",
+     [("rule", "From now on when I paste a table don't restate it, just give me the takeaways.")]),
+])
+def test_an_instruction_for_the_piece_of_work_at_hand_is_no_standing_rule(said, records):
+    assert read(said) == records
