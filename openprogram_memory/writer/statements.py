@@ -1020,7 +1020,7 @@ def _rule(clause: str, hint: str | None) -> list[Statement]:
         return []  # ("always gets stuck at step 3": what keeps happening, not what to do; "always forget": the
         # person's own lapse, said without "I")
     if re.match(r"^(?:don't|do not|dont)\s+(?:worry|bother|mind|know|think|care|forget about|hesitate|get|have to|"
-                r"ask me why|be surprised|need to|be sorry|apologi|remember|understand|see|like|want|feel|really|even|"
+                r"ask me why|be surprised|need|be sorry|apologi|remember|understand|see|like|want|feel|really|even|"
                 r"judge|panic)\b",
                 body, re.I):
         return []

@@ -3421,3 +3421,9 @@ def test_the_steps_of_a_task_handed_over_are_no_standing_rules(said):
 ])
 def test_an_instruction_for_the_piece_of_work_at_hand_is_no_standing_rule(said, records):
     assert read(said) == records
+
+
+def test_what_the_person_does_not_need_is_no_instruction():
+    """'Don't need an essay.' (the person has no need of one) was filed as a rule."""
+    assert read("I much prefer short answers tbh. don't need an essay.") == [
+        ("preference", "The user much prefers short answers.")]
