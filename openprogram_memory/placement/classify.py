@@ -76,13 +76,13 @@ _IMPERATIVE_RE = re.compile(
     re.I,
 )
 # a lead-in that says the rest holds from now on ("Going forward, when you …", "From now on: …", "2) …")
-_LEAD_IN_RE = re.compile(r"^(?:(?:going\s+forward|from\s+now\s+on|in\s+(?:the\s+)?future|in\s+general|\d+[).]|just|please|pls|abeg)[,:]?\s+)+",
+_LEAD_IN_RE = re.compile(r"^(?:(?:going\s+forward|from\s+now\s+on|in\s+(?:the\s+)?future|in\s+general|\d+[).]|just|pls|abeg)[,:]?\s+)+",
                          re.I)
 # what to do when something happens, said to the assistant ("When you draft emails, keep them short.",
 # "If I paste a ticket, summarise it first.")
 _CONDITIONAL_RE = re.compile(
     r"^(?:when(?:ever)?|if|any\s*time|every\s*time|each\s+time|before|after)\s+"
-    r"(?:you|u|I\s+(?:ask|send|paste|say|share|forward|upload|give\s+you|mention))\b",
+    r"(?:you|u|I\s+(?:ask|send|paste|say|share|forward))\b",
     re.I,
 )
 _CLAUSE_RE = re.compile(r"^(?:when(?:ever)?|if|any\s*time|every\s*time|each\s+time|before|after|once|unless)\s+[^,;:]{1,80}[,;:]\s*",
@@ -155,7 +155,7 @@ _IDENTITY_RE = re.compile(
     rf"(?:is|was|am|been\s+made|promoted\s+to|became)\s+(?:[\w&'’-]+\s+){{0,5}}?{_ROLE_NOUN}|"
     r"(?:moved|relocated)\s+to\s+(?-i:[A-Z])\w*|joined\s+(?-i:[A-Z])\w*|(?:works?|working)\s+(?:for|as|at)|"
     r"living\s+in|(?:first|second|native)\s+language|(?:left|quit)\s+(?-i:[A-Z])\w*|"
-    r"(?:manages|runs|owns|coordinates|co-maintains|maintains)\s+(?:the\s+|a\s+|an\s+)?(?:[\w&'’-]+\s+){0,3}?"
+    r"(?:manages|runs|owns|coordinates|maintains)\s+(?:the\s+|a\s+|an\s+)?(?:[\w&'’-]+\s+){0,3}?"
     r"(?-i:[A-Z])\w*|"
     r"(?:is|am)\s+(?:now\s+)?(?:at|with)\s+(?:the\s+)?(?-i:[A-Z])\w*|"
     r"^the\s+user\s+(?:mostly\s+|just\s+)?(?:does|handles)\b|"  # (the work a person does: "The user does hydrological
@@ -163,7 +163,8 @@ _IDENTITY_RE = re.compile(
     r"^(?:started|freelancing|working)\s+(?:at|as|out\s+of|full[- ]time)\b|^still\s+(?:in|at)\s+(?-i:[A-Z])\w*)\b",
     re.I,
 )
-_MODAL_RE = re.compile(r"\b(?:always|never|must|mustn't|must\s+not|should|needs?\s+to|ha(?:s|ve)\s+to|everywhere)\b", re.I)
+_MODAL_RE = re.compile(r"\b(?:always|never|must|mustn't|must\s+not|should|(?<!no )needs?\s+to|ha(?:s|ve)\s+to|"
+                       r"everywhere)\b", re.I)
 
 
 def project_name(text: str, known: Iterable[str] = ()) -> str | None:

@@ -184,7 +184,10 @@ _TEAM_RE = re.compile(
     re.I,
 )
 _EMPLOYER_IN_RE = re.compile(r"\b(?:at|for|with)\s+(?P<e>(?:the\s+)?[A-Z][\w&.'’-]*(?:\s+[A-Z][\w&.'’-]*){0,2})")
-_CALLED_RE = re.compile(r"\s+(?:at|for|with)\s+(?:an?\s+)?(?:[\w-]+\s+){0,3}?(?:(?:called|named)\s+|(?:[a-z]|(?<=in\s)[A-Z])[\w-]*\s+\()"
+# "at a fintech called Ledgerly", "at a small insurance firm (Verdana Mutual)", "at a studio in Manila (Bituin
+# Games)": the name after what the employer is (not the city after its name: "at Lumen Ledger (Zagreb)")
+_CALLED_RE = re.compile(r"\s+(?:at|for|with)\s+(?:an?\s+)?(?:[\w-]+\s+){0,3}?(?:(?:called|named)\s+|"
+                        r"(?:[a-z]|(?<=in\s)[A-Z])[\w-]*\s+\()"
                         r"(?P<e>[A-Z][\w&.'’-]*(?:\s+[A-Z][\w&.'’-]*){0,2})")
 # where an employer's name ends inside a role ("at Paystack's Lagos office, team checkout")
 _EMPLOYER_END_RE = re.compile(r"\s*[,;(]|\s+(?:on|in|as|and|but|so|because|where|which|who|since|now|these days)\s+|"
@@ -1477,6 +1480,8 @@ def _asked_for_good(clause: str) -> str | None:
     if not (asked.group("lead") or re.match(r"(?:please\s+)?(?:always|never|don't|do not)\b", rest, re.I)):
         return None
     return (asked.group("lead") or "") + rest
+
+
 def classify_clause(clause: str, hint: str | None = None) -> list[Statement]:
     """The durable statements in one clause (usually none or one), in the order the detectors run."""
     quoted = re.search(r"\s(?:'[^'\"“”]+(?P<q>')|[\"“][^\"'“”]{1,11}(?P<qq>[\"”]))[\s.!…]*$", clause)
