@@ -13,6 +13,12 @@ from openprogram_memory.placement.classify import (
 )
 
 
+def _reads_as(text, category):
+    assert classify_statement(text) == category
+    assert explain_statement(text)[0] == category
+    assert category in CATEGORIES
+
+
 @pytest.mark.parametrize("text, category", [
     ("Always answer in metric units.", "rule"),
     ("Never invent tool results; report only what tools returned.", "rule"),
@@ -64,9 +70,7 @@ from openprogram_memory.placement.classify import (
     ("Looks like the build is flaky today.", "other"),
 ])
 def test_categories(text, category):
-    assert classify_statement(text) == category
-    assert explain_statement(text)[0] == category
-    assert category in CATEGORIES
+    _reads_as(text, category)
 
 
 # The writer's wordings of rules, preferences and identity that a person writes every day. Each must reach the core:
@@ -172,7 +176,7 @@ def test_categories(text, category):
     ("The deploy ran over the weekend.", "other"),  # (not "X over Y")
 ])
 def test_everyday_wordings(text, category):
-    assert classify_statement(text) == category
+    _reads_as(text, category)
 
 
 # one wording per signal the classifier reads (each fails when its alternative is taken out)
@@ -301,9 +305,7 @@ def test_everyday_wordings(text, category):
     ('Invoices need to be in euros.', 'rule'),
 ])
 def test_each_signal(text, category):
-    assert classify_statement(text) == category
-    assert explain_statement(text)[0] == category
-    assert category in CATEGORIES
+    _reads_as(text, category)
 
 
 def test_reasons_are_readable():
