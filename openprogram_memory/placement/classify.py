@@ -80,13 +80,12 @@ _LEAD_IN_RE = re.compile(r"^(?:(?:going\s+forward|from\s+now\s+on|in\s+(?:the\s+
                          re.I)
 # what to do when something happens, said to the assistant ("When you draft emails, keep them short.",
 # "If I paste a ticket, summarise it first.")
+_WHEN = r"when(?:ever)?|if|any\s*time|every\s*time|each\s+time|before|after"  # (the words a condition starts with)
 _CONDITIONAL_RE = re.compile(
-    r"^(?:when(?:ever)?|if|any\s*time|every\s*time|each\s+time|before|after)\s+"
-    r"(?:you|u|I\s+(?:ask|send|paste|say|share|forward))\b",
+    rf"^(?:{_WHEN})\s+(?:you|u|I\s+(?:ask|send|paste|say|share|forward))\b",
     re.I,
 )
-_CLAUSE_RE = re.compile(r"^(?:when(?:ever)?|if|any\s*time|every\s*time|each\s+time|before|after|once|unless)\s+[^,;:]{1,80}[,;:]\s*",
-                        re.I)
+_CLAUSE_RE = re.compile(rf"^(?:{_WHEN}|once|unless)\s+[^,;:]{{1,80}}[,;:]\s*", re.I)
 # what every thing of a kind must do or have ("Any change under safety/ needs a line in SAFETY_CHANGELOG.md.")
 _EVERY_RE = re.compile(r"^(?:any|anything|every|everything|nothing|each|all)\b[^.;]{0,80}?\b(?:needs?|should|must|"
                        r"has\s+to|have\s+to|goes|go|gets|stays?)\b", re.I)
