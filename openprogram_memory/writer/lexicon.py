@@ -41,7 +41,7 @@ ROLE_NOUNS = (
     r"registrar|notary|hygienist|gp|headteacher|head teacher|educator|pastor|priest|imam|rabbi|vicar|chaplain|"
     r"volunteer|organi[sz]er|fundraiser|campaigner|lobbyist|diplomat|civil servant|dispatcher|shopkeeper|"
     r"retailer|homemaker|housewife|househusband|retiree|pensioner|pupil|technologist|doula|pianist|violinist|"
-    r"drummer|guitarist|novelist|typist"
+    r"drummer|guitarist|novelist|typist|handler"
 )
 ROLE_RE = re.compile(rf"\b(?:{ROLE_NOUNS})s?\b", re.I)
 

@@ -102,7 +102,8 @@ _SHARED_VERBS = "hate|love|like|prefer|dislike|enjoy|need|want|use|avoid|speak|l
 
 
 _FIRST_WORD_RE = re.compile(r"\b(?:(?P<im>[Ii]['’]m)|(?P<ive>[Ii]['’]ve)|(?P<ill>[Ii]['’]ll)|(?P<id>[Ii]['’]d)|(?P<my>[Mm]y)|"
-                            r"(?P<me>me))\b|(?P<i>(?<![\w'’-])I\b(?!-)|(?<![\w'’.-])i(?![\w'’.-]))")  # ("the sub-I": a title)
+                            r"(?P<me>me))\b|(?P<i>(?<![\w'’-])I\b(?!-)(?!\s+(?:at|in|on|for|with|of|to)\b)|(?<![\w'’.-])i(?![\w'’.-]))")
+# ("the sub-I": a title; "a Software Engineer I at Lumenfold": a grade, no one's "I")
 _FIRST_FORMS = {"im": "the user is", "ive": "the user has", "ill": "the user will", "id": "the user would",
                 "my": "the user's", "me": "the user", "i": "the user"}
 
@@ -128,8 +129,9 @@ def about_user(clause: str) -> str:
 
 
 def finish(text: str) -> str:
-    """Capitalized, single-spaced, ending in one full stop."""
-    text = " ".join(text.split()).strip(" ,;:-—–")
+    """Capitalized, single-spaced, ending in one full stop; empty brackets ("dialogues (   )", not a call's "print()")
+    left out."""
+    text = " ".join(re.sub(r"(?<!\S)\(\s*\)", " ", text).split()).strip(" ,;:-—–")
     text = re.sub(r"[.!…]+$", "", text).rstrip(" ,;:-—–")
     if text.count('"') % 2:  # (a quote the text ends inside is closed: 'sign as "Ana Lima, CFO')
         text += '"'

@@ -378,7 +378,7 @@ _PUNCTUATED_WORDS = (  # lead-ins only when punctuation follows ("No, …" but n
     r"note|reminder|update|correction|context|background|change of plans?|change of mind|changed my mind|wait|final call|"
     r"final answer|final decision|decision made|decision|verdict|"
     r"good|perfect|awesome|got it|understood|makes sense|sounds good|lol|haha|"
-    r"sir|there"  # "Hello sir, …", "Hi there, …"
+    r"sir|there|(?:good\s+)?(?:morning|afternoon|evening)"  # "Hello sir, …", "Hi there, …", "Morning, …"
 )
 _FILLER_RE = re.compile(
     rf"^(?:(?:(?:{_FILLER_WORDS})\b[\s,:;!.…—–-]*)|(?:(?:{_PUNCTUATED_WORDS})\b\s*[,:;!.…—–-]+\s*))+",

@@ -442,6 +442,8 @@ def _appositive(part: str) -> list[Statement]:
                        part, re.I)
     if working:  # "… at Zalando, working mostly with Kotlin and Spring"
         return _mostly(f"{working.group('how') or 'mostly'} with {working.group('x')}")
+    if re.match(r"(?:live|work|teach|study)\s+(?:in|at|for|from)\s", part, re.I):
+        part = f"I {part}"  # "Tomasz, retired, live in gdansk now": what the person says of themself, "I" left out
     if re.match(rf"(?:{_IM}|{_I})\s", part):
         return _identity(part) or _work_said(part)  # "Iñaki here, I'm the QA lead at Norte Games" ("a" + "I'm …"
         # once garbled it); "Ana here, I run events in Lagos"
@@ -449,7 +451,9 @@ def _appositive(part: str) -> list[Statement]:
     # as Java developer …", "I'm now at Quayside Labs, still as a staff engineer"
     if not part or len(part.split()) > 12 or re.match(r"(?:not|no longer|never|rather than)\b", part, re.I):
         return []  # "a designer, not a developer": what the person is not
-    personal = _personal(f"I'm {part}") if not re.match(r"\d+\s", part) else []
+    retired_as = re.match(r"retired\s", part, re.I) and lx.ROLE_RE.search(part)  # ("Tomasz, retired chemistry
+    # teacher": the job the person is known by, as "I'm a retired GP" is read; "retired, two grandkids" is personal)
+    personal = _personal(f"I'm {part}") if not re.match(r"\d+\s", part) and not retired_as else []
     if personal:  # "I'm Fatima, mum of three, …" ("Ravi, 34, …" is an age; "5 of us", "3 years in" are not)
         return personal
     team = re.match(r"(?:from|on|in|with|joining)\s+(?:the\s+)?(?P<v>.+?\b(?:team|squad|group))\b", part, re.I)
@@ -858,13 +862,16 @@ _POINTS_BACK_RE = re.compile(r"\b(?:it(?!\s+(?:when|if)\b)|this(?!\s+(?:repo|pro
                              r"that(?=\s+stuff\b))\b", re.I)
 
 
+_KIND_OF_THING = r"(?:\s+[\w-]+){2,4}s\W*$"  # "those fake textbook dialogues": a kind of thing, not one said before
+
+
 def _of_something_said(clause: str) -> bool:
     """Whether a liking is of what was said before ("I find them confusing", "I really like it"): what is liked is
     only in this conversation."""
     said = re.split(r",|(?<!\bit)\s+(?:but|when|unless|before|keep)\s+|\s+than\s+(?=(?:\w+\s+){0,2}?(?:them|it)\b)",
                     clause)[0]  # (not an aside or a condition after it; "flag false positives than drop them": of them)
     return bool(re.match(rf"^{_I}{_ADV}\s+(?:find|like|hate)\s+"
-                         r"(?:it(?!\s+(?:when|if)\b)|them|this|that|these|those)\b", clause, re.I)
+                         rf"(?:it(?!\s+(?:when|if)\b)|them|this|that|these(?!{_KIND_OF_THING})|those(?!{_KIND_OF_THING}))\b", clause, re.I)
                 or _POINTS_BACK_RE.search(said) and not _names_something(said))
 
 
@@ -1381,11 +1388,11 @@ def _fact(clause: str, hint: str | None) -> list[Statement]:
 
 
 def _of_someone(clause: str) -> bool:
-    """Whether a clause shaped like a fact says who a person is: it says what someone or something "is", the
-    corpus-trained classifier reads it as about people more than as a fact, and it names no system ("Dimitri is the
-    internal moderator", "The landlord is Mr. Mwangi"; "Compass is the staging db" and "error tracking goes to Sentry"
-    are facts, whatever a name like Compass or Sentry reads as)."""
-    if lx.THING_RE.search(clause) or not re.search(r"\b(?:is|are)\b", clause, re.I):
+    """Whether a clause shaped like a fact says who a person is or what they do: it says what someone or something
+    "is", or starts with a name, the corpus-trained classifier reads it as about people more than as a fact, and it
+    names no system ("Dimitri is the internal moderator", "The landlord is Mr. Mwangi", "Nour has MENA"; "Compass is
+    the staging db" and "error tracking goes to Sentry" are facts, whatever a name like Compass or Sentry reads as)."""
+    if lx.THING_RE.search(clause) or not (re.search(r"\b(?:is|are)\b", clause, re.I) or leading_name(clause)):
         return False  # (the cheap tests first: the classifier is asked only of a clause they leave)
     likely = learned.probabilities(clause)
     return likely.get("people", 0) > likely.get("fact", 0)
@@ -2643,7 +2650,7 @@ def _weighed(sentence: str, found: list[Statement]) -> list[Statement]:
     where it reads a kind that is not for the core (a fact, a person, a schedule …), doubted."""
     whole = len(found) == 1 and len(found[0].text.split()) >= COVERS * len(sentence.split())
     if not whole and len(found) < 2 and not any(st.kind in CORE_CATEGORIES for st in found):
-        return found  # (nothing to weigh: the classifier is not asked)
+        return [_dated(st) for st in found]  # (nothing else to weigh: the classifier is asked of a fact that says when)
     probs = learned.probabilities(sentence)
     if whole and found[0].slot != "timezone":  # (a time zone the rules read is the person's, whatever the words
         # around it: "for context I'm in Europe/Lisbon time" is no place they live)
@@ -2654,8 +2661,19 @@ def _weighed(sentence: str, found: list[Statement]) -> list[Statement]:
             found = [replace(found[0], kind=kind, slot=slot_of(text) if kind in ("identity", "personal") else None)]
     elif len(found) > 1:
         found = [_surely(st) for st in found]
+    found = [_dated(st) for st in found]
     return [replace(st, doubted=True) if st.kind in CORE_CATEGORIES and learned.doubts(probs, st.kind, CORE_CATEGORIES)
             else st for st in found]
+
+
+def _dated(statement: Statement) -> Statement:
+    """A fact the rules read that says when (a day, a month, a time of day) is a schedule where the classifier finds
+    it more like one than like a fact ("The board pack locks on the 10th of each month", "The food bank is open
+    Wednesdays 10-1"; "The retest window is 30 days" stays a fact)."""
+    if statement.kind != "fact" or not _says_when(statement.text):
+        return statement
+    probs = learned.probabilities(statement.text)
+    return replace(statement, kind="schedule") if probs.get("schedule", 0.0) > probs.get("fact", 0.0) else statement
 
 
 def _surely(statement: Statement) -> Statement:

@@ -212,6 +212,56 @@ def test_a_greeting_before_an_introduction_and_a_move_to_another_team(said, text
     assert [s.text for s in said] == texts and all(s.kind == "identity" and s.slot for s in said)
 
 
+@pytest.mark.parametrize("said, records", [
+    ("Morning, I'm Kasia Nowak, senior loss handler at Baltic Re, on the marine team.",
+     [("name", "The user's name is Kasia Nowak."), ("role", "The user is a senior loss handler."),
+      ("employer", "The user works at Baltic Re."), ("team", "The user is on the marine team.")]),
+    ("hello, Gwilym here, retired geography teacher, live in Aberystwyth these days.",
+     [("name", "The user's name is Gwilym."), ("role", "The user is a retired geography teacher."),
+      ("location", "The user lives in Aberystwyth these days.")]),
+    ("I'm Bea, retired, two grandkids.", [("name", "The user's name is Bea."), (None, "The user is retired.")]),
+    ("Ines here, retired since 2019.", [("name", "The user's name is Ines."), (None, "The user is retired since 2019.")]),
+])
+def test_each_thing_an_introduction_lists_after_the_name_is_read(said, records):
+    assert [(s.slot, s.text) for s in extract_statements(said)][:len(records)] == records
+
+
+def test_a_grade_after_a_job_title_is_no_i_of_the_person():
+    assert "the user" not in " ".join(s.text for s in extract_statements(
+        "officially a Data Analyst I at Corvid Health now, no longer a temp.")).casefold()
+
+
+@pytest.mark.parametrize("said, kind", [
+    ("The surgery is open Tuesdays 9-12.", "schedule"),
+    ("Our food bank is open Wednesdays 10-1, which is when most of the volunteers are free.", "schedule"),
+    ("The client walk-round is the first Thursday of the month.", "schedule"),
+    ("The warehouse was migrated to Snowflake in March.", "fact"),  # (when it happened, once)
+    ("The cooling-off period is 14 days.", "fact"),
+])
+def test_a_fact_that_says_when_is_a_schedule_where_it_reads_like_one(said, kind):
+    assert [s.kind for s in extract_statements(said)] == [kind]
+
+
+@pytest.mark.parametrize("said, kind", [
+    ("Heads up, Farida only ever reads the subject line of emails.", "people"),
+    ("Tariq has the APAC accounts.", "people"),
+    ("Grafana only keeps 30 days of metrics.", "fact"),
+])
+def test_what_a_named_person_does_is_about_them_and_a_named_system_stays_a_fact(said, kind):
+    assert [s.kind for s in extract_statements(said)] == [kind]
+
+
+@pytest.mark.parametrize("said, kept", [
+    ("Honestly I hate those cheesy stock photo captions.", ["The user hates those cheesy stock photo captions."]),
+    ("honestly i hate those fake textbook dialogues (   ).", ["The user hates those fake textbook dialogues."]),
+    ("I hate the .format() style.", ["The user hates the .format() style."]),
+    ("I hate those.", []),  # (what was just said)
+    ("I hate those colours.", []),
+])
+def test_a_liking_of_a_kind_of_thing_is_kept_and_of_what_was_just_said_is_not(said, kept):
+    assert [s.text for s in extract_statements(said) if s.kind == "preference"] == kept
+
+
 def test_the_reason_after_an_instruction_is_not_kept_with_it():
     said = extract_statements("Please explain in simple English, my English is not so good. Thank you sir.")
     assert [(s.kind, s.text) for s in said] == [("rule", "Explain in simple English.")]
