@@ -239,6 +239,7 @@ def _split_ends(paragraph: str) -> list[str]:
         before = paragraph[start:match.start()]
         word = re.search(r"([\w.]+)$", before)
         if match.group(1) == "." and word and (word.group(1).casefold().rstrip(".") in _ABBREVIATIONS
+                                               or word.group(1) == "ca"  # ("ca. 3200 products": about; "in CA." ends)
                                                or re.fullmatch(r"[A-Za-z]", word.group(1))
                                                and before[word.start() - 1:word.start()] not in ("'", "’")
                                                and (word.group(1).islower() or paragraph[match.end():match.end() + 1].isupper())):

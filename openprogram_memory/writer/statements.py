@@ -111,8 +111,8 @@ def leading_name(text: str, max_words: int = 3) -> str | None:
         if not _is_name_word(words[0].rstrip(",.;:!")):
             return None
     for word in words[:max_words]:
-        if not _is_name_word(word.rstrip(",.;:!")):
-            break
+        if not _is_name_word(word.rstrip(",.;:!")) and not (picked and re.fullmatch(r"(?-i:[A-HJ-Z])[,;:!]?", word)):
+            break  # ("Coach V", "Maria G": a last initial after a name; not "Priya I …")
         picked.append(word.rstrip(",.;:!"))
         if word[-1:] in ",.;:!":
             break
@@ -245,6 +245,11 @@ _OTHER_TIME = r",?\s+and\s+(?=the rest\b)"  # "… at Elm Park Primary and the r
 _WHEN_END_RE = re.compile(rf",?\s+(?:(?:from|on|starting)\s+)?(?:(?:next|this|last)\s+)?(?:week|month|{lx.DAYS})$", re.I)
 
 
+# a job title in capitals where a name would be: "I'm Head of Regulatory at …", "I'm Lead Engineer …" (not "I'm Dean
+# Martin": a name that is also a job)
+_TITLE_RE = re.compile(rf"(?:{lx.ROLE_NOUNS})(?:\s+of\b|\s+(?:{lx.ROLE_NOUNS})\b|\W*$)", re.I)
+
+
 def _identity(clause: str) -> list[Statement]:
     clause = re.sub(r"^(?:my\s+)?day\s+job(?:'s|\s+is)\s+(?=(?-i:[A-Z])|an?\s)", "I'm ", clause, flags=re.I)  # "day job
     # is SRE at a bank in Dublin"
@@ -258,7 +263,7 @@ def _identity(clause: str) -> list[Statement]:
         rest = clause[lead.end():]
         name = leading_name(rest)
         if name and not _LOCATION_RE.match(clause) and not re.match(r"(?:at|from|in|on|with)\b", rest, re.I) and \
-                not re.search(r"['’]s$", name):  # ("it's Ana's": whose, not a name)
+                not re.search(r"['’]s$", name) and not _TITLE_RE.match(rest):  # ("it's Ana's": whose, not a name)
             tail = rest[len(name):].strip(" ,")
             words = [w for w in name.split() if not w.endswith(("ese", "ish", "ian", "ean", "can"))]
             if words:
@@ -347,7 +352,9 @@ def _identity(clause: str) -> list[Statement]:
         head = re.split(r"\s+(?:at|for|with|on|in|of|who|and|but|so|because)\s+", value)[0]
         field = re.match(rf"{_I}{_ADV}\s+do\s", clause) and re.search(
             rf"\b{WORK_FIELD}$", head, re.I)  # "I do data engineering at …": a field of work
-        if (lx.ROLE_RE.search(head) or field) and len(head.split()) <= 6 and not re.match(
+        acronym = re.fullmatch(r"(?-i:[A-Z]{2,5})", head) and re.search(rf"^{_IM}\s+an?\s+$", clause[:match.start("v")])
+        # ("I'm an SDET on the payments team", "I'm a BCBA in Ohio": a job said by its letters)
+        if (lx.ROLE_RE.search(head) or field or acronym) and len(head.split()) <= 6 and not re.match(
                 r"(?:bit|little|lot|fan|big fan|huge fan|stickler|sucker|night owl|morning person|"
                 r"people person|cat person|dog person)\b", value, re.I):
             bare = _BARE_PLACE_RE.fullmatch(appositives[0]) if appositives else None
@@ -373,6 +380,9 @@ def _identity(clause: str) -> list[Statement]:
                                      "team"))
             out.extend(place)
             for part in appositives:
+                if employer and re.match(r"an?\s", part, re.I) and not lx.ROLE_RE.search(part):
+                    out.append(Statement(finish(f"{employer} is {part}"), "fact", keyword(employer), subject=employer))
+                    continue  # "… at Quillon Bio, a 40-person biotech": what the employer is
                 out.extend(_appositive(part))
             return out
     match = _BUSINESS_RE.match(clause) or _TEACH_RE.match(clause)
@@ -2261,8 +2271,8 @@ _NEED_NOW_RE = re.compile(rf"^(?:{_I}|we){_ADV}\s+need\s+(?:a|an|some|new|more)\
 _ENDED_RE = re.compile(r"\bnot\b.*\bnow$", re.I)
 
 
-# "it"/"them" past a clause's first word: what it points to was said in the clause before
-_IT_LATER_RE = re.compile(r"(?<!^)\b(?:it|them)\b", re.I)
+# "it"/"them"/"that format" past a clause's first word: what it points to was said in the clause before
+_IT_LATER_RE = re.compile(r"(?<!^)\b(?:it|them|that\s+format)\b", re.I)
 
 
 def _alone(clause: str) -> bool:
@@ -2412,6 +2422,8 @@ def _by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
             return  # "always use the same colour for the control group in this figure": this figure's
         if _COURTESY_RE.search(statement.text):
             return  # "I prefer not to say", "Always happy to help test": a courtesy, not a preference or a rule
+        if statement.kind == "preference" and re.search(r"\blikes?\s+\d", statement.text):
+            return  # "i got 38 kids and like 20 flags": about 20, no liking
         if _AWAY_RE.search(statement.text):
             return  # "she's out till monday": a passing absence (who is on leave until March is kept)
         if statement.kind == "rule" and _REPORT_BACK_RE.search(statement.text) and not _OUTLIVES_RE.search(

@@ -15,7 +15,7 @@ import pytest
 
 from openprogram_memory.writer.pipeline import write_report
 from openprogram_memory.writer.quality import load_corpus
-from openprogram_memory.writer.statements import extract_statements
+from openprogram_memory.writer.statements import extract_statements, leading_name
 
 from .helpers import LATER, T0, chain, marked, settings, workspace
 
@@ -224,6 +224,52 @@ def test_a_greeting_before_an_introduction_and_a_move_to_another_team(said, text
 ])
 def test_each_thing_an_introduction_lists_after_the_name_is_read(said, records):
     assert [(s.slot, s.text) for s in extract_statements(said)][:len(records)] == records
+
+
+@pytest.mark.parametrize("said, records", [
+    ("For background, I'm Head of Clinical Ops at Maravel Bio, a 60-person biotech.",
+     [("identity", "The user is Head of Clinical Ops."), ("identity", "The user works at Maravel Bio."),
+      ("fact", "Maravel Bio is a 60-person biotech.")]),
+    ("I'm Principal Engineer at Dunmore.", [("identity", "The user is Principal Engineer."),
+                                            ("identity", "The user works at Dunmore.")]),
+    ("Hi, I'm Dean Okafor from payroll.", [("identity", "The user's name is Dean Okafor.")]),
+    ("I'm Registrar.", [("identity", "The user is Registrar.")]),
+    ("fwiw I'm an LPN on the night team at Mercy West.", [("identity", "The user is an LPN."),
+                                                         ("identity", "The user works at Mercy West."),
+                                                         ("identity", "The user is on the night team.")]),
+    ("I'm a UK citizen.", [("identity", "The user is a UK citizen.")]),
+])
+def test_a_job_title_in_capitals_is_no_name_and_what_the_employer_is_is_a_fact(said, records):
+    assert [(s.kind, s.text) for s in extract_statements(said)] == records
+
+
+@pytest.mark.parametrize("said", ["I'm a UK citizen.", "I'm ADHD, for what it's worth."])
+def test_letters_that_are_no_job_are_no_role(said):
+    assert not any(s.slot == "role" for s in extract_statements(said))
+
+
+@pytest.mark.parametrize("said, name", [
+    ("fyi i go by Coach T at school.", "Coach T"),
+    ("I'm Tomas B, the new bookkeeper.", "Tomas B"),
+])
+def test_a_last_initial_after_a_name_is_part_of_it(said, name):
+    assert [s.text for s in extract_statements(said) if s.slot == "name"] == [f"The user's name is {name}."]
+
+
+def test_a_name_before_i_is_no_initial():
+    assert leading_name("Priya I think the deploy is fine") == "Priya"
+    assert leading_name("A quick note on deploys") is None
+
+
+def test_like_before_a_number_is_about_that_many_and_no_liking():
+    assert not [s for s in extract_statements("ok i got 30 players and like 12 helmets that fit, so we rotate")
+                if s.kind == "preference"]
+
+
+def test_circa_does_not_end_a_sentence():
+    assert [s.text for s in extract_statements("The webshop lists ca. 4100 titles, not the whole stock.")] == [
+        "The webshop lists ca. 4100 titles, not the whole stock."]
+    assert len(extract_statements("Our warehouse is in CA. We ship 40 orders a day.")) == 2  # (California ends one)
 
 
 def test_a_grade_after_a_job_title_is_no_i_of_the_person():
