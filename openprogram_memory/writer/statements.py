@@ -250,6 +250,9 @@ _WHEN_END_RE = re.compile(rf",?\s+(?:(?:from|on|starting)\s+)?(?:(?:next|this|la
 _TITLE_RE = re.compile(rf"(?:{lx.ROLE_NOUNS})(?:\s+of\b|\s+(?:{lx.ROLE_NOUNS})\b|\W*$)", re.I)
 
 
+_HEADCOUNT_RE = re.compile(r"\b\d+[- ]person\b", re.I)  # "a 12-person publisher": a firm, not a job
+
+
 def _identity(clause: str) -> list[Statement]:
     clause = re.sub(r"^(?:my\s+)?day\s+job(?:'s|\s+is)\s+(?=(?-i:[A-Z])|an?\s)", "I'm ", clause, flags=re.I)  # "day job
     # is SRE at a bank in Dublin"
@@ -380,9 +383,9 @@ def _identity(clause: str) -> list[Statement]:
                                      "team"))
             out.extend(place)
             for part in appositives:
-                if employer and re.match(r"an?\s", part, re.I) and not lx.ROLE_RE.search(part):
+                if employer and re.match(r"an?\s", part, re.I) and (not lx.ROLE_RE.search(part) or _HEADCOUNT_RE.search(part)):
                     out.append(Statement(finish(f"{employer} is {part}"), "fact", keyword(employer), subject=employer))
-                    continue  # "… at Quillon Bio, a 40-person biotech": what the employer is
+                    continue  # "… at Quillon Bio, a 40-person biotech", "…, a 12-person publisher": what the employer is
                 out.extend(_appositive(part))
             return out
     match = _BUSINESS_RE.match(clause) or _TEACH_RE.match(clause)
@@ -467,7 +470,8 @@ def _appositive(part: str) -> list[Statement]:
     if personal:  # "I'm Fatima, mum of three, …" ("Ravi, 34, …" is an age; "5 of us", "3 years in" are not)
         return personal
     team = re.match(r"(?:from|on|in|with|joining)\s+(?:the\s+)?(?P<v>.+?\b(?:team|squad|group))\b", part, re.I)
-    if team:
+    if team and not re.fullmatch(r"(?:the\s+)?team", team.group("v"), re.I):  # ("Jo K with the
+        # team": whose team, unsaid)
         return [Statement(finish(f"The user is on the {team.group('v')}"), "identity", keyword(team.group("v")),
                           "team")]
     if re.match(r"(?:based|living|located)\s+(?:in|out of)\b|(?:originally\s+)?from\s+[A-Z]", part):
