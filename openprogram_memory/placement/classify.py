@@ -202,11 +202,16 @@ _SIGNALS: tuple[tuple[Callable[[str], re.Match[str] | None], Category, str], ...
 )
 
 
+# where the person works is who they are, even where a project topic bears the employer's name ("The user works at
+# Larkspur Books." beside topics/projects/larkspur-books.md)
+_WORKS_AT_RE = re.compile(r"^the\s+user\s+(?:now\s+)?works\s+(?:at|for)\b", re.I)
+
+
 def explain_statement(text: str, known_projects: Iterable[str] = ()) -> tuple[Category, str]:
     """``(category, reason)``: the category and the rule that decided it."""
     plain = _LEAD_IN_RE.sub("", " ".join(re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text).split()))
     name = project_name(plain, known_projects)
-    if name is not None:
+    if name is not None and not _WORKS_AT_RE.match(plain):
         return "project", f"names the project {name!r}"
     for find, category, reason in _SIGNALS:
         hit = find(plain)

@@ -314,6 +314,12 @@ def test_reasons_are_readable():
     assert "always" in explain_statement("Always answer in metric.")[1].lower()
 
 
+def test_where_the_person_works_stays_who_they_are_beside_a_project_of_that_name():
+    assert classify_statement("The user works at Larkspur Books.", known_projects=["larkspur-books"]) == "identity"
+    assert classify_statement("The user now works for Larkspur Books.", known_projects=["larkspur-books"]) == "identity"
+    assert classify_statement("Larkspur Books ships 300 orders a week.", known_projects=["larkspur-books"]) == "project"
+
+
 def test_known_projects_win():
     assert classify_statement("Remember that Zephyr needs Python 3.12.") == "rule"
     assert classify_statement("Remember that Zephyr needs Python 3.12.", known_projects=["zephyr"]) == "project"
