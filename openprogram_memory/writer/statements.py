@@ -2433,6 +2433,9 @@ def _by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
         if statement.kind == "rule" and _REPORT_BACK_RE.search(statement.text) and not _OUTLIVES_RE.search(
                 statement.text):
             return  # "run the migrations on local and tell me if anything breaks": a job to do now, and report
+        if statement.kind == "rule" and re.match(r"only\b.*\bcalls?\s+me\b", statement.text, re.I):
+            statement = Statement(finish(about_user(statement.text)), "identity", statement.keyword)  # ("Only my mum
+            # calls me Samantha": who uses which name, no standing order)
         if statement.kind == "rule" and (say := _SAY_OF_RE.search(statement.text)):
             statement = replace(statement, kind="people", subject=say.group("n"))  # whose say it is: a person's role
         if statement.kind == "rule" and (_ANAPHOR_RULE_RE.match(statement.text) and not (

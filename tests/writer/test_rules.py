@@ -263,6 +263,11 @@ def test_a_last_initial_after_a_name_is_part_of_it(said, name):
     assert [s.text for s in extract_statements(said) if s.slot == "name"] == [f"The user's name is {name}."]
 
 
+def test_who_alone_uses_a_name_is_no_rule():
+    assert [(s.kind, s.text) for s in extract_statements("I'm Kit. Only my gran calls me Katherine.")] == [
+        ("identity", "The user's name is Kit."), ("identity", "Only the user's gran calls them Katherine.")]
+
+
 def test_a_name_before_i_is_no_initial():
     assert leading_name("Priya I think the deploy is fine") == "Priya"
     assert leading_name("A quick note on deploys") is None
