@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import hashlib
-import os
 from pathlib import Path
 from typing import Any
 
 from openprogram_memory.config import load_settings
 from openprogram_memory.sources.archive import SourceMessage
 from openprogram_memory.memory import MemoryWorkspace
+
+from engine.helpers import tree_digest  # noqa: F401 (one digest for every "no byte changed" test: the read cache left out)
 
 SOURCES = [f"openprogram/s1/u{n}" for n in range(1, 9)]
 
@@ -48,18 +48,6 @@ def create(ws: MemoryWorkspace, content: str, **kwargs: Any) -> str:
     result = ws.update(memory_changes=[create_op(content, **kwargs)])
     (created,) = result.extra["created"]
     return created["memory_id"]
-
-
-def tree_digest(root: Path) -> dict[str, str]:
-    """sha256 of every file under the memory dir (git and runtime state included, the lock file not)."""
-    out = {}
-    for dirpath, _dirs, files in os.walk(root):
-        for name in files:
-            path = Path(dirpath) / name
-            rel = path.relative_to(root).as_posix()
-            if not rel.endswith("write.lock"):
-                out[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
-    return out
 
 
 def topic_text(ws: MemoryWorkspace, rel: str) -> str:
