@@ -298,8 +298,13 @@ def test_a_grade_after_a_job_title_is_no_i_of_the_person():
     ("Heads up, Farida only ever reads the subject line of emails.", "people"),
     ("Tariq has the APAC accounts.", "people"),
     ("Grafana only keeps 30 days of metrics.", "fact"),
+    ("I always find Jira so clunky.", "preference"),
+    ("honestly I find the AWS console tedious", "preference"),
+    ("I learn much better from worked examples.", "personal"),
 ])
-def test_a_fact_that_says_when_is_a_schedule_and_what_a_named_person_does_is_about_them(said, kind):
+def test_the_one_kind_a_sentence_is_read_as(said, kind):
+    """A fact that says when is a schedule where it reads like one; what a named person does is about them; finding a
+    tool clunky is a preference and learning better one way is personal."""
     assert [s.kind for s in extract_statements(said)] == [kind]
 
 
@@ -1486,15 +1491,6 @@ def test_an_instruction_given_because_of_a_durable_fact_is_a_rule_of_its_own(sai
 ])
 def test_what_the_person_mostly_works_with_after_an_introduction_is_a_preference(said, texts):
     assert [s.text for s in extract_statements(said)] == texts
-
-
-@pytest.mark.parametrize("said, kind", [
-    ("I always find Jira so clunky.", "preference"),
-    ("honestly I find the AWS console tedious", "preference"),
-    ("I learn much better from worked examples.", "personal"),
-])
-def test_finding_a_tool_clunky_and_learning_better_one_way_are_kept(said, kind):
-    assert [s.kind for s in extract_statements(said)] == [kind]
 
 
 @pytest.mark.parametrize("said, texts", [
