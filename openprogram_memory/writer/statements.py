@@ -1335,6 +1335,13 @@ _TRANSIENT_RE = re.compile(r"\b(?:now|today|tonight|right now|currently|at the m
                            r"this week|yesterday|this morning|for now|temporarily|i think|maybe|probably|seems?|"
                            r"taking forever|is gone|is running(?!\s+(?:on|in|at)\b)|battery)\b",
                            re.I)
+# … of which a sentence the classifier reads as a fact (and the rules read nothing in) is kept from only the words of
+# a state that passes: the classifier weighs the rest itself ("The battery pack is 4S LiFePO4", "The feed is the
+# Transistor one now, not the old Libsyn link")
+_PASSING_STATE_RE = re.compile(r"\b(?:broken|failing|flaky|red|green|down|slow|stuck|a mess|messy|wrong|"
+                                 r"done(?!\s+(?:via|through|by|with)\b)|ready|taking forever|is gone|"
+                                 r"is running(?!\s+(?:on|in|at)\b)|irrelevant|today|tonight|this week|yesterday|this morning|right now|"
+                                 r"for now|temporarily|again|i think|maybe|probably|seems?)\b", re.I)
 
 
 # What a conversation is busy with at the moment, not what the system is: "the bug is in src/parse.py".
@@ -2165,7 +2172,7 @@ def _joined(statement: Statement, listed_only: bool = False) -> list[Statement]:
         left, right = said + text[start:joint.start()], text[joint.end():]
         he = re.match(r"(?:he|she)(?:['’]s(?=\s)|(?=\s))", right, re.I) if statement.kind == "people" else None
         cut = len(he.group(0)) if he else 0
-        name = (statement.subject or (found.group("n") if (found := _IS_NAME_END_RE.search(left)) else None)) if cut \
+        name = ((found.group("n") if (found := _IS_NAME_END_RE.search(left)) else None) or statement.subject) if cut \
             else None  # "my team leader is Tomasz, he checks all my calculations": Tomasz does ("she's CEO": is)
         named = f"{name} is" if name and cut > 3 else name
         if named:
@@ -2309,7 +2316,7 @@ def _learned(sentence: str, person: str | None, thing: str | None, told: bool = 
             "fact", "people") and not told and _ENDS_ON_SAID_RE.match(body) or _LAPSE_RE.match(body) or _NEED_NOW_RE.match(body) or _MIND_ONLY_RE.match(
             body) or kind == "preference" and re.search(r"\b(?:this|that|the\s+old)\s+(?:approach)\b|"
                                                         r"\bfor this\W*$", body, re.I) or kind == "fact" and (
-            _TRANSIENT_RE.search(body) or head and head.group(1).casefold() in _WORK_AT_HAND) or (
+            _PASSING_STATE_RE.search(body) or head and head.group(1).casefold() in _WORK_AT_HAND) or (
             kind == "people" and _PERSON_VERB_LEAD_RE.match(body) or  # ("leads the migration": who does, unsaid)
             kind == "identity" and re.match(rf"{_IM}\s+(?:(?:now|still)\s+)?(?:at|with)\s+{_SOMEWHERE}", body) or
             kind == "identity" and re.search(r"\b(?:next\s+(?:week|month)|tomorrow|tonight)\b", body,
@@ -2628,6 +2635,10 @@ def _by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
                        and not _AWAY_RE.search(st.text) and not (
                 st.kind == "rule" and (_DANGLING_RULE_RE.search(st.text) or _at_hand(st.text))))
             # ("… without my 👍": whose what? "… on this invoice": this invoice's)
+            for st in out:  # "my project manager is Chiara Bellini — she assigns the jobs": who "she" is next
+                if st.kind == "people" and (end := st.subject or (
+                        found.group("n") if (found := _IS_NAME_END_RE.search(st.text.rstrip("."))) else None)):
+                    person = end
         if liking and out and out[-1].kind == "fact":  # the person's liking of the fact said before it
             fact = out[-1].text.rstrip(".")
             keep(Statement(finish(f"The user {conjugate(liking.group('v'))} that {fact[:1].lower()}{fact[1:]}"),

@@ -3525,3 +3525,36 @@ def test_what_the_person_does_not_need_is_no_instruction():
     """'Don't need an essay.' (the person has no need of one) was filed as a rule."""
     assert read("I much prefer short answers tbh. don't need an essay.") == [
         ("preference", "The user much prefers short answers.")]
+
+
+@pytest.mark.parametrize("said, records", [
+    ("The battery pack is 4S LiFePO4, 12.8 V nominal.", [("fact", "The battery pack is 4S LiFePO4, 12.8 V nominal.")]),
+    ("The feed is the Transistor one now, not the old Libsyn link.",
+     [("fact", "The feed is the Transistor one now, not the old Libsyn link.")]),
+    ("The tablets are all a mix of iPads and Android.", [("fact", "The tablets are all a mix of iPads and Android.")]),
+    # a state of the moment stays out, whatever the classifier reads
+    ("The deploy is failing again.", []),
+    ("The staging box is down today.", []),
+    ("The API is slow on the EU region.", []),
+    ("pushed. CI is running, the Android job takes like 15 min on our two runners so i'll check back", []),
+    ("Calibration is done by Metrolab, an outside lab in Pune.",  # (done by someone: how it is done)
+     [("fact", "Calibration is done by Metrolab, an outside lab in Pune.")]),
+])
+def test_a_fact_only_the_classifier_reads_is_kept_unless_it_says_a_passing_state(said, records):
+    """A word like "battery", "now" or "a mix" does not make a fact read by the classifier a passing state; "failing",
+    "down", "today" do."""
+    assert read(said) == records
+
+
+@pytest.mark.parametrize("said, records", [
+    # the classifier read the first sentence; "she" in the next is the person it named
+    ("My project manager at the agency is Chiara Bellini — she assigns the jobs and approves any deadline extension.",
+     [("people", "The user's project manager at the agency is Chiara Bellini."),
+      ("people", "Chiara Bellini assigns the jobs and approves any deadline extension.")]),
+    # "he" after "the buyer … is Rasmus Dahl" is Rasmus Dahl, not the buyer's role
+    ("The buyer at Halvorsen Foods is Rasmus Dahl, he's the one who signs everything.",
+     [("people", "The buyer at Halvorsen Foods is Rasmus Dahl."), ("people", "Rasmus Dahl is the one who signs everything.")]),
+])
+def test_he_or_she_after_someone_is_named_is_that_person(said, records):
+    """A "he"/"she" that follows "… is <Name>" names that person in the record, whoever read the naming sentence."""
+    assert read(said) == records
