@@ -368,7 +368,9 @@ class MemoryWorkspace:
         scheduled = read_scheduled(self.layout)
         for kind, outcome in sorted(scheduled.items()):
             if not outcome["ok"]:
-                warnings.append(f"the last `memory {kind}` failed at {outcome['at']}: {outcome['code']}: "
+                command = outcome.get("command")
+                command = command if isinstance(command, str) else f"memory {kind}"  # (recorded before it was kept)
+                warnings.append(f"the last `{command}` failed at {outcome['at']}: {outcome['code']}: "
                                 f"{outcome['message']}")
         warnings += self.git_warnings()
         return {

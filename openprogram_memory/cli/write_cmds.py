@@ -38,7 +38,7 @@ def write_command(
                                 f"two sessions named: {named!r} and --session {session!r}; write one at a time")
     session = session if session is not None else named
     if all_idle:
-        _poll(state, json)
+        _poll(state, json, "memory write --all-idle")
         return
     if rereview or since is not None:
         _rereview(session, since, rereview, state, json)
@@ -103,20 +103,22 @@ def _rereview(session: Optional[str], since: Optional[str], rereview: bool, stat
         emit(data, as_json, human)
 
 
-def _poll(state: Optional[str], as_json: bool) -> None:
+def _poll(state: Optional[str], as_json: bool, command: str) -> None:
     with reporting(as_json), deferred_interrupt() as stop_asked:
         from ..writer.watcher import watch_once
 
         settings = memory_settings(state)
         if as_json or not err_console.is_terminal:
-            outcomes = watch_once(settings, should_stop=stop_asked)
+            outcomes = watch_once(settings, should_stop=stop_asked, command=command)
         else:
             from rich.progress import Progress
 
             with Progress(console=err_console, transient=True) as bar:
                 task = bar.add_task("writing idle sessions", total=None)
-                outcomes = watch_once(settings, should_stop=stop_asked, progress=lambda done, total, session: bar.update(
-                    task, completed=done, total=total, description=f"writing {escape(session)}"))
+                outcomes = watch_once(settings, should_stop=stop_asked, command=command,
+                                      progress=lambda done, total, session: bar.update(
+                                          task, completed=done, total=total,
+                                          description=f"writing {escape(session)}"))
     data: dict[str, Any] = {"ok": all(o.ok for o in outcomes), "sessions": [o.to_json() for o in outcomes]}
     if outcomes.interrupted:
         data["interrupted"] = True
@@ -133,6 +135,8 @@ def _poll(state: Optional[str], as_json: bool) -> None:
         for o in outcomes:
             status = "ok" if o.ok else f"{o.reason} ({'retry next poll' if o.retryable else 'recorded'})"
             console.print(f"{o.session}: {status}")
+            if not o.ok and o.message:  # what failed and how to fix it, not only its code
+                console.print(f"  {escape(o.message)}")
         if outcomes.organize is not None:
             organized = outcomes.organize
             console.print("nightly organize: " + (f"{len(organized['changed_files'])} file(s) changed" if organized["ok"]
@@ -164,7 +168,7 @@ def watch_command(
 ) -> None:
     """The idle watcher: force-write quiet sessions; organize nightly at memory.organize.at."""
     if once:
-        _poll(state, json)
+        _poll(state, json, "memory watch --once")
         return
     with reporting(json):
         from ..writer.watch_events import watch_events

@@ -524,13 +524,17 @@ SCHEDULED = "scheduled.json"
 SCHEDULED_KINDS = ("sleep", "watch")
 
 
-def record_outcome(layout: Layout, kind: str, failure: MemoryFailure | None, now: datetime | None = None) -> None:
-    """The last outcome of scheduled work (``sleep``, a ``watch`` poll), for ``status``; never raises."""
+def record_outcome(layout: Layout, kind: str, failure: MemoryFailure | None, now: datetime | None = None,
+                   command: str | None = None) -> None:
+    """The last outcome of scheduled work (``sleep``, a ``watch`` poll), for ``status``; never raises.
+
+    ``command``: what the person ran (``memory write --all-idle`` polls like ``memory watch``), so the
+    warning names the command that failed; default ``memory <kind>``."""
     try:
         outcomes = read_scheduled(layout)
         at = (now or datetime.now(timezone.utc)).astimezone(timezone.utc).replace(microsecond=0).isoformat()
         outcomes[kind] = {"ok": failure is None, "at": at, "code": failure.code.value if failure else None,
-                          "message": failure.message if failure else None}
+                          "message": failure.message if failure else None, "command": command or f"memory {kind}"}
         atomic_write_text(layout.state(SCHEDULED), json.dumps(outcomes, sort_keys=True) + "\n", fsync=False)
     except Exception as exc:  # noqa: BLE001 - bookkeeping must not fail the work it describes
         import logging

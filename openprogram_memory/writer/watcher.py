@@ -99,7 +99,7 @@ def load_processed(path) -> dict[str, str]:
 
 def watch_once(settings: Settings, now: datetime | None = None, *, write_fn: Callable[..., None] = write,
                tz: tzinfo | None = None, progress: Callable[[int, int, str], None] | None = None,
-               should_stop: Callable[[], bool] | None = None) -> PollReport:
+               should_stop: Callable[[], bool] | None = None, command: str = "memory watch") -> PollReport:
     """One poll: force-write every idle, unprocessed session, then the nightly organize if due.
 
     Returns what each session answered; ``.organize`` holds the organize
@@ -108,6 +108,7 @@ def watch_once(settings: Settings, now: datetime | None = None, *, write_fn: Cal
     called before each session; when ``should_stop()`` turns true the poll
     stops before the next session (each session is its own transactions,
     so what was written stays written) and reports ``interrupted``.
+    ``command`` is what ran the poll, as ``status`` names it when the poll failed.
     """
     if not settings["memory.writer.enabled"]:
         return PollReport()
@@ -155,7 +156,7 @@ def watch_once(settings: Settings, now: datetime | None = None, *, write_fn: Cal
         outcomes.organize = organize_logged(ws, moment)
     if auto_sync and ws.revision() != revision:
         outcomes.sync = _auto_sync(ws, moment)
-    record_outcome(ws.layout, "watch", _poll_failure(outcomes), moment)
+    record_outcome(ws.layout, "watch", _poll_failure(outcomes), moment, command)
     return outcomes
 
 

@@ -147,6 +147,42 @@ def test_all_idle_and_watch_once_run_one_poll(session, monkeypatch):
         ("chat", True, True)]
 
 
+def test_a_hand_edit_that_breaks_a_rule_holds_the_session_until_it_is_fixed(session, monkeypatch):
+    assert run("memory", "write", session, "--force").exit_code == 0
+    core = ws().root / "topics/core.md"
+    committed = core.read_text()
+    core.write_text(committed + "\nThe user likes Vim.\n")  # typed in an editor: no citation, no ^id
+    say(session, "user", "I prefer tabs. Our cache cluster runs in Dublin.")
+    monkeypatch.setenv("OPENPROGRAM_MEMORY_WATCHER_IDLE_SECONDS", "0")
+    result = run("memory", "write", "--all-idle")
+    said = " ".join(result.stdout.split())
+    assert result.exit_code == 75, result.output
+    assert "chat: WRITER_PRECONDITION_FAILED (retry next poll)" in said
+    assert "topics/core.md line " in said and "not the writer's edit" in said and "`openprogram memory check`" in said
+    assert json.loads(run("memory", "status", "--json").stdout)["writer"]["pending"] == 1
+    core.write_text(committed)  # fixed by hand
+    result = run("memory", "write", "--all-idle", "--json")
+    assert result.exit_code == 0, result.output
+    assert [(s["session"], s["ok"]) for s in json.loads(result.stdout)["sessions"]] == [("chat", True)]
+    assert json.loads(run("memory", "status", "--json").stdout)["writer"]["pending"] == 0
+    assert any("tabs" in r.content for r in ws().records())
+
+
+def test_status_names_the_command_whose_poll_failed(session, monkeypatch):
+    from openprogram_memory.failures import FailureCode, MemoryFailure
+    from openprogram_memory.writer import pipeline
+
+    def rejected(*_args, **_kwargs):
+        raise MemoryFailure(FailureCode.COMMIT_REJECTED, "rejected twice", retryable=False)
+
+    monkeypatch.setattr(pipeline, "write_session", rejected)
+    monkeypatch.setenv("OPENPROGRAM_MEMORY_WATCHER_IDLE_SECONDS", "0")
+    assert run("memory", "write", "--all-idle").exit_code == 65
+    warnings = json.loads(run("memory", "status", "--json").stdout)["warnings"]
+    assert any(w.startswith("the last `memory write --all-idle` failed at ") and "rejected twice" in w
+               for w in warnings), warnings
+
+
 def test_backfill_json_and_a_second_run_finds_nothing(session):
     from openprogram_memory.sources.archive import SourceMessage
 

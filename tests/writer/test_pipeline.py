@@ -215,6 +215,26 @@ def test_rejected_twice_is_commit_rejected_after_exactly_two_runs(ws, store, fak
     assert not (ws.root / "topics/notes.md").exists()
 
 
+def test_a_rule_broken_by_hand_is_not_the_writers_and_the_turns_are_written_once_it_is_fixed(ws, store, fake):
+    chain(store, "s", ["m1"])
+    forced(ws)
+    notes = ws.root / "topics/notes.md"
+    committed = notes.read_text()
+    notes.write_text(committed + "\nThe user likes Vim.\n")  # typed in an editor: no citation, no ^id
+    chain(store, "s", ["m2"], parent="m1")
+    fake.requests.clear()
+    failure = failure_of(lambda: forced(ws))
+    assert failure.code is FailureCode.WRITER_PRECONDITION_FAILED and failure.retryable
+    assert failure.message.startswith("topics/notes.md line ") and "[uncited-text]" in failure.message
+    assert "not the writer's edit" in failure.message and "`openprogram memory check`" in failure.message
+    assert [r.stage for r in fake.requests] == ["write"]  # no repair run: it could only rewrite the person's text
+    assert marked(store, "s", ws) == {"m1"} and notes.read_text() == committed + "\nThe user likes Vim.\n"
+    status = json.loads(ws.layout.state("writer-status.json").read_text())
+    assert status["last_failure"]["reason_code"] == "WRITER_PRECONDITION_FAILED" and status["last_failure"]["retryable"]
+    notes.write_text(committed)  # the person fixes the file
+    assert forced(ws).to_json()["written"] == ["m2"] and marked(store, "s", ws) == {"m1", "m2"}
+
+
 def test_rejected_then_valid_succeeds_after_the_repair(ws, store, fake):
     chain(store, "s", ["m1", "m2"])
     fake.queue.extend(["invalid", "valid"])

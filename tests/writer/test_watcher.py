@@ -74,6 +74,23 @@ def test_a_terminal_failure_is_recorded_and_announced(cfg, ws, store, fake):
     assert watch_once(cfg, now=LATER) == []  # the same input would fail the same way: not retried
 
 
+def test_a_session_held_by_an_invalid_hand_edit_is_not_settled_and_is_written_once_fixed(cfg, ws, store, fake):
+    chain(store, "s", ["m1"])
+    watch_once(cfg, now=LATER)
+    notes = ws.root / "topics/notes.md"
+    committed = notes.read_text()
+    notes.write_text(committed + "\nThe user likes Vim.\n")  # no citation, no ^id: breaks a record rule
+    chain(store, "s", ["m2"], parent="m1", start=LATER)
+    later = LATER + timedelta(hours=2)
+    outcomes = watch_once(cfg, now=later)
+    assert [(o.ok, o.retryable, o.reason, o.recorded) for o in outcomes] == [
+        (False, True, "WRITER_PRECONDITION_FAILED", False)]
+    assert "topics/notes.md" in outcomes[0].message and marked(store, "s", ws) == {"m1"}
+    notes.write_text(committed)
+    outcomes = watch_once(cfg, now=later)
+    assert [(o.ok, o.recorded) for o in outcomes] == [(True, True)] and marked(store, "s", ws) == {"m1", "m2"}
+
+
 def test_a_corrupt_state_file_is_reported_and_left_untouched(cfg, ws, store, fake, capsys):
     chain(store, "s", ["m1"])
     path = ws.layout.state("session-end.json")
