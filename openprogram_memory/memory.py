@@ -17,7 +17,7 @@ from .failures import FailureCode, MemoryFailure
 from .fsutil import ensure_dir, read_json
 from .workspace.layout import CORE_RENDER, CORE_TOPIC, SCRIPTORIUM, Layout, check_topic_path, resolves_inside
 from .workspace.state import (EDIT_LOCK_TIMEOUT, REVISIONS, SCHEDULED_KINDS, RuntimeState, note_person_deletes,
-                              read_scheduled, workspace_id, write_lock)
+                              lock_if_free, read_scheduled, workspace_id, write_lock)
 
 if TYPE_CHECKING:
     from .workspace.caches import RecordInfo, TopicCache
@@ -306,11 +306,14 @@ class MemoryWorkspace:
                                 details={"file": rel, "rule": "encoding"}) from None
 
     def core_view(self) -> dict[str, Any]:
-        """Canonical, rendered and effective core, read as one snapshot."""
+        """Canonical, rendered and effective core, read as one snapshot when no write holds the lock.
+
+        A read never waits for a write (search, status and recall do not either): while one runs, this is
+        the core as last installed, and ``write_in_progress`` says so."""
         from .tokens import count_tokens
         from .views.derived import render_core
 
-        with write_lock(self.layout, EDIT_LOCK_TIMEOUT):
+        with lock_if_free(self.layout) as held:
             canonical_path = self.root / CORE_TOPIC
             canonical = canonical_path.read_text(encoding="utf-8") if canonical_path.exists() else ""
             rendered_path = self.root / CORE_RENDER
@@ -334,6 +337,7 @@ class MemoryWorkspace:
             "budget": budget,
             "excluded_block_ids": core.excluded,
             "pending_block_ids": core.pending,
+            **({} if held else {"write_in_progress": True}),
         }
 
     def status(self) -> dict[str, Any]:

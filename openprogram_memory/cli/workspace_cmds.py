@@ -104,6 +104,8 @@ def core_show(
         data = ws.core_view()
         out = {key: data[key] for key in CORE_JSON_KEYS}
         out["view"] = view
+        if data.get("write_in_progress"):
+            out["write_in_progress"] = True
 
         def human() -> None:
             text = data[view]
@@ -114,6 +116,8 @@ def core_show(
             else:
                 sys.stdout.write(text)
             console.print(f"[dim]{view}: {data['tokens']:,} / {data['budget']:,} tokens injected[/]")
+            if data.get("write_in_progress"):
+                console.print("[dim]a write is in progress: this is the core as last installed[/]")
             if data["excluded_block_ids"]:
                 console.print(f"[yellow]warning[/]: {len(data['excluded_block_ids'])} record(s) over the budget, "
                               "not injected: " + ", ".join("^" + i for i in data["excluded_block_ids"]))

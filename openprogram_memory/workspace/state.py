@@ -13,7 +13,7 @@ import secrets
 import threading
 import time
 from array import array
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
 from operator import itemgetter
@@ -518,6 +518,24 @@ def write_lock(layout: Layout, timeout: float) -> Iterator[None]:
             file_lock.release()
     finally:
         thread_lock.release()
+
+
+@contextmanager
+def lock_if_free(layout: Layout) -> Iterator[bool]:
+    """The write lock if nobody holds it (yields True), else no lock at all (False): never waits.
+
+    For a read that wants one snapshot when it can have it but must not wait for a write (``core show``):
+    without the lock it reads the installed files, each of which a write replaces whole.
+    """
+    held = True
+    with ExitStack() as stack:
+        try:
+            stack.enter_context(write_lock(layout, 0))
+        except MemoryFailure as failure:
+            if failure.code is not FailureCode.CONCURRENT_UPDATE:
+                raise
+            held = False
+        yield held
 
 
 SCHEDULED = "scheduled.json"

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 from typer.testing import CliRunner
 
 from openprogram_memory.cli.app import app
@@ -90,6 +91,20 @@ def test_core_show_views_and_excluded(ws):
     assert canonical["canonical"].startswith("# Core") and canonical["excluded_block_ids"] == []
     bad = run("memory", "core", "show", "--view", "nope", "--json")
     assert bad.exit_code == 64 and json.loads(bad.stdout)["code"] == "INVALID_ARGUMENT"
+
+
+def test_core_show_is_a_read_that_never_waits_for_a_write(ws):
+    """Like search and status: a write holding the lock gets the core as last installed, said so, at once."""
+    apply_changes(("topics/core.md", CORE))
+    with FileLock(str(ws.layout.lock_file)):  # a write in progress
+        shown = run("memory", "core", "show", "--json")
+        human = run("memory", "core", "show")
+    assert shown.exit_code == 0, shown.output
+    core = json.loads(shown.stdout)
+    assert "Always answer in metric units." in core["effective"] and core["write_in_progress"] is True
+    assert human.exit_code == 0 and "Always answer in metric units." in human.stdout
+    assert "a write is in progress" in human.stdout
+    assert "write_in_progress" not in json.loads(run("memory", "core", "show", "--json").stdout)
 
 
 def test_status_warns_about_excluded_core_records(ws):
