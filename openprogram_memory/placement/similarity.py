@@ -40,8 +40,14 @@ def normalized(text: str) -> str:
     return " ".join(tokens(text))
 
 
+def numbers(token_set: frozenset[str]) -> frozenset[str]:
+    """The tokens that carry a digit: a number, a version, the number of a name ("svc-31070" → ``31070``).
+    Two statements that differ in one of them name different things, however alike the rest."""
+    return frozenset(t for t in token_set if any(ch.isdigit() for ch in t))
+
+
 def _guard(token_set: frozenset[str]) -> tuple[frozenset[str], frozenset[str]]:
-    return (token_set & _NEGATIONS, frozenset(t for t in token_set if any(ch.isdigit() for ch in t)))
+    return (token_set & _NEGATIONS, numbers(token_set))
 
 
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:

@@ -66,7 +66,7 @@ from ..failures import MemoryFailure
 from ..placement.classify import CORE_CATEGORIES, classify_statement, project_name
 from ..timeutil import parse_instant
 from ..placement.paths import NOTES, PROJECTS_DIR, slugify
-from ..placement.similarity import is_near_duplicate, near_duplicate_prefix, normalized, records_with_any, tokens
+from ..placement.similarity import is_near_duplicate, near_duplicate_prefix, normalized, numbers, records_with_any, tokens
 from ..topics.model import Heading
 from ..topics.normalize import valid_time
 from ..transaction.structured import TopicEditor, parse_request
@@ -104,9 +104,13 @@ def reaches_core(statement: Statement, known: dict[str, str] | None = None) -> b
 
 
 def _one_value_changed(new: str, old: str) -> bool:
-    """The same sentence with one value swapped ("settled on Flask for X" → "settled on FastAPI for X")."""
-    a, b = set(tokens(new)), set(tokens(old))
-    return len(a & b) >= 4 and len(a - b) <= 1 and len(b - a) <= 1
+    """The same sentence with one value swapped ("settled on Flask for X" → "settled on FastAPI for X").
+
+    Not a swapped number: "Postgres 31073 for project papa-31073" and "Postgres 51359 for project papa-51359"
+    (or "owns the svc-1 repository" and "owns the svc-2 repository") name different things, as for
+    :func:`~openprogram_memory.placement.similarity.is_near_duplicate`."""
+    a, b = frozenset(tokens(new)), frozenset(tokens(old))
+    return len(a & b) >= 4 and len(a - b) <= 1 and len(b - a) <= 1 and numbers(a) == numbers(b)
 
 
 # a standing rule or preference said again as a change ("… from now on", "… anymore", "no longer …")

@@ -711,6 +711,29 @@ def test_an_older_statement_does_not_overwrite_a_newer_record(rules_ws, store):
     assert report.to_json()["reviewed"] == ["tu0", "ta0"]
 
 
+def _owned_and_decided(numbers: range) -> list[str]:
+    """Statements alike but for a name and a number (a tester's generated transcripts): each names its own thing."""
+    teams = ["juliet", "kilo", "papa", "romeo"]
+    return [f"The {teams[n % 4]} team owns the svc-{n} repository." if n % 2 else
+            f"We decided to use Postgres {n} for project {teams[n % 4]}-{n}." for n in numbers]
+
+
+def test_statements_that_differ_in_a_number_each_keep_their_own_record(rules_ws, store):
+    """Defect 12: 'juliet team owns svc-31070' was replaced by the next repository the team owns, and
+    'Postgres 51359 for project papa-51359' cited the turns of eight other projects. A swapped word still
+    replaces ("settled on Flask" → "settled on FastAPI" for the same service)."""
+    first, second = _owned_and_decided(range(31070, 31094)), _owned_and_decided(range(51340, 51364))
+    say(store, "s", [*first, "ok so we settled on Flask for the billing service"])
+    write(rules_ws)
+    say(store, "t", [*second, "ok so we settled on FastAPI for the billing service"], start=LATER)
+    write(rules_ws, "t")
+    kept = records(rules_ws)
+    assert sorted(kept) == sorted([*first, *second, "We settled on FastAPI for the billing service."])
+    assert [len(kept[said].sources) for said in [*first, *second]] == [1] * 48
+    assert [s["source"] for s in kept["We settled on FastAPI for the billing service."].sources] == [
+        "openprogram/s/su24", "openprogram/t/tu24"]
+
+
 def test_repeated_statements_are_not_recorded_twice(rules_ws, store):
     say(store, "s", CONVERSATION)
     write(rules_ws)
