@@ -313,6 +313,8 @@ class _Plan:
                     return True  # "I switched from VS Code to Zed": the tool the person used is no more
             if statement.kind in ("preference", "rule") and where == CORE_TOPIC and _changed_mind(statement.text, content):
                 return True
+            if statement.subject is not None and statement.subject.casefold() not in content.casefold():
+                return False  # "Postgres for the alpha project" against "… the bravo project": another thing
             if statement.kind in ("decision", "fact", "schedule") and where == topic and _one_value_changed(
                     statement.text, content):
                 return True

@@ -734,6 +734,17 @@ def test_statements_that_differ_in_a_number_each_keep_their_own_record(rules_ws,
         "openprogram/s/su24", "openprogram/t/tu24"]
 
 
+def test_a_decision_about_another_named_project_is_no_update_of_the_first(rules_ws, store):
+    """One word apart, near duplicates by their words; each names the project it is about."""
+    say(store, "s", ["We decided to use Postgres for the alpha project."])
+    write(rules_ws)
+    say(store, "t", ["We decided to use Postgres for the bravo project."], start=LATER)
+    write(rules_ws, "t")
+    assert {text: [s["source"] for s in r.sources] for text, r in records(rules_ws).items()} == {
+        "We decided to use Postgres for the alpha project.": ["openprogram/s/su0"],
+        "We decided to use Postgres for the bravo project.": ["openprogram/t/tu0"]}
+
+
 def test_repeated_statements_are_not_recorded_twice(rules_ws, store):
     say(store, "s", CONVERSATION)
     write(rules_ws)
