@@ -9,7 +9,8 @@ Four stages, each seeing the result of the ones before (via :class:`DraftTree`):
    block IDs as aliases, placed *before* its identity (``^dup ^keep`` — the
    last ID stays the identity, so links and creation order are untouched),
    and their citations are unioned. Nothing is deleted: every old ID still
-   resolves.
+   resolves. Near (not exact) duplicates filed under two different projects
+   stay apart: each is about its own project.
 2. **clean the core** — a core record that :func:`classify_statement` calls
    ``project`` moves to ``topics/projects/<slug>.md`` (an existing project
    topic it names, else a new one titled with the name); ``other``
@@ -86,13 +87,31 @@ def merge_duplicates(draft: DraftTree, tree: TreeState | None = None, changed: s
             # ("Oslo, Norway" over "Oslo"); then the oldest
             return (record.topic != CORE_TOPIC, len(union - words[id(record)]), record.order, record.topic)
 
-        keep = min(members, key=key)
-        dups = [r for r in sorted(members, key=key) if r is not keep and not draft.conflicts(r, keep.topic)]
-        if not dups:
-            continue
-        kind = "exact" if all(normalized(d.content) == normalized(keep.content) for d in dups) else "near"
-        draft.merge(keep, dups, f"{kind} duplicate(s) of ^{keep.identity}: "
-                    + ", ".join(f"^{d.identity} ({d.topic})" for d in dups))
+        left = sorted(members, key=key)
+        while len(left) > 1:
+            keep, rest = left[0], left[1:]
+            # (a near duplicate filed under another project is kept apart, and merged with its own project's)
+            left = [r for r in rest if _of_other_projects(r, keep)]
+            dups = [r for r in rest if r not in left and not draft.conflicts(r, keep.topic)]
+            if not dups:
+                continue
+            kind = "exact" if all(normalized(d.content) == normalized(keep.content) for d in dups) else "near"
+            draft.merge(keep, dups, f"{kind} duplicate(s) of ^{keep.identity}: "
+                        + ", ".join(f"^{d.identity} ({d.topic})" for d in dups))
+
+
+def _of_other_projects(a: DraftRecord, b: DraftRecord) -> bool:
+    """Near duplicates filed under two projects ("We decided to use Postgres for the alpha project." and "… the
+    bravo project.": one word apart) are each about their own project; an exact copy is still one record."""
+    projects = {_project_of(a.topic), _project_of(b.topic)}
+    return None not in projects and len(projects) == 2 and normalized(a.content) != normalized(b.content)
+
+
+def _project_of(topic: str) -> str | None:
+    """The project a topic is filed under (``topics/projects/<name>.md`` or a part split from it), or None."""
+    if not topic.startswith(PROJECTS_DIR + "/") or topic == GENERAL_PROJECT[0]:
+        return None
+    return topic[len(PROJECTS_DIR) + 1:].split("/", 1)[0].removesuffix(".md")
 
 
 def _candidate_files(tree: TreeState, changed: set[str], frequency: Callable[[str], int],

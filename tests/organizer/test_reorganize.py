@@ -216,6 +216,29 @@ def test_merging_near_duplicates_keeps_the_richer_wording(tmp_path):
     assert ws.get(newer)["memory_id"] == ws.get(older)["memory_id"] == kept.memory_id
 
 
+def test_near_duplicates_filed_under_two_projects_are_each_about_their_own(tmp_path):
+    """One word apart ("alpha"/"bravo"), so near duplicates by their words: the bravo decision was merged into
+    the alpha one. Each project's own near duplicate, and an exact copy in another project, are still merged."""
+    ws = workspace(tmp_path / "state")
+    sources = archive(ws, 4)
+    alpha, bravo = "We decided to use Postgres for the alpha project.", "We decided to use Postgres for the bravo project."
+    bravo_too = "We decided to use Postgres for the bravo project too."
+    ws.update(changes=[
+        {"path": "topics/projects/alpha.md", "content": topic([("# Alpha", None), (alpha, sources[0])])},
+        {"path": "topics/projects/bravo.md", "content": topic([("# Bravo", None), (bravo, sources[1]),
+                                                                (bravo_too, sources[2])])},
+        {"path": "topics/projects/charlie.md", "content": topic([("# Charlie", None), (alpha, sources[3])])},
+    ])
+    ids = {(r.topic, r.content): r.memory_id for r in ws.records()}
+    report = reorganize(ws, now=NOW)
+    assert report["merged"] == 2
+    after = {(r.topic, r.content): len(r.sources) for r in ws.records()}
+    assert after.pop(("topics/projects/alpha.md", alpha)) == 2
+    assert list(after.values()) == [2] and next(iter(after))[0] == "topics/projects/bravo.md"
+    assert ws.get(ids[("topics/projects/bravo.md", bravo)])["memory_id"] == ws.get(
+        ids[("topics/projects/bravo.md", bravo_too)])["memory_id"]
+
+
 def test_a_topic_grown_past_the_limit_by_records_the_core_cleanup_moved_in_is_split(tmp_path):
     """The stages see each other's results: the splitter counts the records the core cleanup just moved into
     a project file (29 there, 2 moved in: 31 > 30), not what the file held on disk."""
