@@ -66,7 +66,7 @@ from ..failures import MemoryFailure
 from ..placement.classify import CORE_CATEGORIES, classify_statement, project_name
 from ..timeutil import parse_instant
 from ..placement.paths import NOTES, PROJECTS_DIR, slugify
-from ..placement.similarity import is_near_duplicate, near_duplicate_prefix, normalized, numbers, records_with_any, tokens
+from ..placement.similarity import is_near_duplicate, near_duplicate_prefix, normalized, records_with_any, tokens
 from ..topics.model import Heading
 from ..topics.normalize import valid_time
 from ..transaction.structured import TopicEditor, parse_request
@@ -104,13 +104,20 @@ def reaches_core(statement: Statement, known: dict[str, str] | None = None) -> b
 
 
 def _one_value_changed(new: str, old: str) -> bool:
-    """The same sentence with one value swapped ("settled on Flask for X" → "settled on FastAPI for X").
+    """The same sentence with one value swapped ("settled on Flask for X" → "settled on FastAPI for X", "runs on
+    Python 3.11" → "… 3.12").
 
-    Not a swapped number: "Postgres 31073 for project papa-31073" and "Postgres 51359 for project papa-51359"
-    (or "owns the svc-1 repository" and "owns the svc-2 repository") name different things, as for
-    :func:`~openprogram_memory.placement.similarity.is_near_duplicate`."""
+    Not a swapped numbered name: "Postgres 31073 for project papa-31073" and "Postgres 51359 for project
+    papa-51359" (or "owns the svc-1 repository" and "owns the svc-2 repository") name different things."""
     a, b = frozenset(tokens(new)), frozenset(tokens(old))
-    return len(a & b) >= 4 and len(a - b) <= 1 and len(b - a) <= 1 and numbers(a) == numbers(b)
+    return len(a & b) >= 4 and len(a - b) <= 1 and len(b - a) <= 1 and _numbered_names(new) == _numbered_names(old)
+
+
+_NUMBERED_NAME_RE = re.compile(r"\b[A-Za-z][\w.]*[-_#/]\d[\w.-]*")  # "svc-31070", "papa-51359", "INC-4412"
+
+
+def _numbered_names(text: str) -> set[str]:
+    return {name.casefold() for name in _NUMBERED_NAME_RE.findall(text)}
 
 
 # a standing rule or preference said again as a change ("… from now on", "… anymore", "no longer …")

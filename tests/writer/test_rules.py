@@ -734,6 +734,16 @@ def test_statements_that_differ_in_a_number_each_keep_their_own_record(rules_ws,
         "openprogram/s/su24", "openprogram/t/tu24"]
 
 
+def test_a_new_version_of_the_same_thing_updates_its_record(rules_ws, store):
+    """A number that is a value, not part of a name, is the value that changed: one record, the newer one."""
+    say(store, "s", ["For context, the billing API runs on Python 3.11 in production."])
+    write(rules_ws)
+    say(store, "t", ["For context, the billing API runs on Python 3.12 in production."], start=LATER)
+    write(rules_ws, "t")
+    assert {text: [s["source"] for s in r.sources] for text, r in records(rules_ws).items()} == {
+        "The billing API runs on Python 3.12 in production.": ["openprogram/s/su0", "openprogram/t/tu0"]}
+
+
 def test_a_decision_about_another_named_project_is_no_update_of_the_first(rules_ws, store):
     """One word apart, near duplicates by their words; each names the project it is about."""
     say(store, "s", ["We decided to use Postgres for the alpha project."])
