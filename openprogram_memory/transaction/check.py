@@ -123,7 +123,10 @@ def _archives(ws: "Workspace") -> Iterator[Problem]:
 
 
 def _derived_views(ws: "Workspace", tree: "TreeState") -> Iterator[Problem]:
-    """core.md, timeline/, recent_events.jsonl and relations.json must be what the tree renders."""
+    """core.md, timeline/, recent_events.jsonl and relations.json must be what the tree renders.
+
+    Views are written by the transaction that changes the topics: before the first one (a fresh ``init``, an
+    import with no write yet) there are no topic files and no views, and a missing view is what that renders."""
     from ..views.derived import derived_views
     from ..workspace.layout import TIMELINE
     from ..workspace.state import RuntimeState
@@ -136,6 +139,8 @@ def _derived_views(ws: "Workspace", tree: "TreeState") -> Iterator[Problem]:
         expected = views.get(rel)
         path = ws.root / rel
         actual = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else None
+        if actual is None and not tree.files:
+            continue  # no topic file yet: nothing was ever rendered
         if actual != expected:
             state = "missing" if actual is None else ("should not exist" if expected is None else "out of date")
             yield Problem(rel, None, "stale-view", f"derived view {state}", REBUILD)

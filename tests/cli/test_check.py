@@ -30,6 +30,17 @@ def test_a_sound_workspace_has_no_problem(ws, monkeypatch, capsys):
     assert (code, report) == (0, {"ok": True, "problems": [], "repaired": []})
 
 
+def test_a_fresh_workspace_has_no_problem(tmp_path, monkeypatch, capsys):
+    """Right after init (and an import with no write yet) no view was ever rendered: none is missing."""
+    monkeypatch.setattr(sys, "argv", ["openprogram", "memory", "init", "--state", str(tmp_path / "a"), "--json"])
+    with pytest.raises(SystemExit):
+        app_module.main()
+    capsys.readouterr()
+    assert check(monkeypatch, capsys, tmp_path / "a") == (0, {"ok": True, "problems": [], "repaired": []})
+    ws = make_workspace(tmp_path / "b")  # sources archived, nothing written from them
+    assert check(monkeypatch, capsys, ws.settings.state_dir) == (0, {"ok": True, "problems": [], "repaired": []})
+
+
 def test_every_kind_of_damage_is_named_with_its_fix(ws, monkeypatch, capsys):
     people = ws.root / "topics/people.md"
     target = next(r.memory_id for r in ws.records() if r.topic == "topics/people.md")
