@@ -53,7 +53,7 @@ def check_workspace(ws: "Workspace") -> list[Problem]:
     problems += _archives(ws)
     if not any(p.rule == "encoding" for p in problems):
         problems += _derived_views(ws, tree)
-    problems += _git(ws)
+    problems += _git(ws, problems)
     problems += _runtime(ws)
     return problems
 
@@ -146,7 +146,7 @@ def _derived_views(ws: "Workspace", tree: "TreeState") -> Iterator[Problem]:
             yield Problem(rel, None, "stale-view", f"derived view {state}", REBUILD)
 
 
-def _git(ws: "Workspace") -> Iterator[Problem]:
+def _git(ws: "Workspace", found: list[Problem]) -> Iterator[Problem]:
     """HEAD usable, and no memory file outside history. (Stale git locks, a damaged index, an interrupted
     install and commits left pending are repaired when any command opens the workspace, this one included.)"""
     from . import gitcheck
@@ -155,18 +155,36 @@ def _git(ws: "Workspace") -> Iterator[Problem]:
     if problem:
         yield Problem(".git", None, "git-head", problem, gitcheck.repair_hint(ws.root))
         return
-    for rel, state in _drift(ws):
-        yield Problem(rel, None, "uncommitted",
-                      f"{state} outside the product: not in history, and not validated",
-                      "`openprogram memory check --repair` commits it if it passes every rule (or "
-                      f"`openprogram memory edit {rel}`); `git -C {ws.root} checkout -- {rel}` takes the committed "
-                      "version back" if state != "new file" else
-                      "`openprogram memory check --repair` commits it if it passes every rule; or remove it")
+    drift = _drift(ws)
+    repairable = set(repairable_archives(ws, found, drift))
+    content = any(p.rule not in NOT_CONTENT for p in found)
+    for rel, state in drift:
+        yield Problem(rel, None, "uncommitted", f"{state} outside the product: not in history, and not validated",
+                      _uncommitted_fix(ws, rel, state, rel in repairable or (rel.startswith("topics/")
+                                                                               and not content)))
+
+
+def _uncommitted_fix(ws: "Workspace", rel: str, state: str, repairable: bool) -> str:
+    """``--repair`` only where it commits the file; otherwise what a person does (never a fix that does nothing).
+
+    A topic edit that keeps every rule was already adopted when this check opened the workspace: one still
+    outside history breaks a rule named in the same report (``--repair`` retries only when none is named, say
+    the adoption could not take the lock). An archive is committed only when it parses whole and only appends."""
+    back = (f"`git -C {ws.root} checkout -- {rel}` takes the committed version back" if state != "new file"
+            else f"or remove it (`rm {ws.root / rel}`)")
+    if repairable:
+        return f"`openprogram memory check --repair` commits it; {back}"
+    if rel.startswith("sources/"):
+        return f"sources/ is append-only and this is not an append that parses whole: {back}"
+    return f"correct the problem(s) named in this report with `openprogram memory edit {rel}`; {back}"
 
 
 def _drift(ws: "Workspace") -> list[tuple[str, str]]:
-    """Memory files that differ from HEAD (runtime state excluded), as ``git status`` would list them."""
+    """Memory files that differ from HEAD (runtime state excluded), as ``git status`` would list them: topics and
+    archives only, never what an editor or vault app leaves beside them (:func:`~..workspace.layout.is_memory_file`)."""
     from dulwich import porcelain
+
+    from ..workspace.layout import is_memory_file
 
     try:
         status = porcelain.status(str(ws.root), untracked_files="all")
@@ -179,7 +197,37 @@ def _drift(ws: "Workspace") -> list[tuple[str, str]]:
         out.append((os.fsdecode(raw), "staged"))
     for rel in status.untracked:
         out.append((os.fsdecode(rel), "new file"))
-    return sorted({(rel, state) for rel, state in out if rel.startswith(("topics/", "sources/"))})
+    return sorted({(rel, state) for rel, state in out
+                   if rel.startswith(("topics/", "sources/")) and is_memory_file(rel)})
+
+
+# Findings that are about the whole file being outside history, not about its content.
+NOT_CONTENT = frozenset({"uncommitted", "stale-view", "runtime-state", "git-head"})
+
+
+def repairable_archives(ws: "Workspace", problems: list[Problem], drift: list[tuple[str, str]]) -> list[str]:
+    """The archives changed outside a commit that ``--repair`` commits: no rule broken, parse whole, only append."""
+    blocked = {p.file for p in problems if p.rule not in NOT_CONTENT}
+    return [rel for rel, _state in drift if rel not in blocked and rel.startswith("sources/") and _append_only(ws, rel)]
+
+
+def _append_only(ws: "Workspace", rel: str) -> bool:
+    """Whether the archive on disk parses whole and only adds to what is committed."""
+    from ..failures import MemoryFailure
+    from .engine import _read_bytes
+    from .history import files_at
+
+    data = _read_bytes(ws.root / rel)
+    if data is None or not rel.endswith(".md"):
+        return False
+    archive, _anchors = ws.cache.sources.archive(rel)
+    if archive.damaged:
+        return False
+    try:
+        committed = files_at(ws.root, "HEAD", rel).get(rel)
+    except (MemoryFailure, KeyError):
+        committed = None
+    return committed is None or data.startswith(committed)
 
 
 def _runtime(ws: "Workspace") -> Iterator[Problem]:

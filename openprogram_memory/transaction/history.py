@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..failures import FailureCode, MemoryFailure
-from ..workspace.layout import GIT_EXCLUDE
+from ..workspace.layout import GIT_EXCLUDE, is_memory_file
 from .gitindex import update_index
 from .update_request import check_envelope_values
 
@@ -347,7 +347,8 @@ def head_id(root: Path) -> str | None:
 
 
 def tree_differences(root: Path, areas: tuple[str, ...]) -> list[str]:
-    """Paths under ``areas`` (directories or files) whose bytes differ from HEAD: a full scan, for repairs."""
+    """Paths under ``areas`` (directories or files) whose bytes differ from HEAD: a full scan, for repairs.
+    What an editor or vault app leaves beside the memory files (``.obsidian/``, ``x.md~`` …) is not memory."""
     from dulwich.objects import Blob
 
     repo = _repo(root)
@@ -369,4 +370,5 @@ def tree_differences(root: Path, areas: tuple[str, ...]) -> list[str]:
                 full = Path(dirpath) / name
                 if full.is_file() and not full.is_symlink():
                     on_disk[full.relative_to(root).as_posix()] = Blob.from_string(full.read_bytes()).id
-    return sorted(rel for rel in set(committed) | set(on_disk) if committed.get(rel) != on_disk.get(rel))
+    return sorted(rel for rel in set(committed) | set(on_disk)
+                  if committed.get(rel) != on_disk.get(rel) and is_memory_file(rel))

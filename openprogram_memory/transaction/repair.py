@@ -29,14 +29,10 @@ from typing import TYPE_CHECKING
 
 from ..failures import MemoryFailure
 from .adopt import adopt_out_of_band
-from .check import Problem, _drift
+from .check import Problem, _drift, repairable_archives
 
 if TYPE_CHECKING:
     from .host import Workspace
-
-# Findings that are about the whole file being outside history, not about its content.
-_NOT_CONTENT = frozenset({"uncommitted", "stale-view", "runtime-state", "git-head"})
-
 
 def repair_workspace(ws: "Workspace", problems: list[Problem]) -> list[str]:
     """Repair what ``problems`` (from :func:`~.check.check_workspace`) allows; return what was done."""
@@ -65,9 +61,7 @@ def _adopt_archives(ws: "Workspace", problems: list[Problem]) -> list[str]:
     """Commit the archives changed outside a commit that parse whole and only append."""
     from .history import commit_paths
 
-    blocked = {p.file for p in problems if p.rule not in _NOT_CONTENT}
-    archives = [rel for rel, _state in _drift(ws)
-                if rel not in blocked and rel.startswith("sources/") and _append_only(ws, rel)]
+    archives = repairable_archives(ws, problems, _drift(ws))
     if not archives:
         return []
     try:
@@ -77,24 +71,6 @@ def _adopt_archives(ws: "Workspace", problems: list[Problem]) -> list[str]:
         return [f"could not commit {', '.join(archives[:5])}: {failure.message}"]
     return [f"adopted archive append(s) made outside a commit: {', '.join(archives[:10])}"
             + (f" and {len(archives) - 10} more" if len(archives) > 10 else "")]
-
-
-def _append_only(ws: "Workspace", rel: str) -> bool:
-    """Whether the archive on disk parses whole and only adds to what is committed."""
-    from .engine import _read_bytes
-    from .history import files_at
-
-    data = _read_bytes(ws.root / rel)
-    if data is None or not rel.endswith(".md"):
-        return False
-    archive, _anchors = ws.cache.sources.archive(rel)
-    if archive.damaged:
-        return False
-    try:
-        committed = files_at(ws.root, "HEAD", rel).get(rel)
-    except (MemoryFailure, KeyError):
-        committed = None
-    return committed is None or data.startswith(committed)
 
 
 def _repair_head(ws: "Workspace") -> list[str]:

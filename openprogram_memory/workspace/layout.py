@@ -78,6 +78,25 @@ def is_derived(rel: str) -> bool:
     return rel in DERIVED_FILES or rel.startswith(TIMELINE + "/")
 
 
+# What editors, file managers and vault apps leave beside the files they open (Obsidian's .obsidian/ and .trash/,
+# vim's .x.md.swp and x.md~, macOS's .DS_Store, Windows' Thumbs.db): hidden names are caught by their dot.
+_LEFTOVER_NAMES = frozenset({"Thumbs.db", "desktop.ini"})
+_LEFTOVER_SUFFIXES = ("~", ".swp", ".swo")
+
+
+def is_memory_file(rel: str) -> bool:
+    """Whether ``rel`` (relative, ``/`` separators) is a file the product owns and reads: a topic
+    (``topics/**/*.md``), an archive file under ``sources/``, a derived view. Hidden names at any depth and
+    editor leftovers are not, wherever they sit: they are never reported, committed or read as memory."""
+    parts = rel.split("/")
+    name = parts[-1]
+    if any(part.startswith(".") for part in parts) or name in _LEFTOVER_NAMES or name.endswith(_LEFTOVER_SUFFIXES):
+        return False
+    if parts[0] == TOPICS:
+        return len(parts) > 1 and name.endswith(".md")
+    return (parts[0] in (SOURCES, TIMELINE) and len(parts) > 1) or rel in DERIVED_FILES
+
+
 def resolves_inside(root: Path, rel: str) -> bool:
     """Whether ``root/rel``, symlinks followed, stays inside ``root``."""
     real_root = os.path.realpath(root)

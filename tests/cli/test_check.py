@@ -135,8 +135,44 @@ def test_check_without_repair_changes_nothing_a_person_must_decide(ws, monkeypat
     work.write_text(work.read_text() + "\nA line typed in vim, no citation.\n", encoding="utf-8")
     before = tree_digest(ws.root)
     code, report = check(monkeypatch, capsys, ws.settings.state_dir)
-    assert code == 65 and "--repair" in next(p["fix"] for p in report["problems"] if p["rule"] == "uncommitted")
+    uncommitted = next(p["fix"] for p in report["problems"] if p["rule"] == "uncommitted")
+    assert code == 65 and "memory edit topics/work.md" in uncommitted
+    assert "--repair" not in uncommitted  # it would leave the broken file as it is: never suggested
     assert tree_digest(ws.root) == before
+
+
+LEFTOVERS = ("topics/.people.md.swp", "topics/.people.md.swo", "topics/people.md~", "topics/.DS_Store",
+             "topics/Thumbs.db", "topics/.obsidian/workspace.json", "topics/.trash/old.md",
+             "topics/team/.DS_Store", "sources/.DS_Store", "sources/openprogram/Thumbs.db")
+
+
+def test_what_editors_and_vault_apps_leave_in_topics_is_not_memory(ws, monkeypatch, capsys):
+    """vim, Obsidian, Finder and Explorer leave files beside the topics: never reported, never committed."""
+    from openprogram_memory.transaction.history import files_at
+
+    for rel in LEFTOVERS:
+        (ws.root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (ws.root / rel).write_text((ws.root / "topics/people.md").read_text() + "\nNot a record.\n")
+    assert check(monkeypatch, capsys, ws.settings.state_dir) == (0, {"ok": True, "problems": [], "repaired": []})
+    (ws.root / ".git/refs/heads/main").write_text("0" * 40 + "\n")  # repair commits the installed tree …
+    code, report = repair(monkeypatch, capsys, ws.settings.state_dir)
+    assert (code, report["problems"]) == (0, [])
+    committed = set(files_at(ws.root, "HEAD", "topics/")) | set(files_at(ws.root, "HEAD", "sources/"))
+    assert committed and not committed & set(LEFTOVERS)  # … and only the memory files in it
+    assert all((ws.root / rel).exists() for rel in LEFTOVERS)  # the person's files are left where they are
+
+
+def test_repair_is_suggested_only_where_it_commits_the_file(ws, monkeypatch, capsys):
+    archive = ws.root / "sources/openprogram/_v2/s1.md"
+    appended = archive.read_text()
+    archive.write_text(appended.replace("I run a bike shop.", "I run a car shop."), encoding="utf-8")
+    code, report = check(monkeypatch, capsys, ws.settings.state_dir)
+    fix = next(p["fix"] for p in report["problems"] if p["rule"] == "uncommitted")
+    assert "--repair" not in fix and "append-only" in fix and "checkout -- sources/openprogram/_v2/s1.md" in fix
+    archive.write_text(appended + "\n", encoding="utf-8")  # (an append repair can commit)
+    code, report = check(monkeypatch, capsys, ws.settings.state_dir)
+    assert "memory check --repair" in next(p["fix"] for p in report["problems"] if p["rule"] == "uncommitted")
+    assert repair(monkeypatch, capsys, ws.settings.state_dir)[1]["problems"] == []  # and it does
 
 
 def test_a_valid_edit_made_outside_is_adopted_by_the_next_command_that_opens_memory(ws, monkeypatch, capsys):
