@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..config import write_config_value
 from ..failures import FailureCode, MemoryFailure
+from ..topics.model import decode_topic
 from ..transaction.engine import Policy, staged_edit
 from ..transaction.history import commit_paths, head_id
 from ..workspace.layout import RECENT, SOURCES, TOPICS
@@ -135,7 +136,7 @@ def plan_merge(repo, local: str | None, remote: str) -> dict[str, Any]:
     paths = _changed_paths(repo, base, local, remote)
     read = {name: _read(repo, commit, paths) for name, commit in (("base", base), ("local", local),
                                                                    ("remote", remote))}
-    topics = {name: {p: d.decode("utf-8") for p, d in files.items() if p.startswith(TOPICS + "/")}
+    topics = {name: {p: decode_topic(d) for p, d in files.items() if p.startswith(TOPICS + "/")}
               for name, files in read.items()}
     sides = {name: Side.read(texts) for name, texts in topics.items()}
     outcome = resolve(sides["base"], sides["local"], sides["remote"], local or "", remote)

@@ -186,6 +186,18 @@ def _parse_paragraph(lines: list[str], line_no: int) -> Paragraph:
     return Paragraph(lines=lines, line=line_no, body=text, ids=[])
 
 
+def decode_topic(data: bytes) -> str:
+    """A topic file's text from its bytes (UTF-8, else ``UnicodeDecodeError``), without what editors add that is
+    not content: the byte order mark Notepad writes, and CRLF (or CR) line endings. Every reader of a topic file
+    on disk or in history goes through here, so a file saved on Windows reads as the same records everywhere."""
+    text = data.decode("utf-8")
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text
+
+
 def parse_topic(text: str, path: str) -> TopicDoc:
     """Parse topic text into blocks. Never raises; validation is separate."""
     trailing = text.endswith("\n")

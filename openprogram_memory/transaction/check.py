@@ -17,7 +17,7 @@ import os
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Iterator
 
-from ..topics.model import parse_topic
+from ..topics.model import decode_topic, parse_topic
 from . import validate
 
 if TYPE_CHECKING:
@@ -78,7 +78,7 @@ def _topic_files(ws: "Workspace") -> Iterator[Problem]:
                           f"replace it by the file it points to, or remove it (`rm {path}`)")
             continue
         try:
-            text = path.read_bytes().decode("utf-8")
+            text = decode_topic(path.read_bytes())
         except UnicodeDecodeError as exc:
             yield Problem(rel, None, "encoding", f"not valid UTF-8 (byte {exc.start}); left out of memory",
                           _restore_hint(ws, rel))

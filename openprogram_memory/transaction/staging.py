@@ -18,6 +18,7 @@ from pathlib import Path
 
 from ..failures import FailureCode, MemoryFailure
 from ..sources.archive import SourceMessage
+from ..topics.model import decode_topic
 from ..workspace.layout import TOPICS, check_topic_path
 from ..workspace.scratch import make_scratch
 from ..workspace.caches import TopicCache
@@ -77,7 +78,7 @@ class Staging:
         if target.is_symlink():
             raise MemoryFailure(FailureCode.INVALID_TOPIC_FORMAT, f"{rel} is a symlink", details={"file": rel, "rule": "symlink"})
         try:
-            return target.read_text(encoding="utf-8")
+            return decode_topic(target.read_bytes())
         except FileNotFoundError:
             raise MemoryFailure(FailureCode.MEMORY_NOT_FOUND, f"no topic file {rel}") from None
         except UnicodeDecodeError:
@@ -148,7 +149,7 @@ class Staging:
                     out[rel] = None
                 continue
             try:
-                if target.read_text(encoding="utf-8") == content:
+                if decode_topic(target.read_bytes()) == content:
                     continue
             except (OSError, UnicodeDecodeError):
                 pass

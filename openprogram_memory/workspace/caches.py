@@ -20,7 +20,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any, Callable, Collection, Iterable, Protocol
 
 from ..sources.archive import ArchiveFile, ParsedArchive, SourceMessage
-from ..topics.model import TopicDoc, parse_topic, record_links
+from ..topics.model import TopicDoc, decode_topic, parse_topic, record_links
 from ..topics.normalize import time_date
 from ..topics.rules import record_violations
 from .scan import Signature, TreeScan, scan, signature, topic_files
@@ -429,7 +429,7 @@ class TopicCache:
             if hit and hit[0] == sig:
                 return hit[1]
         try:
-            text = path.read_bytes().decode("utf-8")
+            text = decode_topic(path.read_bytes())
         except UnicodeDecodeError as exc:
             self.unreadable[rel] = f"not valid UTF-8 (byte {exc.start})"
             return None
@@ -745,6 +745,6 @@ def committed_text(root: Path, rel: str) -> str | None:
         repo = Repo(str(root))
         commit = repo[repo.head()]
         _mode, sha = tree_lookup_path(repo.__getitem__, commit.tree, rel.encode("utf-8"))
-        return repo[sha].data.decode("utf-8")
+        return decode_topic(repo[sha].data)
     except Exception:  # noqa: BLE001 - any failure means there is no committed version to serve
         return None

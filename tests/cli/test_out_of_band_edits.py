@@ -82,3 +82,36 @@ def test_an_invalid_new_file_is_left_out_until_fixed(ws, monkeypatch, capsys):
     new.write_text("Zebra notes typed in vim.[^x1] ^deadbee1\n")  # the footnote is never defined
     fresh_process()
     assert search(monkeypatch, capsys, ws, "zebra notes") == []  # no committed version to fall back on
+
+
+WINDOWS_SAVES = {
+    "CRLF line endings": lambda data: data.replace(b"\n", b"\r\n"),
+    "a byte order mark": lambda data: b"\xef\xbb\xbf" + data,
+    "both": lambda data: b"\xef\xbb\xbf" + data.replace(b"\n", b"\r\n"),
+}
+
+
+@pytest.mark.parametrize("save", WINDOWS_SAVES.values(), ids=WINDOWS_SAVES.keys())
+def test_a_file_saved_by_a_windows_editor_reads_as_the_same_records(ws, monkeypatch, capsys, tmp_path, save):
+    """Notepad and VS Code on Windows write a BOM and CRLF: neither is content. check, search and a write all read
+    the file as its LF original, and an edit made in the same save is adopted on its own, before the write."""
+    path = ws.root / BIKES
+    path.write_bytes(save(path.read_bytes().replace(b"in Ghent", b"in Ghent and Bruges")))
+    fresh_process()
+    state = str(ws.settings.state_dir)
+    code, report = run(monkeypatch, capsys, "memory", "check", "--state", state, "--json")
+    assert (code, report["problems"]) == (0, [])
+    assert report["repaired"] == [f"adopted hand edit(s) outside the product: {BIKES}"]  # as an edit of its own
+    assert search(monkeypatch, capsys, ws, "bike shop") == ["Dana runs a bike shop in Ghent and Bruges."]
+    request = tmp_path / "request.json"
+    request.write_text(json.dumps({"memory_changes": [
+        {"op": "create_record", "content": "Dana opens the shop at nine.", "destination": {"topic_path": BIKES},
+         "sources": [{"source": "openprogram/s1/u2", "label": "said"}]}]}))
+    code, answer = run(monkeypatch, capsys, "memory", "apply", str(request), "--state", state, "--json")
+    assert code == 0 and answer["ok"] is True, answer
+    messages = [entry["message"] for entry in ws.log(4)]
+    assert "apply" in messages[0] and any(m.startswith(f"memory: hand edit outside the product: {BIKES}")
+                                          for m in messages[1:])
+    assert run(monkeypatch, capsys, "memory", "check", "--state", state, "--json")[1]["problems"] == []
+    assert sorted(search(monkeypatch, capsys, ws, "Dana shop")) == [
+        "Dana opens the shop at nine.", "Dana runs a bike shop in Ghent and Bruges."]
