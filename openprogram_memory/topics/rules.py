@@ -78,6 +78,21 @@ def record_violations(doc: TopicDoc, lookup_anchor: AnchorLookup,
         yield from _definition_violations(doc, label, definition, lookup_anchor, is_symlink)
 
 
+def ids_unique_in_file(doc: TopicDoc) -> Iterator[Violation]:
+    """One block ID twice in one file (or an alias equal to another record's ID) would make ``get`` answer with
+    either. A rule of the file alone, so a hand edit that breaks it is served from its last commit like one that
+    breaks a record rule; across files it is a tree rule (``transaction.validate.duplicate_id_violations``)."""
+    seen: dict[str, int] = {}
+    for paragraph in doc.paragraphs():
+        for block_id in paragraph.ids:
+            if block_id in seen:
+                yield Violation(doc.path, paragraph.line, "duplicate-id",
+                                f"{doc.path}:{paragraph.line}: block ID ^{block_id} is already used at line "
+                                f"{seen[block_id]}; memory IDs are unique",
+                                details={"file": doc.path, "line": paragraph.line, "block_id": block_id})
+            seen[block_id] = paragraph.line
+
+
 def check_strict(doc: TopicDoc, lookup_anchor: AnchorLookup, is_symlink: Callable[[str], bool]) -> None:
     """The strict record rules; the first violation raises (``INVALID_TOPIC_FORMAT`` or ``MISSING_SOURCE``)."""
     raise_first(record_violations(doc, lookup_anchor, is_symlink))

@@ -13,6 +13,7 @@ runtime state.
 
 from __future__ import annotations
 
+import itertools
 import os
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Iterator
@@ -87,23 +88,24 @@ def _topic_files(ws: "Workspace") -> Iterator[Problem]:
             yield Problem(rel, None, "unreadable", f"cannot be read ({exc.strerror})", "check the file's permissions")
             continue
         doc = parse_topic(text, rel)
-        for violation in validate.record_violations(doc, lookup, lambda target: os.path.islink(ws.root / target)):
+        for violation in itertools.chain(
+                validate.record_violations(doc, lookup, lambda target: os.path.islink(ws.root / target)),
+                validate.ids_unique_in_file(doc)):
             message = violation.message.removeprefix(f"{rel}:{violation.line}: ")  # file and line have their own fields
             yield Problem(rel, violation.line, violation.rule, message, _restore_hint(ws, rel))
 
 
 def _tree_rules(ws: "Workspace", tree: "TreeState") -> Iterator[Problem]:
-    """IDs unique across the tree and within each file, links resolve: the engine's tree rules. (A citation whose
-    archived message is gone is a record rule, ``unknown-source``, reported with the file's other rules.)"""
+    """IDs unique across the tree, links resolve: the engine's tree rules, on the tree as it is served. (IDs
+    unique within a file, and a citation whose archived message is gone, are rules of the file alone, reported
+    with its other rules: a file that breaks one is served from its last commit.)"""
     id_files = tree.id_files()
-    for block_id, files in sorted(id_files.items()):
+    for block_id, where in sorted(id_files.items()):
+        files = list(dict.fromkeys(where))  # (twice in one file is that file's own rule)
         if len(files) > 1:
-            yield Problem(files[1], None, "duplicate-id", f"block ID ^{block_id} is also in {files[0]}",
+            first, here = (tree.files[rel].by_id[block_id].line for rel in files[:2])
+            yield Problem(files[1], here, "duplicate-id", f"block ID ^{block_id} is also at {files[0]}:{first}",
                           f"keep one: `openprogram memory edit {files[1]}` (git history has both versions)")
-    for rel, summary in sorted(tree.files.items()):
-        for violation in validate.unique_in_file(summary):
-            yield Problem(rel, violation.line, violation.rule, violation.message.split(": ", 1)[-1],
-                          _restore_hint(ws, rel))
     for violation in validate.dangling_link_violations(tree):
         assert violation.file is not None
         yield Problem(violation.file, violation.line, violation.rule,

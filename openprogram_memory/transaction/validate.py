@@ -15,11 +15,11 @@ import difflib
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
 
 from ..failures import FailureCode
-from ..topics.rules import RECORD_RULES, Violation, check_strict, raise_first, record_violations
+from ..topics.rules import RECORD_RULES, Violation, check_strict, ids_unique_in_file, raise_first, record_violations
 from .result import Policy
 
 __all__ = ["RULES", "Violation", "check_strict", "raise_first", "record_violations", "duplicate_id_violations",
-           "unique_in_file", "lost_id_violations", "delete_needs_base_violations",
+           "ids_unique_in_file", "unique_in_file", "lost_id_violations", "delete_needs_base_violations",
            "dangling_link_violations"]
 if TYPE_CHECKING:
     from ..workspace.caches import FileSummary, RecordInfo, TreeState
@@ -53,14 +53,7 @@ def duplicate_id_violations(tree: "TreeState", files: Iterable[str]) -> Iterator
 
 def unique_in_file(summary: "FileSummary") -> Iterator[Violation]:
     """Twice in one file (or an alias equal to another record's ID) would make ``get`` answer with either."""
-    seen: dict[str, int] = {}
-    for record in summary.records:
-        for block_id in record.ids:
-            if block_id in seen:
-                yield _tree_violation("duplicate-id", f"{summary.path}:{record.line}: block ID ^{block_id} is already "
-                                      f"used at line {seen[block_id]}; memory IDs are unique", file=summary.path,
-                                      line=record.line, block_id=block_id)
-            seen[block_id] = record.line
+    return ids_unique_in_file(summary.doc)
 
 
 def lost_id_violations(policy: Policy, lost: list[str], allowed: frozenset[str], baseline: "TreeState",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import gc
+import itertools
 import os
 import pickle
 import posixpath
@@ -22,7 +23,7 @@ from typing import Any, Callable, Collection, Iterable, Protocol
 from ..sources.archive import ArchiveFile, ParsedArchive, SourceMessage
 from ..topics.model import TopicDoc, decode_topic, parse_topic, record_links
 from ..topics.normalize import time_date
-from ..topics.rules import record_violations
+from ..topics.rules import ids_unique_in_file, record_violations
 from .scan import Signature, TreeScan, scan, signature, topic_files
 
 
@@ -464,8 +465,9 @@ class TopicCache:
     def _first_violation(self, summary: FileSummary) -> str | None:
         """The first record rule the file breaks, as status shows it. A citation whose message is not (yet)
         in the archive is not one here: its record counts as pending, which is never automatic context."""
-        for violation in record_violations(summary.doc, self.sources.lookup,
-                                           lambda target: os.path.islink(self.root / target)):
+        for violation in itertools.chain(record_violations(summary.doc, self.sources.lookup,
+                                                           lambda target: os.path.islink(self.root / target)),
+                                         ids_unique_in_file(summary.doc)):
             if violation.rule != "unknown-source":
                 return f"line {violation.line}: [{violation.rule}] {violation.message.split(': ', 1)[-1]}"
         return None

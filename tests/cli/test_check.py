@@ -221,3 +221,13 @@ def test_an_edit_outside_that_removes_a_linked_record_is_not_adopted(ws, monkeyp
     found = {(p["file"], p["rule"]) for p in report["problems"]}
     assert code == 65 and {("topics/people.md", "uncommitted"), ("topics/work.md", "dangling-link")} <= found
     assert not any("adopted" in note for note in report["repaired"])
+
+
+def test_an_id_also_used_in_another_file_is_named_with_both_places(ws, monkeypatch, capsys):
+    people = (ws.root / "topics/people.md").read_text()
+    (ws.root / "topics/copy.md").write_text("# Copied\n\n" + people, encoding="utf-8")  # pasted into a new file
+    target = next(r for r in ws.records() if r.topic == "topics/people.md")
+    code, report = check(monkeypatch, capsys, ws.settings.state_dir)
+    duplicate = next(p for p in report["problems"] if p["rule"] == "duplicate-id")
+    assert code == 65 and (duplicate["file"], duplicate["line"]) == ("topics/people.md", target.line)
+    assert duplicate["message"] == f"block ID ^{target.memory_id} is also at topics/copy.md:{target.line + 2}"

@@ -115,3 +115,33 @@ def test_a_file_saved_by_a_windows_editor_reads_as_the_same_records(ws, monkeypa
     assert run(monkeypatch, capsys, "memory", "check", "--state", state, "--json")[1]["problems"] == []
     assert sorted(search(monkeypatch, capsys, ws, "Dana shop")) == [
         "Dana opens the shop at nine.", "Dana runs a bike shop in Ghent and Bruges."]
+
+
+def test_a_block_id_used_twice_in_one_file_is_not_served_and_rebuild_keeps_the_committed_views(ws, monkeypatch,
+                                                                                                capsys):
+    """A record pasted with an ID the file already has breaks a rule of the file: search, the core and rebuild use
+    its last committed version (with the warning other invalid edits give), and check names both lines."""
+    ws.update(changes=[{"path": "topics/core.md", "content": "# Core\n\n" + record("Answer in metric units.",
+                                                                                  "openprogram/s1/u2")}])
+    path = ws.root / "topics/core.md"
+    block_id = next(r.memory_id for r in ws.records() if r.topic == "topics/core.md")
+    text = path.read_text()
+    lines = text.split("\n")
+    at = next(n for n, line in enumerate(lines, 1) if line.endswith(f"^{block_id}"))
+    label = lines[at - 1].split("[^", 1)[1].split("]", 1)[0]
+    path.write_text(text.replace(f" ^{block_id}\n", f" ^{block_id}\n\nThe user drinks tea.[^{label}] ^{block_id}\n", 1))
+    fresh_process()
+    state = str(ws.settings.state_dir)
+    code, found = run(monkeypatch, capsys, "memory", "search", "drinks tea", "--state", state, "--json")
+    assert found["results"] == [] and any(w.startswith(f"topics/core.md line {at + 2}: [duplicate-id]")
+                                          and "last committed version is searched" in w for w in found["warnings"])
+    code, report = run(monkeypatch, capsys, "memory", "check", "--state", state, "--json")
+    assert code == 65 and [(p["rule"], p["line"]) for p in report["problems"]] == [("duplicate-id", at + 2),
+                                                                                  ("uncommitted", None)]
+    assert f"already used at line {at}" in report["problems"][0]["message"]  # no stale view: nothing to rebuild
+    code, rebuilt = run(monkeypatch, capsys, "memory", "rebuild", "--state", state, "--json")
+    assert code == 0
+    assert "tea" not in (ws.root / "core.md").read_text() + (ws.root / "recent_events.jsonl").read_text()
+    code, core = run(monkeypatch, capsys, "memory", "recall", "drinks tea", "--state", state, "--json")
+    assert core["count"] == 0
+    assert "drinks tea" in path.read_text()  # the person's file is left as they wrote it
