@@ -6,13 +6,16 @@ import importlib
 
 import typer
 
+from .common import Group
+
 app = typer.Typer(
     name="openprogram",
+    cls=Group,
     help="OpenProgram: long-term memory for AI agents, kept as plain files.",
     no_args_is_help=True,
     add_completion=False,
 )
-memory_app = typer.Typer(help="Long-term memory: topics, core block, writer, search.", no_args_is_help=True)
+memory_app = typer.Typer(help="Long-term memory: topics, core block, writer, search.", no_args_is_help=True, cls=Group)
 app.add_typer(memory_app, name="memory")
 
 # Each module registers its verbs on memory_app via register(memory_app).

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+import click
 import typer
+import typer.core
 from rich.markup import escape
 
 from ..config import Settings
@@ -12,6 +14,23 @@ from .fast import checked_settings
 
 StateOption = typer.Option(None, "--state", help="State directory (default: $OPENPROGRAM_STATE or ~/.openprogram).")
 JsonOption = typer.Option(False, "--json", help="Print one JSON object for programs.")
+
+
+class Group(typer.core.TyperGroup):
+    """Every command group of the CLI (``cls=`` of each ``typer.Typer``)."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Ctrl-C or a closed stdout inside any command ends it as :func:`.stopping.ended_by` says: Typer would
+        end the first silently and call the second a failure (exit 1)."""
+        from .stopping import ended_by
+
+        try:
+            return super().invoke(ctx)
+        except (KeyboardInterrupt, BrokenPipeError) as exc:
+            code = ended_by(exc)
+            if code is None:
+                raise
+            raise click.exceptions.Exit(code) from None
 
 
 def memory_settings(state: Optional[str], overrides: dict[str, Any] | None = None) -> Settings:

@@ -53,7 +53,20 @@ def run() -> None:
 
 
 def main() -> None:
-    """Run ``openprogram`` (raises SystemExit with the exit code)."""
+    """Run ``openprogram`` (raises SystemExit with the exit code); Ctrl-C or a closed stdout at any moment
+    ends it as :func:`.stopping.ended_by` says, never with a traceback."""
+    try:
+        _dispatch()
+    except (KeyboardInterrupt, BrokenPipeError) as exc:
+        from .stopping import ended_by
+
+        code = ended_by(exc)
+        if code is None:
+            raise
+        sys.exit(code)
+
+
+def _dispatch() -> None:
     argv = sys.argv[1:]
     if argv[:3] == HOOK_ARGV and _plain_hook_args(argv[3:]):
         from ..agents.claude_code_hook import main as hook_main

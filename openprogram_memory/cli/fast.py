@@ -20,6 +20,7 @@ from typing import Any, Callable, ContextManager, Iterator
 
 from ..config import MAX_TOP_K, Settings, load_settings
 from ..failures import EXIT_BUG, FailureCode, MemoryFailure
+from .stopping import ended_by, stdout_closed
 
 VERBS = ("search", "recall", "status", "apply", "sleep")
 
@@ -266,9 +267,11 @@ def main(argv: list[str]) -> int | None:
     except MemoryFailure as failure:
         print_json(failure.to_json())
         return failure.exit_code
-    except KeyboardInterrupt:
-        return 130
+    except KeyboardInterrupt as exc:  # a second Ctrl-C, or one before the work began
+        return ended_by(exc)
     except Exception as exc:  # an unexpected bug: exit 1, still one JSON object
+        if isinstance(exc, BrokenPipeError) and stdout_closed():
+            raise  # the reader went away (`| head`): no failure, the entry point ends quietly
         print_json(bug_json(exc))
         return EXIT_BUG
     print_json(data)

@@ -7,6 +7,7 @@ sysexits code of architecture §6; an unexpected exception exits 1.
 
 from __future__ import annotations
 
+import errno
 import json
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator
@@ -18,9 +19,17 @@ from rich.console import Console
 from ..failures import EXIT_BUG, MemoryFailure
 from . import fast
 from .fast import bug_json, print_json
+from .stopping import stdout_closed
 
-console = Console(highlight=False, soft_wrap=True)
-err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+
+class _Console(Console):
+    def on_broken_pipe(self) -> None:
+        """Rich exits 1 here; the broken pipe goes on to the entry point, which decides (:func:`.stopping.ended_by`)."""
+        raise BrokenPipeError(errno.EPIPE, "Broken pipe")
+
+
+console = _Console(highlight=False, soft_wrap=True)
+err_console = _Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def emit(data: dict[str, Any], as_json: bool, human: Callable[[], object] | None = None) -> None:
@@ -58,6 +67,8 @@ def reporting(as_json: bool) -> Iterator[None]:
     except KeyboardInterrupt:
         raise
     except Exception as exc:  # an unexpected bug: exit 1, still one JSON object
+        if isinstance(exc, BrokenPipeError) and stdout_closed():
+            raise  # the reader went away (`| head`): no failure, the entry point ends quietly
         if as_json:
             print_json(bug_json(exc))
         else:
