@@ -32,6 +32,19 @@ class Group(typer.core.TyperGroup):
                 raise
             raise click.exceptions.Exit(code) from None
 
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> Any:
+        """A mistyped command gets the nearest one, as a mistyped option does."""
+        import difflib
+
+        try:
+            return super().resolve_command(ctx, args)
+        except click.UsageError as exc:
+            typed = click.utils.make_str(args[0]) if args else ""
+            near = difflib.get_close_matches(typed, self.list_commands(ctx), n=1)
+            if near and exc.message.startswith("No such command"):
+                exc.message += f" Did you mean '{near[0]}'?"
+            raise
+
 
 def memory_settings(state: Optional[str], overrides: dict[str, Any] | None = None) -> Settings:
     """Effective settings for a ``memory`` verb; refuses when memory is off (see :func:`.fast.checked_settings`)."""

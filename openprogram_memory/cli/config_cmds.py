@@ -15,11 +15,11 @@ from rich.table import Table
 
 from ..config import KEYS, config_path, env_name, load_settings, write_config_value
 from ..failures import FailureCode, MemoryFailure
-from .common import JsonOption, StateOption
+from .common import Group, JsonOption, StateOption
 from .output import console, emit, err_console, reporting
 
 config_app = typer.Typer(help="Configuration: flags > OPENPROGRAM_MEMORY_* env > config.toml > defaults.",
-                         no_args_is_help=True)
+                         no_args_is_help=True, cls=Group)
 
 
 def _existing_state(state: Optional[str]):

@@ -15,10 +15,10 @@ from typing import Optional
 import typer
 
 from ..failures import FailureCode, MemoryFailure
-from .common import JsonOption, StateOption
+from .common import Group, JsonOption, StateOption
 from .output import console, emit, reporting
 
-hook_app = typer.Typer(help="Agent hooks: memory inside Claude Code (core, recall, writes).", no_args_is_help=True)
+hook_app = typer.Typer(help="Agent hooks: memory inside Claude Code (core, recall, writes).", no_args_is_help=True, cls=Group)
 AGENTS = ("claude-code",)
 
 

@@ -19,10 +19,10 @@ from ..config import load_settings
 from ..failures import FailureCode, MemoryFailure
 if TYPE_CHECKING:
     from ..sessions.store import Node, SessionStore
-from .common import JsonOption, StateOption
+from .common import Group, JsonOption, StateOption
 from .output import console, emit, reporting
 
-app = typer.Typer(help="The bundled session store: create, append, fork, rewind, show.", no_args_is_help=True)
+app = typer.Typer(help="The bundled session store: create, append, fork, rewind, show.", no_args_is_help=True, cls=Group)
 
 PREVIEW_CHARS = 100
 

@@ -7,11 +7,11 @@ from typing import List, Optional
 import typer
 from rich.markup import escape
 
-from .common import JsonOption, StateOption, memory_settings, open_workspace
+from .common import Group, JsonOption, StateOption, memory_settings, open_workspace
 from .output import console, emit, err_console, reporting
 
 trust_app = typer.Typer(help="Trust of archived sources: only records citing trusted sources reach an agent.",
-                        no_args_is_help=True)
+                        no_args_is_help=True, cls=Group)
 
 SourceIdsArgument = typer.Argument(..., help="Source ids (provider/thread/message), as `search --all` shows them.")
 ReasonOption = typer.Option("", "--reason", help="Why, kept in the archive beside the change.")

@@ -15,7 +15,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ..failures import EXIT_OK, EXIT_REJECTED, FailureCode, MemoryFailure
-from .common import JsonOption, StateOption, memory_settings, open_workspace
+from .common import Group, JsonOption, StateOption, memory_settings, open_workspace
 from .fast import status_json
 from .output import console, emit, err_console, reporting
 
@@ -85,7 +85,7 @@ def show(path: str = typer.Argument(..., help="Topic path, e.g. topics/core.md")
              lambda: sys.stdout.write(text))
 
 
-core_app = typer.Typer(help="The core block injected into every session.", no_args_is_help=True)
+core_app = typer.Typer(help="The core block injected into every session.", no_args_is_help=True, cls=Group)
 
 
 @core_app.command("show")

@@ -37,6 +37,17 @@ def write_command(
             raise MemoryFailure(FailureCode.INVALID_ARGUMENT,
                                 f"two sessions named: {named!r} and --session {session!r}; write one at a time")
     session = session if session is not None else named
+    given = [flag for flag, value in (("--session", session is not None), ("--force", force),
+                                      ("--rereview", rereview), ("--since", since is not None)) if value]
+    if all_idle and given:  # each would be silently ignored
+        with reporting(json):
+            raise MemoryFailure(FailureCode.INVALID_ARGUMENT,
+                                f"--all-idle writes every idle session: it does not go with {' or '.join(given)}; "
+                                "give one or the other")
+    if force and (rereview or since is not None):
+        with reporting(json):
+            raise MemoryFailure(FailureCode.INVALID_ARGUMENT,
+                                "--force writes what is pending, --rereview re-reads settled turns; run one at a time")
     if all_idle:
         _poll(state, json, "memory write --all-idle")
         return

@@ -74,6 +74,39 @@ def test_usage_errors_for_people_name_the_mistake_and_the_help(monkeypatch, caps
     assert "Usage: openprogram memory search" in err and "--help" in err and "'abc' is not a valid integer" in err
 
 
+@pytest.mark.parametrize("argv,near", [
+    (["memory", "serch", "foo"], "search"), (["memory", "core", "shwo"], "show"), (["sesion", "new"], "session"),
+])
+def test_a_mistyped_command_gets_the_nearest_one(argv, near, monkeypatch, capsys):
+    code, out, err = run(monkeypatch, capsys, *argv)
+    assert code == 64 and out == "" and f"Did you mean '{near}'?" in err
+    code, out, _err = run(monkeypatch, capsys, *argv, "--json")
+    assert code == 64 and f"Did you mean '{near}'?" in json.loads(out)["message"]
+
+
+def test_a_command_far_from_every_verb_gets_no_guess(monkeypatch, capsys):
+    code, _out, err = run(monkeypatch, capsys, "memory", "xyzzy")
+    assert code == 64 and "No such command 'xyzzy'" in err and "Did you mean" not in err
+
+
+@pytest.mark.parametrize("argv,named", [
+    (["memory", "write", "--session", "nosuch", "--all-idle"], "--all-idle"),
+    (["memory", "write", "nosuch", "--all-idle"], "--all-idle"),
+    (["memory", "write", "--all-idle", "--force"], "--all-idle"),
+    (["memory", "write", "--all-idle", "--rereview"], "--all-idle"),
+    (["memory", "write", "--session", "s", "--force", "--rereview"], "--force"),
+])
+def test_options_that_contradict_each_other_are_refused(argv, named, monkeypatch, capsys, tmp_path):
+    """Before, `write --session nosuch --all-idle` wrote every idle session and said nothing of the session."""
+    state = tmp_path / "state"
+    code, out, _err = run(monkeypatch, capsys, *argv, "--state", str(state), "--json")
+    error = json.loads(out)
+    assert code == 64 and error["code"] == "INVALID_ARGUMENT" and named in error["message"]
+    assert not state.exists()
+    code, out, err = run(monkeypatch, capsys, *argv, "--state", str(state))
+    assert code == 64 and out == "" and "INVALID_ARGUMENT" in err and named in err
+
+
 @pytest.mark.parametrize("argv", [
     ["memory", "write", "--all-idle"], ["memory", "watch", "--once"], ["memory", "write", "--session", "s"],
     ["memory", "sync", "--remote", "/nowhere.git"], ["memory", "status"], ["memory", "search", "x"],
