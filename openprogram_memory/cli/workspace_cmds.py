@@ -216,7 +216,7 @@ def edit(
         except MemoryFailure as failure:
             if failure.code is not FailureCode.MEMORY_NOT_FOUND:
                 raise
-            _confirm_new(rel, new, json)
+            _confirm_new(ws.root, rel, new, json)
             original = ""
         scratch_dir = make_scratch(ws.root, "edit")
         scratch = scratch_dir / Path(rel).name
@@ -233,7 +233,7 @@ def edit(
         shutil.rmtree(scratch_dir, ignore_errors=True)
 
 
-def _confirm_new(rel: str, new: bool, json: bool) -> None:
+def _confirm_new(root: Path, rel: str, new: bool, json: bool) -> None:
     """A path that does not exist is created only when asked for: a typo must not open an empty buffer."""
     if new:
         return
@@ -242,7 +242,7 @@ def _confirm_new(rel: str, new: bool, json: bool) -> None:
             return
         raise typer.Exit(EXIT_OK)
     raise MemoryFailure(FailureCode.MEMORY_NOT_FOUND,
-                        f"{rel} does not exist; check the name (`openprogram memory topics` lists them) "
+                        f"{rel} does not exist; check the name (`ls -R {root / 'topics'}` lists the topics) "
                         f"or pass --new to create it")
 
 

@@ -65,6 +65,11 @@ def repaired_on_open(ws: "Workspace") -> list[str]:
 
 
 def _restore_hint(ws: "Workspace", rel: str) -> str:
+    from ..workspace.caches import committed_text
+
+    if committed_text(ws.root, rel) is None:  # a file made outside the product: there is no version to take back
+        return (f"correct it with `openprogram memory edit {rel}`, or remove it (`rm {ws.root / rel}`): "
+                "it was never committed")
     return (f"correct it with `openprogram memory edit {rel}`, or take the committed version back with "
             f"`git -C {ws.root} checkout -- {rel}`")
 

@@ -67,6 +67,19 @@ def test_every_kind_of_damage_is_named_with_its_fix(ws, monkeypatch, capsys):
     assert ("core.md", "stale-view") in {(p["file"], p["rule"]) for p in report["problems"]}
 
 
+def test_a_new_file_gets_no_hint_to_take_back_a_committed_version_it_never_had(ws, monkeypatch, capsys):
+    (ws.root / "topics/mynotes.md").write_text("# My notes\n\nA line typed in vim, no citation.\n")
+    work = ws.root / "topics/work.md"
+    work.write_text(work.read_text() + "\nA line typed in vim, no citation.\n", encoding="utf-8")
+    code, report = check(monkeypatch, capsys, ws.settings.state_dir)
+    fixes = {p["file"]: p["fix"] for p in report["problems"] if p["rule"] == "uncited-text"}
+    assert code == 65 and set(fixes) == {"topics/mynotes.md", "topics/work.md"}
+    assert "checkout" not in fixes["topics/mynotes.md"] and "never committed" in fixes["topics/mynotes.md"]
+    assert f"rm {ws.root / 'topics/mynotes.md'}" in fixes["topics/mynotes.md"]
+    assert "memory edit topics/mynotes.md" in fixes["topics/mynotes.md"]
+    assert "checkout -- topics/work.md" in fixes["topics/work.md"]  # a committed file can still be taken back
+
+
 def test_unreadable_runtime_state_and_a_broken_head_are_named(ws, monkeypatch, capsys):
     ws.layout.state("scheduled.json").write_text("[garbled")
     code, report = check(monkeypatch, capsys, ws.settings.state_dir)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -191,6 +192,9 @@ def test_edit_of_a_path_that_does_not_exist_needs_new(ws, tmp_path, monkeypatch)
     body = json.loads(result.stdout)
     assert body["code"] == "MEMORY_NOT_FOUND" and "--new" in body["message"] and "dnaa.md" in body["message"]
     assert not (tmp_path / "opened").exists() and not (ws.root / "topics/people/dnaa.md").exists()
+    lister = body["message"].split("`")[1]  # the command it names to see the right name exists and lists it
+    listed = subprocess.run(lister, shell=True, capture_output=True, text=True)
+    assert listed.returncode == 0 and "dana.md" in listed.stdout
     _editor(tmp_path, monkeypatch, "printf 'Dana sells bikes.[^e1]\\n\\n[^e1]: Sources: [n](openprogram/s1/u1)\\n' > \"$1\"",
             "writer.sh")
     created = run("memory", "edit", "topics/people/dnaa.md", "--new", "--json")
