@@ -109,12 +109,8 @@ class MemoryFailure(Exception):
         *,
         retryable: bool | None = None,
         details: dict[str, Any] | None = None,
-        data_error: bool = False,
     ) -> None:
         self.code = FailureCode(code)
-        # An argument that was read and found wrong (a file of another format)
-        # is bad data, not bad usage: sysexits EX_DATAERR (65), not EX_USAGE.
-        self.data_error = bool(data_error)
         self.retryable = default_retryable(self.code) if retryable is None else bool(retryable)
         self.message = message
         self.details = dict(details or {})
@@ -131,12 +127,12 @@ class MemoryFailure(Exception):
 
     @property
     def exit_code(self) -> int:
-        """The sysexits code for the CLI."""
+        """The sysexits code for the CLI: one per code, whatever raised it (README's table)."""
         if self.code is FailureCode.MEMORY_DISABLED:
             return EXIT_DISABLED
         if self.retryable:
             return EXIT_RETRYABLE
-        if self.code in _USAGE_CODES and not self.data_error:
+        if self.code in _USAGE_CODES:
             return EXIT_USAGE
         return EXIT_REJECTED
 

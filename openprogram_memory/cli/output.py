@@ -49,10 +49,21 @@ def fail(failure: MemoryFailure, as_json: bool) -> None:
     else:
         tag = "retryable" if failure.retryable else "error"
         err_console.print(f"[bold red]{failure.code.value}[/] ({tag}): {escape(failure.message)}")
-        for key, value in failure.details.items():
-            if key != "draft":
-                err_console.print(f"  {escape(str(key))}: {escape(str(value))}")
+        for line in human_details(failure.details):
+            err_console.print(f"  {escape(line)}")
     raise typer.Exit(failure.exit_code)
+
+
+def human_details(details: dict[str, Any]) -> Iterator[str]:
+    """A failure's details as lines for people: no Python ``None`` or list syntax; a list gives a line per item
+    (an item that says why, such as a skipped file, by its reason)."""
+    for key, value in details.items():
+        if key == "draft" or value is None:
+            continue
+        label = str(key).replace("_", " ")
+        for item in value if isinstance(value, list) else [value]:
+            text = item.get("reason", item) if isinstance(item, dict) else item
+            yield f"{label}: {text}"
 
 
 @contextmanager

@@ -258,8 +258,11 @@ def import_command(
     Every line that does not become a node is counted by reason (blank,
     malformed_json, not_an_object, missing_id, duplicate_id, malformed_line,
     unknown_type, not_a_turn, already_present, fork_prefix). --json prints
-    {"sessions": [...], "imported": N, "skipped": {reason: n}}. A file of
-    another format is refused (exit 65) before anything is imported.
+    {"sessions": [...], "imported": N, "skipped": {reason: n}}. A file named
+    here that is of another format is refused (exit 64) before anything is
+    imported; in a directory such a file is skipped with one line saying why
+    ("skipped_files" under --json), and the import fails (exit 64) only when
+    every file found is skipped.
     """
     with reporting(json), deferred_interrupt("the current file") as stop_asked:
         from ..sessions.importers import import_paths
@@ -279,6 +282,11 @@ def import_command(
         data = result.to_json()
 
         def human() -> None:
+            for skipped in result.skipped_files:
+                err_console.print(f"[yellow]skipped[/]: {escape(skipped['reason'])}")
+            if not data["sessions"] and not result.skipped_total and not result.interrupted:
+                console.print(f"Nothing found to import: no {escape(fmt)} transcript lines in {escape(', '.join(paths))}.")
+                return
             console.print(f"{data['imported']} node(s) imported; sessions: {escape(', '.join(data['sessions'])) or '-'}")
             if data["skipped"]:
                 reasons = ", ".join(f"{reason} {count}" for reason, count in data["skipped"].items())

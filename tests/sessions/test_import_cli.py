@@ -70,13 +70,64 @@ def test_human_output_shows_what_was_skipped_and_why(tmp_path: Path) -> None:
     assert "5 line(s) skipped: malformed_json 1, not_a_turn 4" in out
 
 
-def test_a_codex_rollout_given_as_claude_code_exits_65_and_writes_nothing(tmp_path: Path) -> None:
+def test_a_codex_rollout_given_as_claude_code_exits_64_and_writes_nothing(tmp_path: Path) -> None:
+    """INVALID_ARGUMENT is exit 64 whether the file is missing or of another format: one code, one exit code."""
     rollout = FIXTURES / "codex" / "crud.jsonl"
     result = invoke("memory", "import", "claude-code", str(rollout), "--json")
-    assert result.exit_code == 65
+    assert result.exit_code == 64
     error = json.loads(result.stdout)
     assert error["code"] == "INVALID_ARGUMENT" and "looks like a codex rollout" in error["message"]
     assert f"openprogram memory import codex {rollout}" in error["message"]
     assert SessionStore(load_settings().sessions_dir).list_sessions() == []
     human = invoke("memory", "import", "claude-code", str(rollout))
-    assert human.exit_code == 65 and "looks like a codex rollout" in human.stderr
+    assert human.exit_code == 64 and "looks like a codex rollout" in human.stderr
+    assert "looks like: codex" in human.stderr
+    missing = invoke("memory", "import", "claude-code", str(tmp_path / "nope.jsonl"), "--json")
+    assert missing.exit_code == 64 and json.loads(missing.stdout)["code"] == "INVALID_ARGUMENT"
+
+
+def test_details_are_printed_for_people_not_as_python(tmp_path: Path) -> None:
+    notes = tmp_path / "notes.jsonl"
+    notes.write_text('{"hello": 1}\n')
+    human = invoke("memory", "import", "claude-code", str(notes))
+    assert human.exit_code == 64 and "is not a Claude Code transcript" in human.stderr
+    assert "None" not in human.stderr and "looks like" not in human.stderr
+
+
+def test_a_directory_imports_every_transcript_and_skips_the_other_files_saying_why(tmp_path: Path) -> None:
+    """One stray file in ~/.claude/projects must not stop the import of every conversation beside it."""
+    projects = tmp_path / "projects"
+    (projects / "a").mkdir(parents=True)
+    (projects / "a" / "rewind.jsonl").write_text((FIXTURES / "claude-code" / "rewind.jsonl").read_text())
+    (projects / "a" / "notes.jsonl").write_text('{"hello": 1}\n')
+    (projects / "crud.jsonl").write_text((FIXTURES / "codex" / "crud.jsonl").read_text())
+    human = invoke("memory", "import", "claude-code", str(projects))
+    assert human.exit_code == 0 and "18 node(s) imported" in human.stdout
+    skipped = [line for line in human.stderr.splitlines() if line.startswith("skipped")]
+    assert len(skipped) == 2
+    assert f"{projects / 'a' / 'notes.jsonl'} is not a Claude Code transcript" in skipped[0]
+    assert f"{projects / 'crud.jsonl'} looks like a codex rollout" in skipped[1]
+    assert SessionStore(load_settings().sessions_dir).list_sessions() != []
+    data = json.loads(invoke("memory", "import", "claude-code", str(projects), "--json").stdout)
+    assert [f["path"] for f in data["skipped_files"]] == [str(projects / "a" / "notes.jsonl"),
+                                                          str(projects / "crud.jsonl")]
+
+
+def test_a_directory_where_nothing_is_a_transcript_of_the_format_fails_naming_each_file(tmp_path: Path) -> None:
+    (tmp_path / "crud.jsonl").write_text((FIXTURES / "codex" / "crud.jsonl").read_text())
+    result = invoke("memory", "import", "claude-code", str(tmp_path), "--json")
+    error = json.loads(result.stdout)
+    assert result.exit_code == 64 and error["code"] == "INVALID_ARGUMENT" and "nothing imported" in error["message"]
+    assert [f["path"] for f in error["details"]["skipped_files"]] == [str(tmp_path / "crud.jsonl")]
+    human = invoke("memory", "import", "claude-code", str(tmp_path))
+    assert human.exit_code == 64 and f"{tmp_path / 'crud.jsonl'} looks like a codex rollout" in human.stderr
+    assert SessionStore(load_settings().sessions_dir).list_sessions() == []
+
+
+def test_an_empty_transcript_or_directory_says_nothing_was_found(tmp_path: Path) -> None:
+    (tmp_path / "empty.jsonl").write_text("")
+    (tmp_path / "none").mkdir()
+    for path in (tmp_path / "empty.jsonl", tmp_path / "none"):
+        human = invoke("memory", "import", "claude-code", str(path))
+        assert human.exit_code == 0
+        assert human.stdout == f"Nothing found to import: no claude-code transcript lines in {path}.\n"

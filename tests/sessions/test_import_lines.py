@@ -200,7 +200,7 @@ def test_a_file_of_another_format_is_refused_naming_it(store: SessionStore, fmt:
     with pytest.raises(MemoryFailure) as caught:
         import_paths(store, fmt, [good, path])
     failure = caught.value
-    assert failure.code is FailureCode.INVALID_ARGUMENT and failure.exit_code == 65
+    assert failure.code is FailureCode.INVALID_ARGUMENT and failure.exit_code == 64  # as every INVALID_ARGUMENT
     assert f"run `openprogram memory import {looks_like} {path}`" in failure.message
     assert failure.details["looks_like"] == looks_like
     assert store.list_sessions() == []  # the good file was not imported either

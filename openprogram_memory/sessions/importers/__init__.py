@@ -2,10 +2,13 @@
 
 ``import_paths(store, "claude-code", paths)`` is the one entry the CLI
 (``openprogram memory import FORMAT PATH…``) calls. Every file is read and
-its format checked before anything is written: a file that looks like
-another format (a codex rollout given to ``claude-code``) is
-``INVALID_ARGUMENT`` naming the format it looks like, and the store is
-left untouched.
+its format checked before anything is written: a file named on the
+command line that looks like another format (a codex rollout given to
+``claude-code``) is ``INVALID_ARGUMENT`` naming the format it looks like,
+and the store is left untouched. A file found in a directory that cannot be
+imported is skipped (the result names it and why), so one stray file does
+not stop the import of ``~/.claude/projects``; only when every file found
+is skipped does the import fail.
 """
 
 from __future__ import annotations
@@ -55,16 +58,30 @@ def import_paths(store: SessionStore, fmt: str, paths: Iterable[str | Path],
     files = expand_paths(paths)
     if fmt == "claude-code":  # a transcript's sub-agents live in files of their own beside it
         files = claude_code.with_subagent_files(files)
-    transcripts = [read_transcript(path) for path in files]
+    named = {Path(raw).expanduser() for raw in paths if not Path(raw).expanduser().is_dir()}
     known = [format_ for format_, _ in FORMATS.values()]
-    for transcript in transcripts:
-        check_format(transcript, wanted, known)
+    transcripts: list[TranscriptFile] = []
+    skipped_files: list[dict[str, str]] = []
+    for path in files:
+        try:
+            transcript = read_transcript(path)
+            check_format(transcript, wanted, known)
+        except MemoryFailure as failure:
+            if path in named:  # the person named this very file: refuse, before anything is imported
+                raise
+            skipped_files.append({"path": str(path), "reason": failure.message})
+            continue
+        transcripts.append(transcript)
+    if skipped_files and not transcripts:
+        raise MemoryFailure(FailureCode.INVALID_ARGUMENT,
+                            f"nothing imported: none of the {len(skipped_files)} file(s) found is "
+                            f"{wanted.description}", details={"skipped_files": skipped_files})
     groups = _groups(fmt, transcripts)
-    result = EMPTY_RESULT
+    result = replace(EMPTY_RESULT, skipped_files=skipped_files)
     for done, group in enumerate(groups, 1):
         if should_stop is not None and should_stop():
             return replace(result, interrupted=True, remaining=sum(len(g) for g in groups[done - 1:]))
-        result = result + importer(store, group)
+        result = replace(result + importer(store, group), skipped_files=skipped_files)
         if progress is not None:
             progress(done, len(groups))
     return result

@@ -91,13 +91,18 @@ class ImportResult:
     updated: int = 0
     interrupted: bool = False  # stopped by Ctrl-C between two files
     remaining: int = 0  # files not imported because of it
+    skipped_files: list[dict[str, str]] = field(default_factory=list)  # {path, reason}: found in a directory, not
+    # importable (another format, unreadable)
 
     def to_json(self) -> dict[str, Any]:
         """The ``memory import --json`` object: ``{"sessions", "imported", "skipped": {reason: n}}``
-        (plus ``"interrupted": true, "remaining": n`` when Ctrl-C stopped it)."""
+        (plus ``"skipped_files": [{"path", "reason"}]`` for files of a directory left out, and
+        ``"interrupted": true, "remaining": n`` when Ctrl-C stopped it)."""
         out: dict[str, Any] = {"sessions": list(self.sessions), "imported": self.imported,
                                "skipped": {reason: self.skipped[reason] for reason in sorted(self.skipped)
                                            if self.skipped[reason]}}
+        if self.skipped_files:
+            out["skipped_files"] = list(self.skipped_files)
         if self.interrupted:
             out.update(interrupted=True, remaining=self.remaining)
         return out
@@ -218,7 +223,7 @@ class TranscriptFormat:
 
 
 def check_format(transcript: TranscriptFile, wanted: TranscriptFormat, known: Iterable[TranscriptFormat]) -> None:
-    """Refuse a file whose lines have another format's shape (``INVALID_ARGUMENT``, exit 65).
+    """Refuse a file whose lines have another format's shape (``INVALID_ARGUMENT``, exit 64).
 
     A file is ``wanted`` when at least as many of its lines have that
     format's shape as any other's. A file with no object line at all (empty,
@@ -238,7 +243,7 @@ def check_format(transcript: TranscriptFile, wanted: TranscriptFormat, known: It
         names = ", ".join(fmt.name for fmt in known)
         message = (f"{path} is not {wanted.description}: none of its {transcript.raw_lines} line(s) has the shape "
                    f"of a known transcript format ({names})")
-    raise MemoryFailure(FailureCode.INVALID_ARGUMENT, message, data_error=True,
+    raise MemoryFailure(FailureCode.INVALID_ARGUMENT, message,
                         details={"path": str(path), "format": wanted.name,
                                  "looks_like": best.name if counts[best.name] else None})
 
