@@ -141,7 +141,7 @@ def _poll(state: Optional[str], as_json: bool, command: str) -> None:
     if as_json:
         print_json(data)
     else:
-        if not outcomes:
+        if not outcomes and not outcomes.interrupted:  # stopped before the first: the stop line below says so
             console.print("No idle session to write.")
         for o in outcomes:
             status = "ok" if o.ok else f"{o.reason} ({'retry next poll' if o.retryable else 'recorded'})"

@@ -252,6 +252,29 @@ def test_ctrl_c_stops_write_all_idle_between_sessions_and_a_rerun_continues(monk
     assert second.exit_code == 0 and len(json.loads(second.stdout)["sessions"]) == 2
 
 
+def test_ctrl_c_before_the_first_idle_session_says_only_that_it_stopped(monkeypatch):
+    """Not also "No idle session to write.": three were due, none was written."""
+    import os
+    import signal
+
+    from openprogram_memory.writer import watcher
+
+    for name in ("a", "b", "c"):
+        assert run("session", "new", "--id", name, "--json").exit_code == 0
+        say(name, "user", f"I'm Dana and project {name} ships on Fridays.")
+    real_list = watcher.SessionStore.list_sessions
+
+    def list_then_press_ctrl_c(self, *args):
+        os.kill(os.getpid(), signal.SIGINT)  # arrives while the poll looks for idle sessions
+        return real_list(self, *args)
+
+    monkeypatch.setattr(watcher.SessionStore, "list_sessions", list_then_press_ctrl_c)
+    monkeypatch.setenv("OPENPROGRAM_MEMORY_WATCHER_IDLE_SECONDS", "0")
+    answer = run("memory", "write", "--all-idle")
+    assert answer.exit_code == 130 and "No idle session" not in answer.stdout
+    assert "stopped by Ctrl-C: 0 of 3 idle session(s) done" in answer.stderr
+
+
 def test_ctrl_c_stops_an_import_between_files_and_a_rerun_finishes_it(monkeypatch):
     import os
     import signal
