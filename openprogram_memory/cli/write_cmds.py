@@ -17,6 +17,9 @@ from .common import JsonOption, StateOption, memory_settings, open_workspace
 from .output import console, deferred_interrupt, emit, err_console, print_json, reporting
 
 
+WRITE_BOUNDARY = "the current pass (one transaction)"
+
+
 def write_command(
     named: Optional[str] = typer.Argument(None, metavar="[SESSION]", show_default=False,
                                           help="Session id to write (the same as --session)."),
@@ -54,14 +57,14 @@ def write_command(
     if rereview or since is not None:
         _rereview(session, since, rereview, state, json)
         return
-    with reporting(json):
+    with reporting(json), deferred_interrupt(WRITE_BOUNDARY) as stop_asked:
         from ..writer.pipeline import write_report
 
         if not session:
             raise MemoryFailure(FailureCode.MISSING_SESSION_ID,
                                 "no session id: use --session ID (or --all-idle for every idle session)")
         ws = open_workspace(memory_settings(state))
-        report = write_report(ws, session, force=force)
+        report = write_report(ws, session, force=force, should_stop=stop_asked)
         data = report.to_json()
         if data["revision"] is None:
             data["revision"] = ws.revision()
@@ -79,6 +82,10 @@ def write_command(
             console.print(f"revision {data['revision']}")
 
         emit(data, json, human)
+    if stop_asked():  # the first Ctrl-C let the running pass (one transaction) finish
+        err_console.print(f"stopped by Ctrl-C after {data['passes']} pass(es); what was written stays written"
+                          + (", and running the same command again continues" if data["pending"] else ""))
+        raise typer.Exit(130)
 
 
 def _rereview(session: Optional[str], since: Optional[str], rereview: bool, state: Optional[str],

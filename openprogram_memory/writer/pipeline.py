@@ -31,7 +31,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Callable
 
 from ..config import Settings
 from ..failures import FailureCode, MemoryFailure, as_failure
@@ -81,9 +81,11 @@ class WriteReport:
     pending: int | None = None
     revision: str | None = None
     skipped: str | None = None
+    interrupted: bool = False  # stopped by Ctrl-C between two passes
 
     def to_json(self) -> dict[str, Any]:
-        """The ``memory write --json`` object (architecture §12.1) plus ``reviewed`` and ``skipped``."""
+        """The ``memory write --json`` object (architecture §12.1) plus ``reviewed``, ``skipped`` and
+        ``interrupted`` (when Ctrl-C stopped it between two passes)."""
         changed = sorted({f for p in self.passes for f in p.changed_files})
         out: dict[str, Any] = {
             "ok": True,
@@ -104,6 +106,8 @@ class WriteReport:
             out["organize"] = organized
         if self.skipped:
             out["skipped"] = self.skipped
+        if self.interrupted:
+            out["interrupted"] = True
         return out
 
 
@@ -183,11 +187,14 @@ def write(settings_or_ws: Settings | MemoryWorkspace, session_id: str | None, *,
 
 def write_report(settings_or_ws: Settings | MemoryWorkspace, session_id: str | None, *, force: bool = False,
                  backend: WriterBackend | None = None, now: datetime | None = None,
-                 rereview: Rereview | None = None) -> WriteReport:
+                 rereview: Rereview | None = None, should_stop: Callable[[], bool] | None = None) -> WriteReport:
     """:func:`write`, returning what was done (passes, written turns, pending, revision).
 
     ``rereview`` (with ``force``) also reads turns another writer settled as
-    nothing durable (:func:`.rereview.rereview_sessions`).
+    nothing durable (:func:`.rereview.rereview_sessions`). When
+    ``should_stop()`` (Ctrl-C) turns true, a forced write stops before its
+    next pass (each pass is one transaction: what was written stays written)
+    and the report says ``interrupted``.
     """
     ws = open_workspace(settings_or_ws)
     if not ws.settings["memory.writer.enabled"]:
@@ -199,7 +206,7 @@ def write_report(settings_or_ws: Settings | MemoryWorkspace, session_id: str | N
         raise failure
     ctx = WriteContext(ws, session_id, moment, backend, rereview)
     try:
-        return _write(ctx, force)
+        return _write(ctx, force, should_stop)
     except MemoryFailure as failure:
         _record_failure(ctx, failure)
         raise
@@ -209,7 +216,7 @@ def write_report(settings_or_ws: Settings | MemoryWorkspace, session_id: str | N
         raise unknown from exc
 
 
-def _write(ctx: WriteContext, force: bool) -> WriteReport:
+def _write(ctx: WriteContext, force: bool, should_stop: Callable[[], bool] | None = None) -> WriteReport:
     if not ctx.store.exists(ctx.session_id):
         raise MemoryFailure(FailureCode.SESSION_NODES_UNAVAILABLE,
                             f"no session {ctx.session_id!r} in {ctx.store.root}",
@@ -230,8 +237,15 @@ def _write(ctx: WriteContext, force: bool) -> WriteReport:
         except MemoryFailure as failure:
             raise MemoryFailure(FailureCode.SESSION_NODES_UNAVAILABLE, failure.message) from None
         for tip in tips:
-            while (result := write_session(ctx, tip, force=True)) is not None:
-                report.passes.append(result)
+            while not report.interrupted:
+                if should_stop is not None and should_stop():
+                    report.interrupted = True
+                elif (result := write_session(ctx, tip, force=True)) is None:
+                    break
+                else:
+                    report.passes.append(result)
+            if report.interrupted:
+                break
     report.pending = len(ctx.pending(None).turns)
     report.revision = ctx.ws.revision()
     if report.passes or force:

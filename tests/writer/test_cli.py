@@ -275,6 +275,39 @@ def test_ctrl_c_before_the_first_idle_session_says_only_that_it_stopped(monkeypa
     assert "stopped by Ctrl-C: 0 of 3 idle session(s) done" in answer.stderr
 
 
+@pytest.mark.parametrize("presses", [1, 2])
+def test_ctrl_c_during_a_long_session_write_says_so_at_once_and_stops_after_the_pass(presses, session, monkeypatch):
+    """The first Ctrl-C is answered right away and lets the running pass (one transaction) finish; a second one
+    stops at once. Either way the person is told it stopped, and a rerun writes the rest."""
+    import os
+    import signal
+
+    from openprogram_memory.writer import pipeline
+
+    real = pipeline.write_session
+    pressed: list[bool] = []
+
+    def pass_with_ctrl_c(ctx, *args, **kwargs):
+        if not pressed:
+            pressed.append(True)
+            for _ in range(presses):
+                os.kill(os.getpid(), signal.SIGINT)  # arrives while the first pass runs
+        return real(ctx, *args, **kwargs)
+
+    monkeypatch.setattr(pipeline, "write_session", pass_with_ctrl_c)
+    monkeypatch.setattr(pipeline, "cut_batch", lambda turns, size, threshold: turns[:1])  # a pass per turn
+    first = run("memory", "write", "--session", session, "--force", "--json")
+    assert first.exit_code == 130 and "stopping after the current pass" in first.stderr
+    if presses == 1:
+        data = json.loads(first.stdout)
+        assert data["interrupted"] is True and data["passes"] == 1 and data["pending"] > 0
+        assert "stopped by Ctrl-C after 1 pass(es)" in first.stderr and "again continues" in first.stderr
+    else:
+        assert first.stdout == "" and first.stderr.rstrip().endswith("stopped by Ctrl-C")
+    second = run("memory", "write", "--session", session, "--force", "--json")
+    assert second.exit_code == 0 and json.loads(second.stdout)["pending"] == 0
+
+
 def test_ctrl_c_stops_an_import_between_files_and_a_rerun_finishes_it(monkeypatch):
     import os
     import signal
