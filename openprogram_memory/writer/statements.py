@@ -241,6 +241,12 @@ def _job_parts(value: str) -> tuple[str, str | None]:
 _SINCE_RE = re.compile(rf"^(?:as of|since|starting|from)\s+(?:(?:this|last|next)\s+)?(?:week|month|year|today|yesterday|"
                        rf"{lx.DAYS}|{lx.MONTHS})(?:\s+on)?\s*,?\s+(?=(?:I|i)\b|im\b)", re.I)
 
+# a new job said with when it starts: "starting at Halden Health next week as …", "I start Monday as ops director at …"
+_STARTS_RE = re.compile(rf"^(?:(?:{_IM}|{_I}(?:'ve| have| will|'ll)?)\s+)?(?:start(?:ed|ing|s)?|begin(?:ning)?|began)\s+"
+                        rf"(?:(?:on|this|next|last)\s+)?(?:(?:{lx.DAYS})s?|week|month)?\s*(?P<rest>(?:as\s|at\s+(?!\d)).+)$", re.I)  # (not "I start at 7")
+_WHEN_IN_RE = re.compile(rf"(?<!\bof),?\s+(?:on|this|next|last|from)\s+(?:(?:{lx.DAYS})|week|month)\b",
+                         re.I)  # (when, not what: not "the 1st of this month" nor "the Saturday cricket programme")
+
 _OTHER_TIME = r",?\s+and\s+(?=the rest\b)"  # "… at Elm Park Primary and the rest of the week I …": not the job's
 _WHEN_END_RE = re.compile(rf",?\s+(?:(?:from|on|starting)\s+)?(?:(?:next|this|last)\s+)?(?:week|month|{lx.DAYS})$", re.I)
 
@@ -421,7 +427,7 @@ _TEACH_RE = re.compile(
 def _article(role: str) -> str:
     """The article a job title said without one takes ("" when it has one): "an SRE", "an MLE" (an acronym said
     letter by letter), "a payroll specialist"."""
-    if re.match(r"(?:an?|the|head of)\s", role, re.I):
+    if re.match(r"(?:an?|the|head of|their|his|her|our|my)\s", role, re.I):  # ("… as their clinical lead")
         return ""
     return "an " if role[:1].lower() in "aeiou" or re.match(r"[FHLMNRSX][A-Z]+\b", role) else "a "
 
@@ -2581,9 +2587,15 @@ def _by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
                 head, sep, tail = _named_subject(person, pronoun, clause[condition.end():]).partition(", ")
                 clause = f"{head} {cond[:1].lower()}{cond[1:]}{sep}{tail}"  # (said of them, it files under them)
             clause = _named_in_clause(clause, person)
-            since = _WHEN_END_RE.sub("", _SINCE_RE.sub("", re.sub(r"\s+at the moment\b", "", clause)))
+            since = _WHEN_IN_RE.sub("", _WHEN_END_RE.sub("", _SINCE_RE.sub("", re.sub(r"\s+at the moment\b", "", clause))))
             if since != clause and any(s.slot in _JOB | {"team"} for s in _identity(since)):
                 clause = since  # "as of this week I'm the ops manager", "I start at X next week": the job from then on
+            start = _STARTS_RE.match(clause)
+            if start:  # "starting at Halden Health next week as an HR partner", "I start Monday as ops director at …"
+                rest = _WHEN_IN_RE.sub("", start.group("rest"))
+                job = f"I'm now {rest[3:]}" if rest[:2].casefold() == "as" else f"I work {rest}"
+                if any(s.slot in _JOB for s in _identity(job)):
+                    clause = job
             kin_of.update((kin.group("n"), kin.group("k")) for kin in _KIN_NAME_RE.finditer(clause))
             pieces = _pieces(clause, inner or (None if hint == "rule" and out or hint == "decision" and reason else hint))
             named_before = person

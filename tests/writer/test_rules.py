@@ -1706,8 +1706,9 @@ def test_the_new_thing_at_hand_is_no_rule_any_new_thing_is(said, texts):
      [("The user works at Marlow & Finch.", "employer"), ("The user is based in Leeds.", "location")]),
     ("I'm now at Quayside Labs, still as a staff engineer, starting Monday.",
      [("The user works at Quayside Labs.", "employer"), ("The user is a staff engineer.", "role")]),
+    # (the job from then on: the record outlives the week it starts in)
     ("I start at Pellucid as a data analyst next week.",
-     [("The user starts at Pellucid.", "employer"), ("The user is a data analyst.", "role")]),
+     [("The user works at Pellucid.", "employer"), ("The user is a data analyst.", "role")]),
     ("I recently joined a tiny studio called Brasswing, which is why my commits look different.",
      [("The user works at Brasswing.", "employer")]),
     ("I run the payroll team at Ostrander Foods, mostly out of Ghent.",
@@ -3602,3 +3603,39 @@ def test_a_fact_only_the_classifier_reads_is_kept_unless_it_says_a_passing_state
 def test_he_or_she_after_someone_is_named_is_that_person(said, records):
     """A "he"/"she" that follows "… is <Name>" names that person in the record, whoever read the naming sentence."""
     assert read(said) == records
+
+
+@pytest.mark.parametrize("said, records", [
+    ("Quick update: I've left Corvid Labs. Starting at Pellham Foods next week as a category manager.",
+     [("identity", "The user works at Pellham Foods."), ("identity", "The user is a category manager.")]),
+    ("Big news — starting Monday as head of operations at Tallis Freight in Gdańsk.",
+     [("identity", "The user is now head of operations."), ("identity", "The user works at Tallis Freight."),
+      ("identity", "The user is based in Gdańsk.")]),
+    ("I've left Northgate Primary, starting at Elm Park Academy next week as deputy head.",
+     [("identity", "The user now works at Elm Park Academy."), ("identity", "The user is a deputy head.")]),
+    # a time the team starts is no job
+    ("We start at 9 on Monday as usual.", [("schedule", "We start at 9 on Monday as usual.")]),
+])
+def test_a_new_job_said_with_when_it_starts_is_the_job(said, records):
+    """"starting at <employer> next week as <role>", "starting Monday as <role> at <employer>": the job from then on,
+    without the day it starts."""
+    assert read(said) == records
+
+
+@pytest.mark.parametrize("said, records", [
+    ("I'm now the Principal Procurement Officer with effect from the 1st of this month, same department.",
+     [("identity", "The user is now the Principal Procurement Officer with effect from the 1st of this month, same "
+                   "department.")]),
+    ("I run the Saturday junior chess club at Alder Park Library.",
+     [("identity", "The user runs the Saturday junior chess club at Alder Park Library.")]),
+    ("Started at Fenwick Housing last week as their finance lead.",
+     [("identity", "The user works at Fenwick Housing."), ("identity", "The user is their finance lead.")]),
+])
+def test_when_a_job_starts_is_cut_off_only_where_it_says_when(said, records):
+    """The day or week a job starts is left out of the job; "the 1st of this month", "the Saturday … club" and
+    "their finance lead" are what the person said of it."""
+    assert read(said) == records
+
+
+def test_a_time_the_person_starts_at_is_no_employer():
+    assert not any("works at 7" in text for _kind, text in read("I start at 7 most days so afternoons are for meetings."))
