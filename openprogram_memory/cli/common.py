@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from contextlib import contextmanager
+from typing import Any, Iterator, Optional
 
 import click
 import typer
@@ -16,21 +17,34 @@ StateOption = typer.Option(None, "--state", help="State directory (default: $OPE
 JsonOption = typer.Option(False, "--json", help="Print one JSON object for programs.")
 
 
+@contextmanager
+def _stopped_as_ended_by() -> Iterator[None]:
+    """Ctrl-C or a closed stdout in the block ends the command with :func:`.stopping.ended_by`'s exit code."""
+    from .stopping import ended_by
+
+    try:
+        yield
+    except (KeyboardInterrupt, BrokenPipeError) as exc:
+        code = ended_by(exc)
+        if code is None:
+            raise
+        raise click.exceptions.Exit(code) from None
+
+
 class Group(typer.core.TyperGroup):
     """Every command group of the CLI (``cls=`` of each ``typer.Typer``)."""
 
     def invoke(self, ctx: click.Context) -> Any:
         """Ctrl-C or a closed stdout inside any command ends it as :func:`.stopping.ended_by` says: Typer would
         end the first silently and call the second a failure (exit 1)."""
-        from .stopping import ended_by
-
-        try:
+        with _stopped_as_ended_by():
             return super().invoke(ctx)
-        except (KeyboardInterrupt, BrokenPipeError) as exc:
-            code = ended_by(exc)
-            if code is None:
-                raise
-            raise click.exceptions.Exit(code) from None
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """The same for this group's own ``--help``, printed while its arguments are parsed (a subcommand's is
+        printed inside :meth:`invoke`)."""
+        with _stopped_as_ended_by():
+            return super().parse_args(ctx, args)
 
     def resolve_command(self, ctx: click.Context, args: list[str]) -> Any:
         """A mistyped command gets the nearest one, as a mistyped option does."""

@@ -15,6 +15,7 @@ from typing import Any, Callable, Iterator
 import typer
 from rich.markup import escape
 from rich.console import Console
+from typer import rich_utils
 
 from ..failures import EXIT_BUG, MemoryFailure
 from . import fast
@@ -22,14 +23,32 @@ from .fast import bug_json, print_json
 from .stopping import stdout_closed
 
 
+def _pass_broken_pipe_on() -> None:
+    """Rich exits 1 on a broken pipe; it goes on to the entry point instead, which decides
+    (:func:`.stopping.ended_by`)."""
+    raise BrokenPipeError(errno.EPIPE, "Broken pipe")
+
+
 class _Console(Console):
     def on_broken_pipe(self) -> None:
-        """Rich exits 1 here; the broken pipe goes on to the entry point, which decides (:func:`.stopping.ended_by`)."""
-        raise BrokenPipeError(errno.EPIPE, "Broken pipe")
+        _pass_broken_pipe_on()
 
 
 console = _Console(highlight=False, soft_wrap=True)
 err_console = _Console(stderr=True, highlight=False, soft_wrap=True)
+
+_typer_console = rich_utils._get_rich_console
+
+
+def _help_console(stderr: bool = False) -> Console:
+    """Typer's console for help (its theme and width), passing a broken pipe on as ours do: ``--help | head -1``
+    ends quietly with exit 0, as every command does."""
+    made = _typer_console(stderr)
+    made.on_broken_pipe = _pass_broken_pipe_on  # type: ignore[method-assign]
+    return made
+
+
+rich_utils._get_rich_console = _help_console  # typer looks it up at each use
 
 
 def emit(data: dict[str, Any], as_json: bool, human: Callable[[], object] | None = None) -> None:

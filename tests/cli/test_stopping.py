@@ -22,9 +22,11 @@ def state(tmp_path):
 
 
 def console_script(argv, state, *, before: str = "", stdout=subprocess.PIPE):
-    """``openprogram ARGV --state STATE`` through the console script; ``before`` runs first in the child."""
+    """``openprogram ARGV --state STATE`` (no ``--state`` for None) through the console script; ``before`` runs
+    first in the child."""
+    state_args = [] if state is None else ["--state", state]
     probe = (f"import os, signal, sys\n{before}\n"
-             f"sys.argv = ['openprogram', *{argv!r}, '--state', {state!r}]\n"
+             f"sys.argv = ['openprogram', *{argv!r}, *{state_args!r}]\n"
              "from openprogram_memory.cli.entry import run\nrun()\n")
     env = {**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")}
     return subprocess.run([sys.executable, "-c", probe], stdout=stdout, stderr=subprocess.PIPE, text=True,
@@ -35,15 +37,27 @@ READERS = [["memory", "core", "show"], ["memory", "log"], ["memory", "search", "
            ["memory", "status", "--json"]]
 
 
-@pytest.mark.parametrize("argv", READERS, ids=" ".join)
-def test_a_reader_that_went_away_ends_the_command_quietly_with_exit_0(argv, state):
+def with_reader_gone(argv, state):
+    """``openprogram ARGV`` writing to a pipe whose reader has gone: ``| head -1`` that has read its line."""
     assert console_script(argv, state).stdout  # the command prints something, so it meets the closed pipe
     read_end, write_end = os.pipe()
-    os.close(read_end)  # `| head -1` that has read its line
+    os.close(read_end)
     try:
-        done = console_script(argv, state, stdout=write_end)
+        return console_script(argv, state, stdout=write_end)
     finally:
         os.close(write_end)
+
+
+@pytest.mark.parametrize("argv", READERS, ids=" ".join)
+def test_a_reader_that_went_away_ends_the_command_quietly_with_exit_0(argv, state):
+    done = with_reader_gone(argv, state)
+    assert (done.returncode, done.stderr) == (0, "")
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["memory", "--help"], ["memory", "search", "--help"]], ids=" ".join)
+def test_help_whose_reader_went_away_ends_quietly_with_exit_0(argv):
+    """Help is printed by Typer's own console (of the program, a group, a command), not the verbs' one."""
+    done = with_reader_gone(argv, None)
     assert (done.returncode, done.stderr) == (0, "")
 
 
