@@ -402,14 +402,10 @@ class MemoryWorkspace:
                             invalid: dict[str, str] | None = None) -> list[str]:
         """Topic files left out of memory (not text), or served from their last committed version because an
         edit made outside the product breaks a record rule (the cache's, after a snapshot, unless given)."""
-        unreadable = self.cache.unreadable if unreadable is None else unreadable
-        invalid = self.cache.invalid if invalid is None else invalid
-        return [f"{rel} {reason}: left out of memory (search, recall, core) until fixed — save it as UTF-8, "
-                f"or `git -C {self.root} checkout -- {rel}` for the committed version"
-                for rel, reason in sorted(unreadable.items())] + [
-                f"{rel} {problem}: edited outside the product and not valid; search, recall and the core use "
-                f"its last committed version until it is fixed (`openprogram memory check`, "
-                f"`openprogram memory edit {rel}`)" for rel, problem in sorted(invalid.items())]
+        from .workspace.caches import left_out_warnings
+
+        return left_out_warnings(self.root, self.cache.unreadable if unreadable is None else unreadable,
+                                 self.cache.invalid if invalid is None else invalid)
 
     def git_warnings(self) -> list[str]:
         """Git damage a person should know about: history stops until it is repaired."""

@@ -8,7 +8,6 @@ from typing import Any, Iterator, Optional
 import click
 import typer
 import typer.core
-from rich.markup import escape
 
 from ..config import Settings
 from .fast import checked_settings
@@ -62,9 +61,9 @@ class Group(typer.core.TyperGroup):
 
 def memory_settings(state: Optional[str], overrides: dict[str, Any] | None = None) -> Settings:
     """Effective settings for a ``memory`` verb; refuses when memory is off (see :func:`.fast.checked_settings`)."""
-    from .output import err_console
+    from .output import warn
 
-    return checked_settings(state, overrides, lambda warning: err_console.print(f"[yellow]warning[/]: {escape(warning)}"))
+    return checked_settings(state, overrides, warn)
 
 
 def open_workspace(settings: Settings, *, create: bool = False):

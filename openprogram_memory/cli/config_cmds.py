@@ -16,7 +16,7 @@ from rich.table import Table
 from ..config import KEYS, config_path, env_name, load_settings, write_config_value
 from ..failures import FailureCode, MemoryFailure
 from .common import Group, JsonOption, StateOption
-from .output import console, emit, err_console, reporting
+from .output import console, emit, reporting, warn
 
 config_app = typer.Typer(help="Configuration: flags > OPENPROGRAM_MEMORY_* env > config.toml > defaults.",
                          no_args_is_help=True, cls=Group)
@@ -43,7 +43,7 @@ def _entry(settings, key: str) -> dict:
 def _settings(state: Optional[str]):
     settings = _existing_state(state)
     for warning in settings.warnings:
-        err_console.print(f"[yellow]warning[/]: {escape(warning)}")
+        warn(warning)
     return settings
 
 

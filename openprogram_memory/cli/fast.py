@@ -99,15 +99,18 @@ def top_k(flag: int | None, settings: Settings) -> int:
     return flag
 
 
-def unreadable(settings: Settings) -> list[str]:
-    """Topic files the search had to leave out (not text); only a search that met one pays for the import."""
-    tree = sys.modules.get("openprogram_memory.workspace.caches")
-    if tree is None:
+def left_out(settings: Settings) -> list[str]:
+    """Warnings of the topic files the search index left out (not text) or holds as their last committed version
+    (not valid); the index keeps them, so an answer from its saved copy warns too. Only a search that met one
+    pays for the import of the wording."""
+    from ..search.cache import left_out as index_left_out
+
+    unreadable, invalid = index_left_out(settings.memory_dir)
+    if not unreadable and not invalid:
         return []
-    cache = tree.topic_cache(settings.memory_dir.resolve())
-    return [f"{rel} {reason}: not searched until fixed" for rel, reason in sorted(cache.unreadable.items())] + [
-        f"{rel} {problem}: edited outside the product and not valid; its last committed version is searched"
-        for rel, problem in sorted(cache.invalid.items())]
+    from ..workspace.caches import left_out_warnings
+
+    return left_out_warnings(settings.memory_dir.resolve(), unreadable, invalid)
 
 
 def search_json(settings: Settings, query: str, flag: int | None, include_pending: bool) -> tuple[dict, list]:
@@ -116,7 +119,7 @@ def search_json(settings: Settings, query: str, flag: int | None, include_pendin
 
     hits = search(settings.memory_dir, query, top_k(flag, settings), include_pending=include_pending)
     data: dict[str, Any] = {"results": [hit.to_json() for hit in hits]}
-    warnings = unreadable(settings)
+    warnings = left_out(settings)
     if warnings:
         data["warnings"] = warnings
     return data, hits
@@ -127,7 +130,11 @@ def recall_json(settings: Settings, query: str, flag: int | None) -> dict[str, A
     from ..search import recall_block, search
 
     hits = search(settings.memory_dir, query, top_k(flag, settings))
-    return {"recall": recall_block(hits), "count": len(hits)}
+    data: dict[str, Any] = {"recall": recall_block(hits), "count": len(hits)}
+    warnings = left_out(settings)
+    if warnings:
+        data["warnings"] = warnings
+    return data
 
 
 def status_json(settings: Settings, verbose: bool) -> tuple[dict[str, Any], dict[str, int]]:

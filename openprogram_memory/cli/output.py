@@ -106,6 +106,11 @@ def reporting(as_json: bool) -> Iterator[None]:
         raise typer.Exit(EXIT_BUG)
 
 
+def warn(text: str) -> None:
+    """A warning on stderr, in Rich (stdout keeps only the answer)."""
+    err_console.print(f"[yellow]warning[/]: {escape(text)}")
+
+
 def notice(text: str) -> None:
     """A notice on stderr ("stopping after …"), in Rich."""
     err_console.print(f"[yellow]{escape(text)}[/]")

@@ -9,7 +9,7 @@ from rich.markup import escape
 
 from .common import JsonOption, StateOption, memory_settings
 from .fast import recall_json, search_json
-from .output import console, emit, err_console, reporting
+from .output import console, emit, err_console, reporting, warn
 
 TopKOption = typer.Option(None, "--top-k", help="How many records (default: memory.retrieval.top_k).")
 
@@ -44,7 +44,7 @@ def search_command(
         def human() -> None:
             _print_hits(hits)
             for warning in data.get("warnings", []):
-                err_console.print(f"[yellow]warning[/]: {escape(warning)}")
+                warn(warning)
 
         emit(data, as_json, human)
 
@@ -64,6 +64,8 @@ def recall_command(
                 typer.echo(data["recall"])
             else:
                 err_console.print("nothing recalled (no trusted record matches)")
+            for warning in data.get("warnings", []):
+                warn(warning)
 
         emit(data, as_json, human)
 

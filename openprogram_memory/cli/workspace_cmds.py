@@ -17,7 +17,7 @@ from rich.table import Table
 from ..failures import EXIT_OK, EXIT_REJECTED, FailureCode, MemoryFailure
 from .common import Group, JsonOption, StateOption, memory_settings, open_workspace
 from .fast import status_json
-from .output import console, emit, err_console, reporting
+from .output import console, emit, err_console, reporting, warn
 
 
 def _tx_human(result: dict) -> None:
@@ -106,6 +106,9 @@ def core_show(
         out["view"] = view
         if data.get("write_in_progress"):
             out["write_in_progress"] = True
+        warnings = ws.unreadable_warnings()  # of the snapshot the core was rendered from
+        if warnings:
+            out["warnings"] = warnings
 
         def human() -> None:
             text = data[view]
@@ -121,6 +124,8 @@ def core_show(
             if data["excluded_block_ids"]:
                 console.print(f"[yellow]warning[/]: {len(data['excluded_block_ids'])} record(s) over the budget, "
                               "not injected: " + ", ".join("^" + i for i in data["excluded_block_ids"]))
+            for warning in warnings:
+                warn(warning)
 
         emit(out, json, human)
 

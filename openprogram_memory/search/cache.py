@@ -29,7 +29,7 @@ from .index import RefreshReport, SearchIndex
 from .tokenize import TOKENIZER_VERSION
 
 # Bump when the stored state or the tokenizer changes meaning.
-FORMAT_VERSION = 4  # 3: Lucene idf, no mean-idf statistics stored; 4: postings in hash shards
+FORMAT_VERSION = 5  # 3: Lucene idf, no mean-idf statistics stored; 4: postings in hash shards; 5: left-out files
 CACHE_FILE = f"{SCRIPTORIUM}/search/index.bin"
 _MAGIC = b"OPENPROGRAM-SEARCH"
 
@@ -160,6 +160,17 @@ def _watch_allowed(root: Path) -> bool:
         return bool(load_settings(root.parent)["memory.fs_watch"])
     except Exception:  # (a state directory that cannot be read: no watch, searches check the files)
         return False
+
+
+def left_out(memory_root: Path) -> tuple[dict[str, str], dict[str, str]]:
+    """The topic files the in-process index of ``memory_root`` left out (not text) and those it holds as their
+    last committed version (not valid): ``{path: why}`` each, as its last refresh found them."""
+    with _INDEXES_LOCK:
+        index = _INDEXES.get(_resolved(memory_root))
+    if index is None:
+        return {}, {}
+    with index.lock:
+        return dict(index.unreadable), dict(index.invalid)
 
 
 def forget(memory_root: Path | None = None) -> None:

@@ -124,6 +124,11 @@ class SearchIndex:
         self._resolved: dict[str, Resolved] = {}
         self._norms: dict[int, list[float]] = {}
         self.clean_token: object = None  # the file watch's token at the last refresh (search/cache.py)
+        # topic files left out (not text) and those indexed as their last committed version (an edit outside the
+        # product breaks a record rule): {path: why}, found when each was last read. Kept with the index, so a
+        # search answered from it still warns while the file on disk is as it was
+        self.unreadable: dict[str, str] = {}
+        self.invalid: dict[str, str] = {}
         self._layout: DenseLayout | None = None  # search/dense.py, built on first use after a change
 
     # -- plain-value state, for the on-disk cache ---------------------------
@@ -131,19 +136,21 @@ class SearchIndex:
     def to_state(self) -> tuple:
         """Everything but the root and counters, as marshal-able values."""
         files = [f.to_tuple() if f is not None else None for f in self.files]
-        return (self.paths, files, self.postings.to_state(), self.n_docs, self.total_len, self.sources)
+        return (self.paths, files, self.postings.to_state(), self.n_docs, self.total_len, self.sources,
+                self.unreadable, self.invalid)
 
     @classmethod
     def from_state(cls, root: Path, state: tuple) -> "SearchIndex":
         """An index from :meth:`to_state` output (nothing is re-tokenized)."""
         index = cls(root)
-        paths, files, postings, n_docs, total_len, sources = state
+        paths, files, postings, n_docs, total_len, sources, unreadable, invalid = state
         index.paths = list(paths)
         index.files = [FileSegment.from_tuple(f) if f is not None else None for f in files]
         index.fid_of = {rel: fid for fid, rel in enumerate(index.paths) if rel is not None}
         index._free = [fid for fid, rel in enumerate(index.paths) if rel is None]
         index.postings, index.sources = Postings(postings), sources
         index.n_docs, index.total_len = n_docs, total_len
+        index.unreadable, index.invalid = dict(unreadable), dict(invalid)
         return index
 
     # -- corpus maintenance -------------------------------------------------
@@ -229,6 +236,9 @@ class SearchIndex:
             if rel not in current:
                 changes[rel] = None
                 report.removed.append(rel)
+        for gone in [rel for rel in [*self.unreadable, *self.invalid] if rel not in current]:
+            self.unreadable.pop(gone, None)
+            self.invalid.pop(gone, None)
         fid_of, live = self.fid_of, self._live
         stale = [rel for rel, sig in current.items() if rel not in fid_of or live(fid_of[rel])[1].sig != sig]
         new_refs: set[tuple[str, str]] = set()
@@ -239,6 +249,11 @@ class SearchIndex:
                 cache = topic_cache(self.root)
                 for rel in sorted(stale):
                     summary = cache.summary(rel)
+                    for kept, found in ((self.unreadable, cache.unreadable), (self.invalid, cache.invalid)):
+                        if rel in found:
+                            kept[rel] = found[rel]
+                        else:
+                            kept.pop(rel, None)
                     if summary is None:  # vanished or unreadable since the scan
                         if rel in fid_of:
                             changes[rel] = None

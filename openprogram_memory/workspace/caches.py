@@ -482,6 +482,8 @@ class TopicCache:
         """
         with self._lock:
             for rel in changed:
+                self.unreadable.pop(rel, None)  # what a transaction installed it has validated
+                self.invalid.pop(rel, None)
                 summary = tree.files.get(rel)
                 sig = signature(self.root / rel)
                 if summary is None or sig is None:
@@ -736,6 +738,17 @@ def topic_cache(root: Path) -> TopicCache:
         if cache is None:
             cache = _CACHES[key] = TopicCache(key)
         return cache
+
+
+def left_out_warnings(root: Path, unreadable: dict[str, str], invalid: dict[str, str]) -> list[str]:
+    """What status, search, recall and the core say of topic files left out of memory (not text) or served from
+    their last committed version (an edit made outside the product breaks a record rule), and how to fix them."""
+    return [f"{rel} {reason}: left out of memory (search, recall, core) until fixed — save it as UTF-8, "
+            f"or `git -C {root} checkout -- {rel}` for the committed version"
+            for rel, reason in sorted(unreadable.items())] + [
+            f"{rel} {problem}: edited outside the product and not valid; search, recall and the core use "
+            f"its last committed version until it is fixed (`openprogram memory check`, "
+            f"`openprogram memory edit {rel}`)" for rel, problem in sorted(invalid.items())]
 
 
 def committed_text(root: Path, rel: str) -> str | None:

@@ -16,6 +16,7 @@ import pytest
 
 from engine.helpers import make_workspace, record
 from openprogram_memory.cli import app as app_module
+from openprogram_memory.memory import MemoryWorkspace
 from openprogram_memory.search import cache as search_cache
 from openprogram_memory.workspace import caches
 
@@ -61,6 +62,55 @@ def test_an_invalid_hand_edit_is_not_served_and_the_last_valid_records_are(ws, m
     views = "".join((ws.root / rel).read_text() for rel in ("core.md", "recent_events.jsonl"))
     assert "Zebra" not in views and "Dana runs a bike shop" in (ws.root / "recent_events.jsonl").read_text()
     assert "Zebra" in path.read_text()  # the person's file is left as they wrote it
+
+
+def bikes_warnings(answer: dict) -> list[str]:
+    return [w for w in answer.get("warnings", []) if w.startswith(BIKES)]
+
+
+def test_every_search_recall_and_core_show_warns_while_an_invalid_edit_stays(ws, monkeypatch, capsys):
+    """The first search after the edit reads the file; the next answers from the saved search index (the file has
+    not moved since): both warn, as recall and the core do, naming the file and how to see the problem."""
+    path = ws.root / BIKES
+    path.write_text(path.read_text() + "\nA paragraph typed by hand, without a source or a block ID.\n")
+    state = str(ws.settings.state_dir)
+    saved_index = search_cache.cache_path(ws.root)
+    for answer_from_saved_index in (False, True):
+        fresh_process()
+        written = saved_index.stat().st_mtime_ns if answer_from_saved_index else None
+        code, found = run(monkeypatch, capsys, "memory", "search", "bike shop", "--state", state, "--json")
+        assert [hit["content"] for hit in found["results"]] == ["Dana runs a bike shop in Ghent."]
+        [warning] = bikes_warnings(found)
+        assert "[uncited-text]" in warning and "last committed version" in warning
+        assert "`openprogram memory check`" in warning
+        if answer_from_saved_index:
+            assert saved_index.stat().st_mtime_ns == written  # nothing was indexed again
+    code, recalled = run(monkeypatch, capsys, "memory", "recall", "bike shop", "--state", state, "--json")
+    assert recalled["count"] == 1 and bikes_warnings(recalled) == [warning]
+    code, core = run(monkeypatch, capsys, "memory", "core", "show", "--state", state, "--json")
+    assert bikes_warnings(core) == [warning]
+    path.write_text(path.read_text().replace("\nA paragraph typed by hand, without a source or a block ID.\n", ""))
+    for _answer_from_saved_index in (False, True):
+        fresh_process()
+        code, found = run(monkeypatch, capsys, "memory", "search", "bike shop", "--state", state, "--json")
+        assert "warnings" not in found  # fixed: nothing left to say
+
+
+def test_a_change_installed_over_an_invalid_edit_ends_the_warning_in_the_same_process(ws, monkeypatch, capsys):
+    """A long-lived process (an agent's MCP server) that warned about the file stops once a change puts a valid
+    version in its place: what a transaction installed is validated."""
+    path = ws.root / BIKES
+    valid = path.read_text()
+    path.write_text(valid + "\nA paragraph typed by hand, without a source or a block ID.\n")
+    fresh_process()
+    state = str(ws.settings.state_dir)
+    code, found = run(monkeypatch, capsys, "memory", "search", "bike shop", "--state", state, "--json")
+    assert bikes_warnings(found)
+    server = MemoryWorkspace.open(ws.settings)  # the process's own caches, which the search above used
+    server.update(changes=[{"path": BIKES, "content": valid.replace("in Ghent", "in Ghent and Bruges")}])
+    code, found = run(monkeypatch, capsys, "memory", "search", "bike shop", "--state", state, "--json")
+    assert [hit["content"] for hit in found["results"]] == ["Dana runs a bike shop in Ghent and Bruges."]
+    assert "warnings" not in found
 
 
 def test_a_valid_edit_made_elsewhere_is_served_as_it_is(ws, monkeypatch, capsys):
@@ -132,9 +182,11 @@ def test_a_block_id_used_twice_in_one_file_is_not_served_and_rebuild_keeps_the_c
     path.write_text(text.replace(f" ^{block_id}\n", f" ^{block_id}\n\nThe user drinks tea.[^{label}] ^{block_id}\n", 1))
     fresh_process()
     state = str(ws.settings.state_dir)
-    code, found = run(monkeypatch, capsys, "memory", "search", "drinks tea", "--state", state, "--json")
-    assert found["results"] == [] and any(w.startswith(f"topics/core.md line {at + 2}: [duplicate-id]")
-                                          and "last committed version is searched" in w for w in found["warnings"])
+    for _answer_from_saved_index in (False, True):
+        code, found = run(monkeypatch, capsys, "memory", "search", "drinks tea", "--state", state, "--json")
+        assert found["results"] == [] and any(w.startswith(f"topics/core.md line {at + 2}: [duplicate-id]")
+                                              and "last committed version" in w for w in found["warnings"])
+        fresh_process()
     code, report = run(monkeypatch, capsys, "memory", "check", "--state", state, "--json")
     assert code == 65 and [(p["rule"], p["line"]) for p in report["problems"]] == [("duplicate-id", at + 2),
                                                                                   ("uncommitted", None)]
