@@ -208,10 +208,9 @@ class MemoryWorkspace:
 
     def rebuild(self) -> TxResult:
         """Regenerate every derived view from the topics (and commit them)."""
-        from .transaction.engine import Policy, staged_edit
+        from .transaction.adopt import rebuild_views
 
-        return staged_edit(self, lambda s: None, policy=Policy.MODEL, message="memory: rebuild derived views",
-                           force_views=True)
+        return rebuild_views(self)
 
     def restore(self, rev: str) -> TxResult:
         """Make topics as they were at ``rev`` — as a new transaction."""

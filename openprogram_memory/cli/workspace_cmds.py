@@ -134,9 +134,19 @@ def rebuild(state: Optional[str] = StateOption, json: bool = JsonOption) -> None
     """Regenerate the derived views (core.md, timeline, recent, relations)."""
     with reporting(json):
         ws = open_workspace(memory_settings(state))
-        result = ws.rebuild().to_json()
-        result["derived_files"] = result.get("changed_files", [])
-        emit(result, json, lambda: console.print(f"Rebuilt derived views; revision {result['revision']}"))
+        rebuilt = ws.rebuild()
+        result = rebuilt.to_json()
+        result["derived_files"] = rebuilt.derived_files
+
+        def human() -> None:
+            if not rebuilt.memory_committed:  # (said as it is: nothing was written, nothing committed)
+                console.print(f"Every derived view already matches the topics; nothing changed. Revision "
+                              f"{result['revision']}")
+                return
+            shown = ", ".join(rebuilt.derived_files[:5]) + (" …" if len(rebuilt.derived_files) > 5 else "")
+            console.print(f"Rebuilt {len(rebuilt.derived_files)} derived view(s): {shown}; revision {result['revision']}")
+
+        emit(result, json, human)
 
 
 def log(limit: int = typer.Option(20, "--limit", "-n", min=1), state: Optional[str] = StateOption,

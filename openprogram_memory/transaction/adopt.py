@@ -20,6 +20,7 @@ from .gitindex import index_key, read_stats
 
 if TYPE_CHECKING:
     from .host import Workspace
+    from .result import TxResult
 
 MESSAGE = "memory: hand edit outside the product"
 
@@ -39,33 +40,67 @@ def changed_topics(ws: "Workspace", on_disk: dict[str, tuple[int, int, int]] | N
 
 
 def adoptable(ws: "Workspace", candidates: list[str]) -> list[str]:
-    """The candidates that keep every rule of a hand edit, against the tree as it is served."""
-    from . import validate
+    """The candidates that keep every rule of a hand edit, judged together as the one commit that adopts them.
 
+    Each is checked against the tree HEAD holds after that commit: the candidates left out keep their committed
+    version there. So a rename (a removed file and a new one holding its IDs) goes in whole or not at all: the new
+    file alone would leave one ID in two files of HEAD, and the removal alone dangles the links into it."""
     tree = ws.tree()
     invalid = getattr(ws.cache, "invalid", {})
-    linked = {topic for summary in tree.files.values() for _record, topic, _block_id in summary.outbound}
-    out = []
-    for rel in candidates:
-        if rel in invalid or rel in ws.cache.unreadable:
-            continue  # breaks a record rule: served from its last commit, named by status
-        if rel not in tree.files:
-            if not (ws.root / rel).exists() and rel not in linked:
-                out.append(rel)  # removed, and nothing links into it
-            continue
-        problems = list(validate.duplicate_id_violations(tree, [rel]))
-        problems += [v for v in validate.dangling_link_violations(tree) if v.file == rel]
-        if not problems and not _ids_others_need(ws, tree, rel):
-            out.append(rel)
-    return out
+    chosen = {rel for rel in candidates if rel not in invalid and rel not in ws.cache.unreadable
+              and (rel in tree.files or not (ws.root / rel).exists())}  # else breaks a record rule: named by status
+    while True:
+        after = committed_tree(ws, tree, [rel for rel in candidates if rel not in chosen])
+        blocked = {rel for rel in chosen if _breaks_tree_rule(after, rel)}
+        if not blocked:
+            return sorted(chosen)
+        chosen -= blocked  # (a file left out is held as committed, which may block another: look again)
 
 
-def _ids_others_need(ws: "Workspace", tree, rel: str) -> bool:
-    """Whether the edit removed a block ID that another file links to (that file would dangle)."""
-    ids = set(tree.files[rel].ids)
+def _breaks_tree_rule(tree, rel: str) -> bool:
+    """Whether ``rel`` as ``tree`` holds it (absent: removed) uses an ID twice, links nowhere, or leaves a link
+    of another file dangling."""
+    from . import validate
+
+    if rel in tree.files:
+        if any(validate.duplicate_id_violations(tree, [rel])):
+            return True
+        if any(v.file == rel for v in validate.dangling_link_violations(tree)):
+            return True
+    ids = set(tree.files[rel].ids) if rel in tree.files else set()
     return any(topic == rel and block_id not in ids
                for other, summary in tree.files.items() if other != rel
                for _record, topic, block_id in summary.outbound)
+
+
+def rebuild_views(ws: "Workspace", message: str = "memory: rebuild derived views") -> "TxResult":
+    """Render every derived view again (``memory rebuild``, a repair, after an adoption) and commit what changed,
+    from :func:`valid_tree`: never from text that breaks a rule, so the views match the topics HEAD holds."""
+    from .engine import Policy, staged_edit
+
+    return staged_edit(ws, lambda staging: None, policy=Policy.MODEL, message=message, force_views=True,
+                       views_from=lambda tree: valid_tree(ws, tree))
+
+
+def valid_tree(ws: "Workspace", tree):
+    """What the derived views render from: ``tree`` with every topic file changed outside the product that cannot
+    be adopted (it breaks a rule, alone or with the other changes) as its last commit holds it. Text that was
+    never validated never reaches a view; a view rebuilt from this matches the topics HEAD holds."""
+    candidates = changed_topics(ws) or []
+    adopted = set(adoptable(ws, candidates)) if candidates else set()
+    return committed_tree(ws, tree, [rel for rel in candidates if rel not in adopted])
+
+
+def committed_tree(ws: "Workspace", tree, held: list[str]):
+    """``tree`` with each of ``held`` as its last commit holds it (gone when never committed): what HEAD serves of
+    files whose edits are not adopted (a file breaking a record rule is served so already)."""
+    from ..workspace.caches import committed_text, summarize
+
+    if not held:
+        return tree
+    texts = {rel: committed_text(ws.root, rel) for rel in held}
+    return tree.with_files({rel: None if text is None else summarize(rel, text, ws.cache.sources)
+                            for rel, text in texts.items()})
 
 
 def adopt_out_of_band(ws: "Workspace") -> list[str]:
@@ -76,7 +111,7 @@ def adopt_out_of_band(ws: "Workspace") -> list[str]:
     as the person's deletes: no writer or backfill writes them back.
     """
     from ..workspace.state import note_person_deletes, write_lock
-    from .engine import EDIT_LOCK_TIMEOUT, Policy, TxResult, staged_edit
+    from .engine import EDIT_LOCK_TIMEOUT, TxResult
     from .history import commit_paths
 
     try:
@@ -92,8 +127,7 @@ def adopt_out_of_band(ws: "Workspace") -> list[str]:
         note_person_deletes(ws.layout, TxResult(revision="", deleted_ids=sorted(deleted),
                                                 deleted_sources=sorted({s for v in deleted.values() for s in v}),
                                                 memory_committed=True))
-        staged_edit(ws, lambda staging: None, policy=Policy.MODEL, force_views=True,
-                    message="memory: rebuild derived views after a hand edit outside the product")
+        rebuild_views(ws, "memory: rebuild derived views after a hand edit outside the product")
     except MemoryFailure as failure:
         return [f"could not adopt the hand edit(s) made outside the product: {failure.message}"]
     return [f"adopted hand edit(s) outside the product: {', '.join(paths[:10])}"

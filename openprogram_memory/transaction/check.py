@@ -53,7 +53,7 @@ def check_workspace(ws: "Workspace") -> list[Problem]:
     problems += _tree_rules(ws, tree)
     problems += _archives(ws)
     if not any(p.rule == "encoding" for p in problems):
-        problems += _derived_views(ws, tree)
+        problems += _derived_views(ws, tree, problems)
     problems += _git(ws, problems)
     problems += _runtime(ws)
     return problems
@@ -129,17 +129,24 @@ def _archives(ws: "Workspace") -> Iterator[Problem]:
                           "sources/ is append-only", f"`git -C {ws.root} checkout -- {rel}` restores the committed archive")
 
 
-def _derived_views(ws: "Workspace", tree: "TreeState") -> Iterator[Problem]:
-    """core.md, timeline/, recent_events.jsonl and relations.json must be what the tree renders.
+def _derived_views(ws: "Workspace", tree: "TreeState", found: list[Problem]) -> Iterator[Problem]:
+    """core.md, timeline/, recent_events.jsonl and relations.json must be what ``memory rebuild`` renders: the
+    tree with every file that breaks a rule as committed (:func:`~.adopt.valid_tree`).
 
     Views are written by the transaction that changes the topics: before the first one (a fresh ``init``, an
-    import with no write yet) there are no topic files and no views, and a missing view is what that renders."""
+    import with no write yet) there are no topic files and no views, and a missing view is what that renders.
+    While a file breaks a rule the fix starts there: a rebuild never takes its text in."""
     from ..views.derived import derived_views
     from ..workspace.layout import TIMELINE
     from ..workspace.state import RuntimeState
+    from .adopt import valid_tree
 
     runtime = RuntimeState.load(ws.layout)
-    views, _core = derived_views(tree, runtime.created_order, ws.settings["memory.core.budget_tokens"],
+    fix = REBUILD
+    if any(p.rule not in NOT_CONTENT for p in found):
+        fix = f"correct the file(s) named above first (a rebuild renders their committed version), then `{REBUILD}`"
+    views, _core = derived_views(valid_tree(ws, tree), runtime.created_order,
+                                 ws.settings["memory.core.budget_tokens"],
                                  ws.settings["memory.recent.limit"], None)
     on_disk = {p.relative_to(ws.root).as_posix() for p in (ws.root / TIMELINE).rglob("*.md")}
     for rel in sorted(set(views) | on_disk):
@@ -150,7 +157,7 @@ def _derived_views(ws: "Workspace", tree: "TreeState") -> Iterator[Problem]:
             continue  # no topic file yet: nothing was ever rendered
         if actual != expected:
             state = "missing" if actual is None else ("should not exist" if expected is None else "out of date")
-            yield Problem(rel, None, "stale-view", f"derived view {state}", REBUILD)
+            yield Problem(rel, None, "stale-view", f"derived view {state}", fix)
 
 
 def _git(ws: "Workspace", found: list[Problem]) -> Iterator[Problem]:
@@ -183,6 +190,8 @@ def _uncommitted_fix(ws: "Workspace", rel: str, state: str, repairable: bool) ->
         return f"`openprogram memory check --repair` commits it; {back}"
     if rel.startswith("sources/"):
         return f"sources/ is append-only and this is not an append that parses whole: {back}"
+    if state == "deleted":  # (there is no file left to edit: the problems are in the files that still need it)
+        return f"{back}; or correct the problem(s) named in this report in the files that still need it"
     return f"correct the problem(s) named in this report with `openprogram memory edit {rel}`; {back}"
 
 
@@ -199,7 +208,8 @@ def _drift(ws: "Workspace") -> list[tuple[str, str]]:
         return []
     out = []
     for raw in status.unstaged:
-        out.append((os.fsdecode(raw), "changed"))
+        rel = os.fsdecode(raw)
+        out.append((rel, "changed" if os.path.lexists(ws.root / rel) else "deleted"))
     for raw in (*status.staged.get("add", []), *status.staged.get("modify", [])):
         out.append((os.fsdecode(raw), "staged"))
     for rel in status.untracked:

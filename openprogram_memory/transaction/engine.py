@@ -74,12 +74,14 @@ def staged_edit(
     deletes_need_base: bool = False,
     merge_parent: str | None = None,
     stamp: bool = False,
+    views_from: Callable[[TreeState], TreeState] | None = None,
 ) -> TxResult:
     """Run ``edit`` on a staging copy and install the result whole, or nothing.
 
     ``force_views`` rebuilds every derived view (and installs even when no
     topic changed); ``stamp`` only installs even when no topic changed (the
-    runtime update has something to record), with the views the edit touched.
+    runtime update has something to record), with the views the edit touched; ``views_from`` maps the installed
+    tree to the one the views render (``adopt.rebuild_views``).
 
     ``deletes_need_base``: a caller-written whole file or patch may remove
     records only against the ``base_revision`` it read, so a stale read never
@@ -107,7 +109,7 @@ def staged_edit(
             outcome = edit(staging)
             result = _validate_and_install(
                 ws, staging, baseline, fingerprint, before, policy, allowed_deletes, message, runtime_update, step,
-                force_views, deletes_need_base, merge_parent, tree_scan, stamp,
+                force_views, deletes_need_base, merge_parent, tree_scan, stamp, views_from,
             )
             if isinstance(outcome, dict):
                 result.extra.update(outcome)
@@ -135,6 +137,7 @@ def _validate_and_install(
     merge_parent: str | None,
     tree_scan: TreeScan,
     stamp: bool = False,
+    views_from: Callable[[TreeState], TreeState] | None = None,
 ) -> TxResult:
     """Normalize and validate the staged edit against ``baseline``, then install it whole and commit."""
     changes = staging.effective_changes()
@@ -157,7 +160,8 @@ def _validate_and_install(
     runtime = _runtime_after(ws, baseline, new_tree, topic_bytes, lost)
     if runtime_update is not None:
         runtime_update(runtime, result)
-    files = _files_to_install(ws, staging, baseline, new_tree, topic_bytes, archives, runtime, result, force_views)
+    files = _files_to_install(ws, staging, baseline, new_tree, topic_bytes, archives, runtime, result, force_views,
+                              views_from)
     if not files:
         result.revision = before or REVISIONS.revision(ws.root, tree_scan)
         result.scan = tree_scan
@@ -280,11 +284,13 @@ def _runtime_after(ws: Workspace, baseline: TreeState, new_tree: TreeState, topi
 
 def _files_to_install(ws: Workspace, staging: Staging, baseline: TreeState, new_tree: TreeState,
                       topic_bytes: dict[str, bytes | None], archives: dict[str, list], runtime: RuntimeState,
-                      result: TxResult, force_views: bool) -> dict[str, bytes | None]:
+                      result: TxResult, force_views: bool,
+                      views_from: Callable[[TreeState], TreeState] | None = None) -> dict[str, bytes | None]:
     """Topics, the derived views they change, archive appends and replacements, runtime.json: one unit."""
     days = None if force_views else {entry[0] for rel in topic_bytes for tree in (baseline, new_tree)
                                      if rel in tree.files for entry in timeline_entries(tree.files[rel])}
-    views, result.core = derived_views(new_tree, runtime.created_order, ws.settings["memory.core.budget_tokens"],
+    shown = new_tree if views_from is None else views_from(new_tree)
+    views, result.core = derived_views(shown, runtime.created_order, ws.settings["memory.core.budget_tokens"],
                                        ws.settings["memory.recent.limit"], days)
     files = dict(topic_bytes)
     files.update(_changed_views(ws, views, full=days is None))

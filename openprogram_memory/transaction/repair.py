@@ -28,7 +28,7 @@ import os
 from typing import TYPE_CHECKING
 
 from ..failures import MemoryFailure
-from .adopt import adopt_out_of_band
+from .adopt import adopt_out_of_band, rebuild_views
 from .check import Problem, _drift, repairable_archives
 
 if TYPE_CHECKING:
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 def repair_workspace(ws: "Workspace", problems: list[Problem]) -> list[str]:
     """Repair what ``problems`` (from :func:`~.check.check_workspace`) allows; return what was done."""
     from ..workspace.state import write_lock
-    from .engine import EDIT_LOCK_TIMEOUT, Policy, staged_edit
+    from .engine import EDIT_LOCK_TIMEOUT
 
     notes: list[str] = []
     with write_lock(ws.layout, EDIT_LOCK_TIMEOUT):
@@ -50,8 +50,7 @@ def repair_workspace(ws: "Workspace", problems: list[Problem]) -> list[str]:
         notes += _adopt_archives(ws, problems)
     notes += adopt_out_of_band(ws)  # topics: the hand-edit rules every open applies (and their own commit)
     if any(p.rule == "stale-view" for p in problems) or any(n.startswith("adopted") for n in notes):
-        rebuilt = staged_edit(ws, lambda staging: None, policy=Policy.MODEL, message="memory: rebuild derived views",
-                              force_views=True)
+        rebuilt = rebuild_views(ws)
         if rebuilt.derived_files:
             notes.append("rebuilt the derived views from the topics")
     return notes

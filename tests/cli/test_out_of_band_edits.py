@@ -197,3 +197,85 @@ def test_a_block_id_used_twice_in_one_file_is_not_served_and_rebuild_keeps_the_c
     code, core = run(monkeypatch, capsys, "memory", "recall", "drinks tea", "--state", state, "--json")
     assert core["count"] == 0
     assert "drinks tea" in path.read_text()  # the person's file is left as they wrote it
+
+
+def linked_pair(ws) -> str:
+    """topics/work.md links a record of topics/people.md; returns the linked block ID."""
+    ws.update(changes=[{"path": "topics/people.md", "content": "# People\n\n" + record("Dana is the owner.")}])
+    target = next(r.memory_id for r in ws.records() if r.topic == "topics/people.md")
+    ws.update(changes=[{"path": "topics/work.md", "content": "# Work\n\n" + record(
+        f"The [shop](people.md#^{target}) opens at nine.", "openprogram/s1/u2")}])
+    return target
+
+
+def head_topics(ws) -> dict[str, str]:
+    from openprogram_memory.transaction.history import files_at
+
+    return {rel: data.decode() for rel, data in files_at(ws.root, "HEAD", "topics/").items()}
+
+
+def test_a_renamed_linked_file_is_adopted_whole_or_not_at_all(ws, monkeypatch, capsys):
+    """A rename is a removal and a new file seen together: adopted as one commit, or (while a link still points at
+    the old path) not at all. Never a HEAD with one block ID in two files; the fix for the removed file works."""
+    target = linked_pair(ws)
+    os.rename(ws.root / "topics/people.md", ws.root / "topics/persons.md")
+    fresh_process()
+    state = str(ws.settings.state_dir)
+    code, report = run(monkeypatch, capsys, "memory", "check", "--state", state, "--json")
+    assert code == 65 and report["repaired"] == []
+    assert sorted(rel for rel in head_topics(ws) if rel != BIKES) == ["topics/people.md", "topics/work.md"]
+    problems = {(p["file"], p["rule"]): p for p in report["problems"]}
+    assert f"topics/people.md#^{target}" in problems[("topics/work.md", "dangling-link")]["message"]
+    removed = problems[("topics/people.md", "uncommitted")]
+    assert removed["message"].startswith("deleted outside the product")
+    assert "checkout -- topics/people.md" in removed["fix"] and "memory edit topics/people.md" not in removed["fix"]
+    work = ws.root / "topics/work.md"
+    work.write_text(work.read_text().replace("people.md#", "persons.md#"))  # the link follows the rename
+    fresh_process()
+    code, report = run(monkeypatch, capsys, "memory", "check", "--state", state, "--json")
+    assert (code, report["problems"]) == (0, [])
+    adopted = next(e for e in ws.log(3) if e["message"].startswith("memory: hand edit outside the product"))
+    assert all(rel in adopted["message"] for rel in ("topics/people.md", "topics/persons.md", "topics/work.md"))
+    head = head_topics(ws)
+    assert "topics/people.md" not in head and f"^{target}" in head["topics/persons.md"]
+
+
+def derived(ws) -> dict[str, str]:
+    """Every derived view on disk, by path."""
+    paths = [ws.root / "relations.json", ws.root / "recent_events.jsonl", *(ws.root / "timeline").rglob("*.md")]
+    return {path.relative_to(ws.root).as_posix(): path.read_text() for path in paths}
+
+
+BROKEN_TREE = {
+    "a linked record deleted": lambda ws, target: (ws.root / "topics/people.md").write_text("# People\n"),
+    "a dangling link": lambda ws, target: (ws.root / "topics/work.md").write_text(
+        (ws.root / "topics/work.md").read_text().replace("opens at nine", "opens at [nine](nope.md#^deadbeef)")),
+}
+
+
+@pytest.mark.parametrize("edit", BROKEN_TREE.values(), ids=BROKEN_TREE.keys())
+def test_rebuild_renders_the_committed_version_of_a_file_that_breaks_a_tree_rule(ws, monkeypatch, capsys, edit):
+    """A hand edit that leaves a link dangling is not adopted; check reports the file, not a stale view, and
+    rebuild renders the committed text (the views agents read keep matching HEAD) and says it changed nothing."""
+    target = linked_pair(ws)
+    views = derived(ws)
+    head = ws.log(1)[0]["commit"]
+    edit(ws, target)
+    fresh_process()
+    state = str(ws.settings.state_dir)
+    code, report = run(monkeypatch, capsys, "memory", "check", "--state", state, "--json")
+    assert code == 65 and "dangling-link" in {p["rule"] for p in report["problems"]}
+    assert not any(p["rule"] == "stale-view" for p in report["problems"])  # nothing a rebuild would fix
+    monkeypatch.setattr(sys, "argv", ["openprogram", "memory", "rebuild", "--state", state])
+    with pytest.raises(SystemExit) as exit_:
+        app_module.main()
+    assert exit_.value.code == 0 and "nothing changed" in capsys.readouterr().out
+    assert ws.log(1)[0]["commit"] == head
+    assert derived(ws) == views
+    (ws.root / "relations.json").unlink()  # a view really gone: rebuild it, from the committed text
+    code, report = run(monkeypatch, capsys, "memory", "check", "--state", state, "--json")
+    stale = next(p for p in report["problems"] if p["rule"] == "stale-view")
+    assert stale["fix"].startswith("correct the file(s) named above first")
+    code, rebuilt = run(monkeypatch, capsys, "memory", "rebuild", "--state", state, "--json")
+    assert code == 0 and rebuilt["derived_files"] == ["relations.json"]
+    assert derived(ws) == views
