@@ -20,6 +20,8 @@ ID_TOKEN_RE = re.compile(r"\^([A-Za-z0-9][A-Za-z0-9_-]*)")
 CITATION_RE = re.compile(r"\[\^([^\]\s]+)\](?!:)")
 LINK_RE = re.compile(r"(?<!!)\[([^\]]*)\]\(([^)\s]+)\)")
 RECORD_LINK_RE = re.compile(r"\[([^\]]*)\]\(([^)\s#]*)#\^([A-Za-z0-9_-]+)\)")
+# a link to a whole topic file: a relative path to a ``.md`` file, no anchor, no scheme (``https:``, ``mailto:``)
+FILE_LINK_RE = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s#:/][^)\s#:]*\.md)\)")
 TIME_RE = re.compile(r"Time:\s*`([^`]*)`")
 
 
@@ -251,6 +253,11 @@ def _code_end(lines: list[str], start: int) -> int | None:
     else:
         return None
     return min(end + 1, len(lines))
+
+
+def file_links(paragraph: Paragraph) -> list[str]:
+    """The path of every ``[text](path.md)`` in a record: a link to a whole file, which must exist too."""
+    return [m.group(1) for m in FILE_LINK_RE.finditer(paragraph.body)]
 
 
 def record_links(paragraph: Paragraph) -> list[tuple[str, str]]:

@@ -70,7 +70,9 @@ def _breaks_tree_rule(tree, rel: str) -> bool:
     ids = set(tree.files[rel].ids) if rel in tree.files else set()
     return any(topic == rel and block_id not in ids
                for other, summary in tree.files.items() if other != rel
-               for _record, topic, block_id in summary.outbound)
+               for _record, topic, block_id in summary.outbound) or (
+        rel not in tree.files and any(topic == rel for summary in tree.files.values()
+                                      for topic, _line in summary.file_link_targets))
 
 
 def rebuild_views(ws: "Workspace", message: str = "memory: rebuild derived views") -> "TxResult":

@@ -127,10 +127,15 @@ def dangling_link_violations(tree: "TreeState", baseline: "TreeState | None" = N
     changed = changed or set()
     vanished = {(rel, i) for rel in changed if rel in before for i in before[rel].ids
                 if rel not in id_files.get(i, ())}
+    removed = {rel for rel in changed if rel in before and rel not in tree.files}
     for path, summary in tree.files.items():
         own = whole or path in changed
         if not own and not vanished:
             continue
+        for topic, line in summary.file_link_targets:  # a link to a whole file: the file must exist
+            if topic not in tree.files and (own or topic in removed):
+                yield _tree_violation("dangling-link", f"{path}:{line}: link to {topic} does not resolve (no such "
+                                      "topic file)", file=path, line=line, target=topic)
         for topic, block_id, line, _id in summary.link_targets:
             if topic in id_files.get(block_id, ()) or (not own and (topic, block_id) not in vanished):
                 continue

@@ -21,7 +21,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any, Callable, Collection, Iterable, Protocol
 
 from ..sources.archive import ArchiveFile, ParsedArchive, SourceMessage
-from ..topics.model import TopicDoc, decode_topic, parse_topic, record_links
+from ..topics.model import TopicDoc, decode_topic, file_links, parse_topic, record_links
 from ..topics.normalize import time_date
 from ..topics.rules import ids_unique_in_file, record_violations
 from .scan import Signature, TreeScan, scan, signature, topic_files
@@ -137,6 +137,12 @@ class FileSummary:
         what the tree-wide link check and relations view read of every file, without the records."""
         return [(topic, block_id, r.line, r.memory_id) for r in self.records for topic, block_id in r.links]
 
+    @functools.cached_property
+    def file_link_targets(self) -> list[tuple[str, int]]:
+        """``(target topic, line)`` for every link of a record to a whole topic file (``[text](other.md)``)."""
+        return [(topic, paragraph.line) for paragraph in self.doc.paragraphs() for target in file_links(paragraph)
+                if (topic := resolve_relative(self.path, target)).startswith("topics/")]
+
     # -- in the tree cache: the parse and the records stay packed until asked for ---------------------
     # A cold process unpickles the whole tree's summaries (at 10,000 records ~140 ms, most of it the
     # parsed documents and records); a transaction reads those of the files it touches. Derived values
@@ -168,7 +174,7 @@ class FileSummary:
 
 
 _PACKED = ("doc", "records")
-_KEPT = ("ids", "archives", "unresolved_archives", "link_targets")
+_KEPT = ("ids", "archives", "unresolved_archives", "link_targets", "file_link_targets")
 _DERIVED = frozenset(name for name, value in vars(FileSummary).items()
                      if isinstance(value, functools.cached_property) and name not in _KEPT)  # they hold records
 _UNPACK_LOCK = threading.Lock()
@@ -181,7 +187,7 @@ def resolve_relative(from_file: str, target: str) -> str:
     return posixpath.normpath(posixpath.join(posixpath.dirname(from_file), target))
 
 
-_DISK_HEADER = ("openprogram-memory tree cache", 8)  # 2: archives as (signature, ParsedArchive); 3: module renamed; 4: served versions; 5: trust frames; 6: eager index keys; 7: parse and records packed per file; 8: archives packed
+_DISK_HEADER = ("openprogram-memory tree cache", 9)  # 2: archives as (signature, ParsedArchive); 3: module renamed; 4: served versions; 5: trust frames; 6: eager index keys; 7: parse and records packed per file; 8: archives packed; 9: file links kept
 
 
 class SourceCache:

@@ -279,3 +279,22 @@ def test_rebuild_renders_the_committed_version_of_a_file_that_breaks_a_tree_rule
     code, rebuilt = run(monkeypatch, capsys, "memory", "rebuild", "--state", state, "--json")
     assert code == 0 and rebuilt["derived_files"] == ["relations.json"]
     assert derived(ws) == views
+
+
+def test_a_hand_edit_linking_a_missing_topic_file_is_not_adopted(ws, monkeypatch, capsys):
+    path = ws.root / BIKES
+    path.write_text(path.read_text().replace("Dana runs", "[Platform](nope.md) says Dana runs"))
+    fresh_process()
+    code, report = run(monkeypatch, capsys, "memory", "check", "--state", str(ws.settings.state_dir), "--json")
+    assert code == 65 and report["repaired"] == []
+    assert [(p["rule"], p["line"]) for p in report["problems"]] == [("dangling-link", 3), ("uncommitted", None)]
+    assert "topics/nope.md" in report["problems"][0]["message"] and "Platform" not in head_topics(ws)[BIKES]
+
+
+def test_a_file_another_links_to_as_a_whole_is_not_removed_by_deleting_it(ws, monkeypatch, capsys):
+    ws.update(changes=[{"path": "topics/work.md", "content": "# Work\n\n" + record("[Dana](bikes.md) opens at nine.")}])
+    (ws.root / BIKES).unlink()
+    fresh_process()
+    code, report = run(monkeypatch, capsys, "memory", "check", "--state", str(ws.settings.state_dir), "--json")
+    assert code == 65 and report["repaired"] == [] and BIKES in head_topics(ws)
+    assert ("topics/work.md", "dangling-link") in {(p["file"], p["rule"]) for p in report["problems"]}

@@ -56,6 +56,19 @@ def test_dangling_link(ws):
     assert failure.details["rule"] == "dangling-link"
 
 
+def test_a_link_to_a_missing_topic_file_dangles_too(ws):
+    """``[text](other.md)`` without a ``#^id`` must resolve as well: to a topic file that exists."""
+    text = "# Notes\n\n" + record("The [platform](platform.md) team owns billing.")
+    failure = rejected(ws, FailureCode.INVALID_TOPIC_FORMAT, changes=[{"path": "topics/notes.md", "content": text}])
+    assert (failure.details["rule"], failure.details["line"]) == ("dangling-link", 3)
+    assert "topics/platform.md" in failure.message
+    text = "# Notes\n\n" + record("[Dana](people/dana.md) runs the shop, see [the docs](https://x.org/a.md).")
+    assert ws.update(changes=[{"path": "topics/notes.md", "content": text}]).memory_committed
+    failure = rejected(ws, FailureCode.INVALID_TOPIC_FORMAT, base_revision=ws.revision(),
+                       changes=[{"path": "topics/people/dana.md", "action": "delete"}])
+    assert (failure.details["rule"], failure.details["file"]) == ("dangling-link", "topics/notes.md")
+
+
 def test_link_to_existing_record_is_accepted(ws):
     target = ids_of(ws, "topics/people/dana.md")[0]
     ws.update(changes=[{"path": "topics/notes.md",
