@@ -121,6 +121,23 @@ postgres postgresql mysql sqlite redis mongodb mongo kafka rabbitmq elasticsearc
 vim neovim emacs vscode intellij pycharm zsh bash fish tmux git ci cd api ui ux sql json yaml toml
 excel sheets figma jupyter duckdb tableau airtable obsidian
 """.split())
+# nationalities and peoples a person says they are ("I'm Kenyan"): where they are from, not their name
+DEMONYMS = frozenset("""
+afghan albanian algerian american andorran angolan argentine argentinian armenian australian austrian azerbaijani
+bahraini bangladeshi barbadian belarusian belgian belizean beninese bolivian bosnian brazilian british bulgarian
+burmese burundian cambodian cameroonian canadian chadian chilean chinese colombian congolese croatian cuban cypriot
+czech danish dominican dutch ecuadorian egyptian emirati english eritrean estonian ethiopian fijian filipino filipina
+finnish french gabonese gambian georgian german ghanaian greek grenadian guatemalan guinean guyanese haitian
+honduran hungarian icelandic indian indonesian iranian iraqi irish israeli italian ivorian jamaican japanese
+jordanian kazakh kenyan korean kosovar kuwaiti kyrgyz lao latvian lebanese liberian libyan lithuanian luxembourgish
+malagasy malawian malaysian maldivian malian maltese mauritian mexican moldovan mongolian montenegrin moroccan
+mozambican namibian nepali nepalese nicaraguan nigerian nigerien norwegian omani pakistani palestinian panamanian
+paraguayan persian peruvian polish portuguese qatari romanian russian rwandan salvadoran samoan saudi scottish
+senegalese serbian singaporean slovak slovenian somali sudanese spanish swazi swedish swiss
+syrian taiwanese tajik tanzanian thai togolese tongan trinidadian tunisian turkish turkmen ugandan ukrainian
+uruguayan uzbek venezuelan vietnamese welsh yemeni zambian zimbabwean kiwi aussie brit yoruba igbo hausa zulu xhosa
+maori māori punjabi tamil bengali gujarati catalan basque kurdish berber
+""".split())
 COMMON_CAPS = frozenset("""
 a an the this that these those there here it its it's i i'm we we're you you're he she they my our your his her their
 what which who whom whose when where why how if then else so but and or nor yet also just only still even maybe

@@ -251,6 +251,10 @@ _OTHER_TIME = r",?\s+and\s+(?=the rest\b)"  # "… at Elm Park Primary and the r
 _WHEN_END_RE = re.compile(rf",?\s+(?:(?:from|on|starting)\s+)?(?:(?:next|this|last)\s+)?(?:week|month|{lx.DAYS})$", re.I)
 
 
+# a nationality said with "I'm" ("I'm Kenyan", "I'm British-Nigerian"): checked word by word against
+# :data:`~.lexicon.DEMONYMS`
+_NATIONALITY_RE = re.compile(r"(?P<n>(?-i:[A-Z])[^\W\d_]+(?:(?:-|\s+and\s+)(?-i:[A-Z])[^\W\d_]+)?)(?=\s*(?:[,(;.!—–]|$))")
+
 # a job title in capitals where a name would be: "I'm Head of Regulatory at …", "I'm Lead Engineer …" (not "I'm Dean
 # Martin": a name that is also a job)
 _TITLE_RE = re.compile(rf"(?:{lx.ROLE_NOUNS})(?:\s+of\b|\s+(?:{lx.ROLE_NOUNS})\b|\W*$)", re.I)
@@ -268,6 +272,12 @@ def _identity(clause: str) -> list[Statement]:
         return _appositive(role[:1].lower() + role[1:] if role[1:2].islower() else role)  # "Backend dev at Shopify
         # here.": who is writing
     lead = _NAME_LEAD_RE.match(clause)
+    nation = _NATIONALITY_RE.match(clause[lead.end():]) if lead and re.match(_IM, clause) else None
+    if lead and nation and all(w.casefold() in lx.DEMONYMS for w in re.findall(r"[^\W\d_]+", nation.group("n")) if w != "and"):
+        out = [Statement(finish(f"The user is {nation.group('n')}"), "identity", nation.group("n"))]
+        for part in re.split(r"\s*,\s*(?:and\s+)?", clause[lead.end() + nation.end():].strip(" ,")):
+            out.extend(_identity(f"I'm {part}") if part else [])  # ("…, native Portuguese", "…, based in Nairobi")
+        return out  # "I'm Kenyan, based in Nairobi": where the person is from, and the rest said of them
     if lead:
         rest = clause[lead.end():]
         name = leading_name(rest)
@@ -727,6 +737,15 @@ def _subject_person(clause: str) -> str | None:
     if lx.THING_RE.fullmatch(first) or first.endswith(("js", "DB", "db", "ql", "QL", "API")):
         return None
     return name
+
+
+def _who(statement: Statement) -> str | None:
+    """Whom a people statement is about, for a "he"/"she" after it: the name it ends on where its subject is a role
+    ("My supervisor now is Oluwaseun Adeyemi. He's strict …": Oluwaseun Adeyemi, not "my supervisor")."""
+    end = _IS_NAME_END_RE.search(statement.text.rstrip("."))
+    if end and (statement.subject is None or re.match(r"(?:my|our|the|their|his|her)\b", statement.subject, re.I)):
+        return end.group("n")
+    return statement.subject
 
 
 def _asked_person(request: str) -> str | None:
@@ -2312,7 +2331,10 @@ def _learned(sentence: str, person: str | None, thing: str | None, told: bool = 
     one to name, the sentence is not kept (nor a fact about "that" when the message ``told`` nothing before it). An
     object "him"/"her" is the person named ``earlier`` (before the sentence), never the sentence's own subject:
     "Joanna deals with him on anything money related" after "Mehdi is the client's PM" is about Mehdi."""
-    kind = learned.likely_kind(sentence)
+    named = _PRONOUN_RE.match(strip_lead(sentence)[0]) if person else None
+    kind = learned.likely_kind(_named_subject(person, named, strip_lead(sentence)[0]) if named and person else sentence)
+    if kind == "fact" and named:
+        kind = "people"  # ("He's strict about a 24-hour turnaround", after the person was named: what they are like)
     if kind is None:
         return []
     body = _TRAILER_RE.sub("", strip_lead(sentence)[0].rstrip(" .!…"))
@@ -2608,8 +2630,8 @@ def _by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
                 if not statements and len(pieces) == 1 and len(cut) > 1 and _alone(piece):
                     statements = _learned(piece, person, thing, said_before, named_before)
                 for statement in statements:
-                    if statement.kind == "people" and statement.subject:
-                        person = statement.subject
+                    if statement.kind == "people" and (who := _who(statement)):
+                        person = who
                     elif statement.kind == "personal" and (kin := _KIN_NAME_RE.search(statement.text)):
                         person = kin.group("n")  # "my wife Giulia is a nurse … Her rota …": Giulia's
                         kin_of[person] = kin.group("k")
@@ -2648,9 +2670,8 @@ def _by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
                 st.kind == "rule" and (_DANGLING_RULE_RE.search(st.text) or _at_hand(st.text))))
             # ("… without my 👍": whose what? "… on this invoice": this invoice's)
             for st in out:  # "my project manager is Chiara Bellini — she assigns the jobs": who "she" is next
-                if st.kind == "people" and (end := st.subject or (
-                        found.group("n") if (found := _IS_NAME_END_RE.search(st.text.rstrip("."))) else None)):
-                    person = end
+                if st.kind == "people" and (who := _who(st)):
+                    person = who
         if liking and out and out[-1].kind == "fact":  # the person's liking of the fact said before it
             fact = out[-1].text.rstrip(".")
             keep(Statement(finish(f"The user {conjugate(liking.group('v'))} that {fact[:1].lower()}{fact[1:]}"),

@@ -3639,3 +3639,34 @@ def test_when_a_job_starts_is_cut_off_only_where_it_says_when(said, records):
 
 def test_a_time_the_person_starts_at_is_no_employer():
     assert not any("works at 7" in text for _kind, text in read("I start at 7 most days so afternoons are for meetings."))
+
+
+@pytest.mark.parametrize("said, records", [
+    # the person is named after their role: "he" is Tendai Moyo, not "the user's line manager"
+    ("My line manager now is Tendai Moyo. He's strict about a two-day turnaround on expense claims.",
+     [("people", "The user's line manager now is Tendai Moyo."),
+      ("people", "Tendai Moyo is strict about a two-day turnaround on expense claims.")]),
+    # the classifier reads the sentence with the name in it, and what a named person is like is said of them
+    ("Our landlord is Mr. Haddad. He's very particular about the bins going out on time.",
+     [("people", "Our landlord is Mr. Haddad."), ("people", "Mr. Haddad is very particular about the bins going out on time.")]),
+])
+def test_what_he_or_she_is_like_after_being_named_is_said_of_that_person(said, records):
+    assert read(said) == records
+
+
+@pytest.mark.parametrize("said, records", [
+    ("I'm Kenyan, based in Nairobi.",
+     [("identity", "The user is Kenyan."), ("identity", "The user is based in Nairobi.")]),
+    ("im Nigerian btw", [("identity", "The user is Nigerian.")]),
+    ("I'm Polish, a nurse at St Mary's.", [("identity", "The user is Polish."), ("identity", "The user is a nurse."),
+                                            ("identity", "The user works at St Mary's.")]),
+    ("I'm Brazilian, native Portuguese.",
+     [("identity", "The user is Brazilian."), ("identity", "The user is native Portuguese.")]),
+    ("I'm British-Nigerian, living in Leeds.",
+     [("identity", "The user is British-Nigerian."), ("identity", "The user is living in Leeds.")]),
+    # a name is still a name, whatever it ends in
+    ("I'm Ryan, a nurse.", [("identity", "The user's name is Ryan."), ("identity", "The user is a nurse.")]),
+])
+def test_a_nationality_is_who_the_person_is_never_their_name(said, records):
+    """"I'm Kenyan" was read as the name Kenyan; a people's name the person says they are is where they are from."""
+    assert read(said) == records
