@@ -7,7 +7,8 @@ processed at that ``updated_at`` (``.scriptorium/session-end.json``:
 
 - ``None`` — record it as processed, emit ``memory.ingest_ended {ok: true}``;
 - retryable — do not record it: the next poll tries again (the
-  conversation is safe in the store);
+  conversation is safe in the store); ``status`` still names the failed
+  poll until one succeeds;
 - not retryable — record it as processed *and* emit
   ``memory.ingest_ended {ok: false, reason}``: the same input would fail
   the same way, and a failure nobody sees is never fixed.
@@ -161,15 +162,19 @@ def watch_once(settings: Settings, now: datetime | None = None, *, write_fn: Cal
 
 
 def _poll_failure(outcomes: list[Outcome]) -> MemoryFailure | None:
-    """The first session a poll could not write (and will not retry), as the poll's outcome."""
-    failed = next((o for o in outcomes if not o.ok and not o.retryable), None)
+    """The first session a poll could not write, as the poll's outcome (one it will not retry first).
+
+    A retryable failure counts too: the poll exited 75 and the session stays unwritten until the next
+    poll succeeds (an invalid hand edit can hold it for days), so ``status`` must say so."""
+    failed = min((o for o in outcomes if not o.ok), key=lambda o: o.retryable, default=None)
     if failed is None:
         return None
     try:
         code = FailureCode(failed.reason)
     except ValueError:
         code = FailureCode.WRITER_FAILURE_UNKNOWN
-    return MemoryFailure(code, f"session {failed.session}: {failed.message or failed.reason}")
+    return MemoryFailure(code, f"session {failed.session}: {failed.message or failed.reason}",
+                         retryable=failed.retryable)
 
 
 def _auto_sync(ws, now: datetime) -> dict[str, Any]:

@@ -159,12 +159,20 @@ def test_a_hand_edit_that_breaks_a_rule_holds_the_session_until_it_is_fixed(sess
     assert result.exit_code == 75, result.output
     assert "chat: WRITER_PRECONDITION_FAILED (retry next poll)" in said
     assert "topics/core.md line " in said and "not the writer's edit" in said and "`openprogram memory check`" in said
-    assert json.loads(run("memory", "status", "--json").stdout)["writer"]["pending"] == 1
+    status = json.loads(run("memory", "status", "--json").stdout)
+    assert status["writer"]["pending"] == 1
+    # retryable, yet it failed: status names the command and what to fix until a later run succeeds
+    assert status["scheduled"]["watch"]["ok"] is False
+    assert status["scheduled"]["watch"]["code"] == "WRITER_PRECONDITION_FAILED"
+    assert any(w.startswith("the last `memory write --all-idle` failed at ") and "topics/core.md line " in w
+               for w in status["warnings"]), status["warnings"]
     core.write_text(committed)  # fixed by hand
     result = run("memory", "write", "--all-idle", "--json")
     assert result.exit_code == 0, result.output
     assert [(s["session"], s["ok"]) for s in json.loads(result.stdout)["sessions"]] == [("chat", True)]
-    assert json.loads(run("memory", "status", "--json").stdout)["writer"]["pending"] == 0
+    status = json.loads(run("memory", "status", "--json").stdout)
+    assert status["writer"]["pending"] == 0 and status["scheduled"]["watch"]["ok"] is True
+    assert not any("failed at" in w for w in status["warnings"]), status["warnings"]
     assert any("tabs" in r.content for r in ws().records())
 
 
