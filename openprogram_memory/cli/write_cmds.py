@@ -151,10 +151,7 @@ def _poll(state: Optional[str], as_json: bool, command: str) -> None:
         if not outcomes and not outcomes.interrupted:  # stopped before the first: the stop line below says so
             console.print("No idle session to write.")
         for o in outcomes:
-            status = "ok" if o.ok else f"{o.reason} ({'retry next poll' if o.retryable else 'recorded'})"
-            console.print(f"{o.session}: {status}")
-            if not o.ok and o.message:  # what failed and how to fix it, not only its code
-                console.print(f"  {escape(o.message)}")
+            _print_outcome(o)
         if outcomes.organize is not None:
             organized = outcomes.organize
             console.print("nightly organize: " + (f"{len(organized['changed_files'])} file(s) changed" if organized["ok"]
@@ -168,6 +165,14 @@ def _poll(state: Optional[str], as_json: bool, command: str) -> None:
                               "session(s) done; "
                               "what was written stays written, and running the same command again continues")
     raise typer.Exit(130 if outcomes.interrupted else _exit_code(outcomes))
+
+
+def _print_outcome(o: Any) -> None:
+    """One idle session's outcome, as every poll prints it (``write --all-idle``, ``watch``)."""
+    status = "ok" if o.ok else f"{o.reason} ({'retry next poll' if o.retryable else 'recorded'})"
+    console.print(f"{escape(o.session)}: {status}")
+    if not o.ok and o.message:  # what failed and how to fix it, not only its code
+        console.print(f"  {escape(o.message)}")
 
 
 def _exit_code(outcomes: list[Any]) -> int:
@@ -199,7 +204,7 @@ def watch_command(
                 if json:
                     print_json(o.to_json())
                 else:
-                    console.print(f"{o.session}: {'ok' if o.ok else o.reason}")
+                    _print_outcome(o)
 
         def imported(path: Any, count: int) -> None:
             if json:

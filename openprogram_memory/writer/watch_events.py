@@ -85,8 +85,14 @@ def import_transcript(settings: Settings, path: Path) -> int:
         return 0
 
 
-def next_deadline(settings: Settings) -> float:
-    """When the earliest unprocessed session goes idle (epoch seconds; ``inf`` when none will)."""
+def next_deadline(settings: Settings, failed: dict[str, str] | None = None) -> float:
+    """When the earliest unprocessed session goes idle (epoch seconds; ``inf`` when none will).
+
+    ``failed`` (``{session: updated_at}``) are sessions the last poll tried and must retry (e.g. an
+    invalid hand edit holds them): their deadline has passed, so counting it would poll at every tick,
+    twice a second, until someone fixes the file. They wait for the next regular poll, or a new turn.
+    """
+    failed = failed or {}
     idle = timedelta(seconds=int(settings["memory.watcher.idle_seconds"]))
     try:
         processed = load_processed(Layout(settings.memory_dir).state(STATE_FILE))
@@ -95,7 +101,7 @@ def next_deadline(settings: Settings) -> float:
     deadlines = []
     for info in SessionStore(settings.sessions_dir).list_sessions():
         updated = parse_instant(info.updated_at)
-        if updated is not None and processed.get(info.session) != info.updated_at:
+        if updated is not None and info.updated_at not in (processed.get(info.session), failed.get(info.session)):
             deadlines.append((updated + idle).timestamp())
     return min(deadlines, default=float("inf"))
 
@@ -137,12 +143,16 @@ def watch_events(settings: Settings, *, stop: threading.Event | None = None,
     idle = float(settings["memory.watcher.idle_seconds"])
     tick = max(MIN_TICK_SECONDS, min(tick_seconds, poll_every, idle / 10))
 
+    failed: dict[str, str] = {}  # sessions the last poll must retry: at the regular pace, not every tick
+
     def poll() -> None:
         try:
             outcomes: list[Outcome] = watch_once(settings)
         except MemoryFailure as failure:  # e.g. the workspace is busy being recovered
             log.warning("watcher poll failed: %s", failure)
             outcomes = []
+        failed.clear()
+        failed.update((o.session, o.updated_at) for o in outcomes if not o.ok and o.retryable)
         if on_poll is not None:
             on_poll(outcomes)
 
@@ -150,7 +160,7 @@ def watch_events(settings: Settings, *, stop: threading.Event | None = None,
         for transcript in sorted(path.rglob("*.jsonl")):
             _imported(settings, transcript, on_import)
     poll()
-    last_poll, deadline = time.monotonic(), next_deadline(settings)
+    last_poll, deadline = time.monotonic(), next_deadline(settings, failed)
     live = False
     try:
         for changes in watchfiles.watch(settings.sessions_dir, *sources, stop_event=stop, yield_on_timeout=True,
@@ -165,10 +175,10 @@ def watch_events(settings: Settings, *, stop: threading.Event | None = None,
                 if on_ready is not None:
                     on_ready()
             if changes:
-                deadline = next_deadline(settings)
+                deadline = next_deadline(settings, failed)
             if time.time() >= deadline or time.monotonic() - last_poll >= poll_every:
                 poll()
-                last_poll, deadline = time.monotonic(), next_deadline(settings)
+                last_poll, deadline = time.monotonic(), next_deadline(settings, failed)
     except OSError as exc:  # no events here (inotify limit, unsupported file system)
         log.warning("file events unavailable (%s): polling every %s s", exc, poll_every)
         watch(settings, on_poll=on_poll)

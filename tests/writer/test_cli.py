@@ -166,6 +166,13 @@ def test_a_hand_edit_that_breaks_a_rule_holds_the_session_until_it_is_fixed(sess
     assert status["scheduled"]["watch"]["code"] == "WRITER_PRECONDITION_FAILED"
     assert any(w.startswith("the last `memory write --all-idle` failed at ") and "topics/core.md line " in w
                for w in status["warnings"]), status["warnings"]
+    from openprogram_memory.writer import watch_events, watcher
+
+    # `memory watch` says the same on each poll, not only the code
+    monkeypatch.setattr(watch_events, "watch_events",
+                        lambda settings, on_poll, on_import: on_poll(watcher.watch_once(settings)))
+    watched = " ".join(run("memory", "watch").stdout.split())
+    assert "chat: WRITER_PRECONDITION_FAILED (retry next poll)" in watched and "topics/core.md line " in watched
     core.write_text(committed)  # fixed by hand
     result = run("memory", "write", "--all-idle", "--json")
     assert result.exit_code == 0, result.output

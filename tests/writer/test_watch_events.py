@@ -142,3 +142,26 @@ def test_lines_appended_before_file_events_are_live_are_imported(tmp_path: Path)
     finally:
         stop.set()
         thread.join(10)
+
+
+def test_a_session_whose_write_must_be_retried_waits_for_the_regular_poll_not_every_tick(tmp_path: Path, fake) -> None:
+    """An invalid hand edit (or a dropped connection) fails the write retryably: its idle deadline has passed,
+    yet the watcher must not retry it at every tick (twice a second); a new turn makes it due again."""
+    from openprogram_memory.failures import FailureCode
+
+    cfg = with_values(settings(idle=1), memory__watcher__poll_seconds=3600)
+    store = SessionStore(cfg.sessions_dir)
+    fake.queue.append(MemoryFailure(FailureCode.MODEL_TRANSPORT, "connection reset", retryable=True))
+    with Watcher(cfg) as watcher:
+        store.create_session("chat")
+        store.append("chat", "user", "I'm Dana. Always answer in metric units.")
+
+        def tries() -> list:
+            return [o for poll in list(watcher.polls) for o in poll if o.session == "chat"]
+
+        wait_until(lambda: tries(), 15)
+        time.sleep(3)  # six ticks
+        assert [(o.ok, o.retryable) for o in tries()] == [(False, True)]
+        store.append("chat", "user", "Our cache cluster runs in Dublin.")
+        wait_until(lambda: any(o.ok for o in tries()), 15)
+    assert [(o.ok, o.recorded) for o in tries()] == [(False, False), (True, True)]
