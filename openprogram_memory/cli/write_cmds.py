@@ -122,7 +122,7 @@ def _rereview(session: Optional[str], since: Optional[str], rereview: bool, stat
 
 
 def _poll(state: Optional[str], as_json: bool, command: str) -> None:
-    with reporting(as_json), deferred_interrupt() as stop_asked:
+    with reporting(as_json), deferred_interrupt(WRITE_BOUNDARY) as stop_asked:  # inside a long session too
         from ..writer.watcher import watch_once
 
         settings = memory_settings(state)
@@ -151,7 +151,8 @@ def _poll(state: Optional[str], as_json: bool, command: str) -> None:
         if not outcomes and not outcomes.interrupted:  # stopped before the first: the stop line below says so
             console.print("No idle session to write.")
         for o in outcomes:
-            _print_outcome(o)
+            if not o.interrupted:  # the stop line below says what became of it
+                _print_outcome(o)
         if outcomes.organize is not None:
             organized = outcomes.organize
             console.print("nightly organize: " + (f"{len(organized['changed_files'])} file(s) changed" if organized["ok"]

@@ -43,7 +43,7 @@ from ..sessions.store import SessionStore
 from . import journal
 from ..workspace.state import RuntimeState, record_outcome
 from ..memory import MemoryWorkspace
-from .pipeline import organize_logged, write
+from .pipeline import organize_logged, write_report
 
 log = logging.getLogger("openprogram_memory.writer")
 
@@ -61,6 +61,7 @@ class Outcome:
     reason: str | None = None
     message: str | None = None
     recorded: bool = False
+    interrupted: bool = False  # Ctrl-C stopped it after a pass: what was written stays, the rest stays pending
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -98,7 +99,7 @@ def load_processed(path) -> dict[str, str]:
     return data
 
 
-def watch_once(settings: Settings, now: datetime | None = None, *, write_fn: Callable[..., None] = write,
+def watch_once(settings: Settings, now: datetime | None = None, *, write_fn: Callable[..., Any] = write_report,
                tz: tzinfo | None = None, progress: Callable[[int, int, str], None] | None = None,
                should_stop: Callable[[], bool] | None = None, command: str = "memory watch") -> PollReport:
     """One poll: force-write every idle, unprocessed session, then the nightly organize if due.
@@ -107,8 +108,8 @@ def watch_once(settings: Settings, now: datetime | None = None, *, write_fn: Cal
     result when one ran. ``tz`` is the zone of ``memory.organize.at``
     (None: the system's local time). ``progress(done, total, session)`` is
     called before each session; when ``should_stop()`` turns true the poll
-    stops before the next session (each session is its own transactions,
-    so what was written stays written) and reports ``interrupted``.
+    stops after the current pass (one transaction: what was written stays
+    written; a long session's rest stays pending, unrecorded) and reports ``interrupted``.
     ``command`` is what ran the poll, as ``status`` names it when the poll failed.
     """
     if not settings["memory.writer.enabled"]:
@@ -143,7 +144,11 @@ def watch_once(settings: Settings, now: datetime | None = None, *, write_fn: Cal
             return outcomes
         if progress is not None:
             progress(done, len(due), info.session)
-        outcome = _write_one(ws, info.session, info.updated_at, moment, write_fn)
+        outcome = _write_one(ws, info.session, info.updated_at, moment, write_fn, should_stop)
+        if outcome.interrupted:  # not processed: the next poll writes the rest
+            outcomes.append(outcome)
+            outcomes.interrupted, outcomes.remaining = True, len(due) - done
+            return outcomes
         if processed is not None and (outcome.ok or not outcome.retryable):
             processed[info.session] = info.updated_at
             atomic_write_json(path, processed)  # per session: a crash retries only the unfinished one
@@ -200,15 +205,16 @@ def _damaged(ws, failure: MemoryFailure, now: datetime) -> Outcome:
     return Outcome(session, "", False, False, failure.code.value, failure.message)
 
 
-def _write_one(ws, session: str, updated_at: str, now: datetime, write_fn: Callable[..., None]) -> Outcome:
+def _write_one(ws, session: str, updated_at: str, now: datetime, write_fn: Callable[..., Any],
+               should_stop: Callable[[], bool] | None = None) -> Outcome:
     try:
-        write_fn(ws, session, force=True, now=now)
+        report = write_fn(ws, session, force=True, now=now, should_stop=should_stop)
     except Exception as exc:  # the write already recorded it in writer-status.json and events
         failure = exc if isinstance(exc, MemoryFailure) else as_failure(exc, FailureCode.WRITER_FAILURE_UNKNOWN)
         level = logging.DEBUG if failure.retryable else logging.WARNING
         log.log(level, "idle write of %s: %s", session, failure)
         return Outcome(session, updated_at, False, failure.retryable, failure.code.value, failure.message)
-    return Outcome(session, updated_at, True)
+    return Outcome(session, updated_at, True, interrupted=bool(getattr(report, "interrupted", False)))
 
 
 def watch(settings: Settings, *, max_polls: int | None = None, sleep: Callable[[float], None] = time.sleep,

@@ -261,7 +261,7 @@ def test_ctrl_c_stops_write_all_idle_between_sessions_and_a_rerun_continues(monk
     assert first.exit_code == 130
     data = json.loads(first.stdout)
     assert data["interrupted"] and data["remaining"] == 2 and len(data["sessions"]) == 1 and data["sessions"][0]["ok"]
-    assert "stopping after the current session" in first.stderr
+    assert "stopping after the current pass" in first.stderr
     monkeypatch.setattr(watcher, "_write_one", real_write_one)
     second = run("memory", "write", "--all-idle", "--json")
     assert second.exit_code == 0 and len(json.loads(second.stdout)["sessions"]) == 2
@@ -321,6 +321,40 @@ def test_ctrl_c_during_a_long_session_write_says_so_at_once_and_stops_after_the_
         assert first.stdout == "" and first.stderr.rstrip().endswith("stopped by Ctrl-C")
     second = run("memory", "write", "--session", session, "--force", "--json")
     assert second.exit_code == 0 and json.loads(second.stdout)["pending"] == 0
+
+
+def test_ctrl_c_during_a_long_idle_session_stops_write_all_idle_after_the_pass(session, monkeypatch):
+    """One long session: the first Ctrl-C stops --all-idle inside it, after the running pass (one transaction),
+    not after all its turns; the rest stays pending (not recorded as processed) and a rerun writes it."""
+    import os
+    import signal
+
+    from openprogram_memory.writer import pipeline
+
+    real = pipeline.write_session
+    pressed: list[bool] = []
+
+    def pass_with_ctrl_c(ctx, *args, **kwargs):
+        if not pressed:
+            pressed.append(True)
+            os.kill(os.getpid(), signal.SIGINT)  # arrives while the first pass runs
+        return real(ctx, *args, **kwargs)
+
+    monkeypatch.setattr(pipeline, "write_session", pass_with_ctrl_c)
+    monkeypatch.setattr(pipeline, "cut_batch", lambda turns, size, threshold: turns[:1])  # a pass per turn
+    monkeypatch.setenv("OPENPROGRAM_MEMORY_WATCHER_IDLE_SECONDS", "0")
+    first = run("memory", "write", "--all-idle")
+    assert first.exit_code == 130 and first.stdout == ""
+    assert first.stderr.splitlines() == [
+        "stopping after the current pass (one transaction) (Ctrl-C again to stop at once)",
+        "stopped by Ctrl-C: 0 of 1 idle session(s) done; what was written stays written, and running the same "
+        "command again continues"]
+    assert json.loads(run("memory", "status", "--json").stdout)["writer"]["pending"] == 3  # one of 4 turns written
+    second = run("memory", "write", "--all-idle", "--json")
+    assert second.exit_code == 0, second.output
+    assert [(s["session"], s["ok"], s["recorded"]) for s in json.loads(second.stdout)["sessions"]] == [
+        ("chat", True, True)]
+    assert json.loads(run("memory", "status", "--json").stdout)["writer"]["pending"] == 0
 
 
 def test_ctrl_c_stops_an_import_between_files_and_a_rerun_finishes_it(monkeypatch):

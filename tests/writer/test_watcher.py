@@ -115,9 +115,9 @@ def test_a_crash_mid_poll_retries_only_the_unfinished_session(cfg, ws, store, fa
         calls.append(session)
         if session == "b":
             raise KeyboardInterrupt  # the process dies mid-poll
-        from openprogram_memory.writer.pipeline import write
+        from openprogram_memory.writer.pipeline import write_report
 
-        return write(ws_, session, **kwargs)
+        return write_report(ws_, session, **kwargs)
 
     with pytest.raises(KeyboardInterrupt):
         watch_once(cfg, now=LATER, write_fn=crashing_write)
