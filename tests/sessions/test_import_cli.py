@@ -131,3 +131,32 @@ def test_an_empty_transcript_or_directory_says_nothing_was_found(tmp_path: Path)
         human = invoke("memory", "import", "claude-code", str(path))
         assert human.exit_code == 0
         assert human.stdout == f"Nothing found to import: no claude-code transcript lines in {path}.\n"
+
+
+def test_a_legacy_codex_rollout_imports_and_writes_its_statements_not_its_wrappers() -> None:
+    """An older codex CLI's rollout (bare header, unwrapped items): the person's turns reach memory, the
+    injected ``<user_instructions>``/``<environment_context>`` messages do not."""
+    legacy = FIXTURES / "codex" / "legacy.jsonl"
+    session = "7c1e2d3a-5b6f-4a08-9c1d-2e3f4a5b6c7d"
+    imported = json.loads(invoke("memory", "import", "codex", str(legacy), "--json").stdout)
+    assert imported == {"sessions": [session], "imported": 8, "skipped": {"not_a_turn": 4}}
+    again = json.loads(invoke("memory", "import", "codex", str(legacy), "--json").stdout)
+    assert again["imported"] == 0
+    ws = MemoryWorkspace.open(load_settings(), create=True)
+    result = invoke("memory", "write", "--session", session, "--force", "--json")
+    assert result.exit_code == 0, result.output
+    assert len(json.loads(result.stdout)["written"]) == 4  # two user and two assistant turns
+    contents = {record.content for record in ws.records()}
+    assert "Our CI runs on Buildkite." in contents and "The user prefers squash merges." in contents
+    written = " ".join(path.read_text() for path in ws.root.rglob("*.md"))
+    assert not any(word in written for word in ("British", "ripgrep", "zsh", "workspace-write"))
+
+
+def test_a_legacy_codex_rollout_given_as_claude_code_says_it_looks_like_codex() -> None:
+    legacy = FIXTURES / "codex" / "legacy.jsonl"
+    result = invoke("memory", "import", "claude-code", str(legacy), "--json")
+    error = json.loads(result.stdout)
+    assert result.exit_code == 64 and error["details"]["looks_like"] == "codex"
+    assert f"looks like a codex rollout, not a Claude Code transcript; run `openprogram memory import codex " \
+           f"{legacy}`" in error["message"]
+    assert SessionStore(load_settings().sessions_dir).list_sessions() == []

@@ -16,6 +16,7 @@ FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "sessions"
 REWIND = FIXTURES / "claude-code" / "rewind.jsonl"
 REWIND_SESSION = "5f0c7a8e-1d2b-4c3a-9e7f-2a6b8c9d0e1f"
 WS = "w-0000beef"
+LEGACY_THREAD = "7c1e2d3a-5b6f-4a08-9c1d-2e3f4a5b6c7d"  # codex/legacy.jsonl's header id
 
 
 def U(number: int) -> str:
@@ -184,6 +185,39 @@ def test_codex_rollout_is_a_chain_without_injected_context(store: SessionStore) 
     assert turns[0].content.startswith("create a file `JOKE.md`")
     assert [t.role for t in turns] == ["user", "assistant"]
     assert len(store.get_branch(session)) == result.imported
+
+
+def test_a_legacy_codex_rollout_is_one_linear_session_in_line_order(store: SessionStore) -> None:
+    """Older codex CLIs wrote a bare ``{id, timestamp}`` header, then unwrapped response items."""
+    legacy = FIXTURES / "codex" / "legacy.jsonl"
+    result = import_paths(store, "codex", [legacy])
+    assert result.sessions == [LEGACY_THREAD]
+    assert result.skipped == {"not_a_turn": 4}  # the header, the reasoning item, two state lines
+    branch = store.get_branch(LEGACY_THREAD)
+    assert len(branch) == result.imported == store.session_info(LEGACY_THREAD).node_count  # one chain
+    assert [(n.role, n.content) for n in pending_turns(store, LEGACY_THREAD, WS)] == [
+        ("user", "FYI our CI runs on Buildkite and I prefer squash merges."),
+        ("assistant", "Understood: Buildkite for CI, squash merges for pull requests."),
+        ("user", "Can you show me which pipeline file we use?"),
+        ("assistant", "The pipeline lives in .buildkite/pipeline.yml."),
+    ]
+    wrappers = [n for n in branch if n.content.startswith(("<user_instructions>", "<environment_context>"))]
+    assert len(wrappers) == 2 and not any(is_memory_input(n) for n in wrappers)
+    assert [n.role for n in branch if n.content.startswith("[tool")] == ["tool", "tool"]
+    assert {n.created_at for n in branch} == {"2025-04-18T09:15:30.000Z"}  # the header's time: no per-item times
+    again = import_paths(store, "codex", [legacy])
+    assert (again.imported, again.skipped["already_present"]) == (0, result.imported)
+
+
+def test_pi_message_entries_are_not_mistaken_for_legacy_codex_items(store: SessionStore, tmp_path: Path) -> None:
+    """A pi entry is ``{"type": "message", "message": {"role": …}}``; a legacy codex item has its role on top."""
+    entries = [line for line in (FIXTURES / "pi" / "branched.jsonl").read_text().splitlines()
+               if json.loads(line)["type"] == "message"]
+    path = tmp_path / "entries.jsonl"
+    path.write_text("\n".join(entries) + "\n")
+    with pytest.raises(MemoryFailure) as caught:
+        import_paths(store, "codex", [path])
+    assert caught.value.details["looks_like"] == "pi" and store.list_sessions() == []
 
 
 def test_unknown_format_and_missing_path_are_invalid_arguments(store: SessionStore, tmp_path: Path) -> None:

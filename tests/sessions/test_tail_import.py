@@ -17,6 +17,7 @@ CASES = [
     ("claude-code", FIXTURES / "claude-code" / "subagent.jsonl"),
     ("claude-code", FIXTURES / "claude-code" / "compact.jsonl"),
     ("codex", FIXTURES / "codex" / "crud.jsonl"),
+    ("codex", FIXTURES / "codex" / "legacy.jsonl"),
     ("pi", FIXTURES / "pi" / "branched.jsonl"),
 ]
 
@@ -70,6 +71,22 @@ def test_only_new_lines_are_read(tmp_path) -> None:
     second = import_appended(store, "claude-code", path, state)
     assert first.imported > 1 and second.imported == 1
     assert second.skipped_total < 4  # the last turn read again, not the whole file
+
+
+def test_a_legacy_codex_rollout_is_read_again_only_from_its_last_prompt(tmp_path) -> None:
+    """A bare user message of an older codex CLI's rollout starts a turn, as a wrapped one does."""
+    lines = (FIXTURES / "codex" / "legacy.jsonl").read_bytes().splitlines(keepends=True)
+    path = tmp_path / "rollout.jsonl"
+    path.write_bytes(b"".join(lines[:-1]))
+    store = SessionStore(tmp_path / "s")
+    state = tmp_path / "transcripts"
+    first = import_appended(store, "codex", path, state)
+    with open(path, "ab") as handle:
+        handle.write(lines[-1])
+    second = import_appended(store, "codex", path, state)
+    assert first.imported == 7 and second.imported == 1
+    # the header and the last turn (its prompt, tool call, output and state line) again, not the whole file
+    assert second.skipped == {"not_a_turn": 2, "already_present": 3}
 
 
 def test_a_truncated_or_replaced_file_is_read_again_from_the_start(tmp_path) -> None:

@@ -14,6 +14,15 @@ become runtime-scheduled compaction summaries. Reasoning, ``event_msg``
 (duplicates of the above), ``turn_context`` and ``session_meta`` lines are
 skipped as ``not_a_turn`` (skip reasons: see ``common``).
 
+Legacy rollouts. Older codex CLI versions wrote a bare session header
+(``{"id", "timestamp"}``, sometimes ``instructions``/``git``) as the first
+line, then the response items themselves, unwrapped, and ``{"record_type":
+"state"}`` lines. :func:`modern` reads each such line as the
+``session_meta``/``response_item``/``turn_context`` line it became, so both
+shapes go through the same code. Their items carry no timestamps: every
+turn gets the header's time and the line order keeps the conversation's;
+ids derive from the thread id and line number as above, so they are stable.
+
 Forks. codex records a fork's origin in the new rollout's first
 ``session_meta``: ``payload.forked_from_id`` is the parent thread, and the
 fork's file starts with a copy of the parent's rollout items up to the
@@ -85,10 +94,32 @@ LINE_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_cont
 NOT_A_TURN_LINES = frozenset({"session_meta", "event_msg", "turn_context"})
 NOT_A_TURN_ITEMS = frozenset({"reasoning", "ghost_snapshot"})
 THREADS_KEY = "codex_threads"
+# The response item types a legacy rollout wrote bare, one per line.
+LEGACY_ITEMS = frozenset({"message", *NOT_A_TURN_ITEMS, *TOOL_CALLS, *TOOL_OUTPUTS})
+
+
+def modern(line: dict[str, Any]) -> dict[str, Any]:
+    """``line`` in today's rollout shape: a legacy rollout's line wrapped as the line type it became.
+
+    The legacy session header becomes ``session_meta``, a bare response item
+    ``response_item``, a ``record_type`` state line ``turn_context`` (runtime
+    state, not a turn). Any other line (today's, or another format's: a pi
+    ``message`` entry wraps its role in ``message``) is returned as it is.
+    """
+    if "record_type" in line:
+        return {"type": "turn_context", "payload": line}
+    kind = line.get("type")
+    if kind in LEGACY_ITEMS and (kind != "message" or "role" in line):
+        return {"type": "response_item", "payload": line}
+    if kind is None and is_valid_id(line.get("id")) and isinstance(line.get("timestamp"), str):
+        return {"type": "session_meta", "payload": line}
+    return line
 
 
 def owns(line: dict[str, Any]) -> bool:
-    """Whether ``line`` has a codex rollout's shape (a known line type wrapping a ``payload`` object)."""
+    """Whether ``line`` has a codex rollout's shape (a known line type wrapping a ``payload`` object),
+    today's or a legacy rollout's (:func:`modern`)."""
+    line = modern(line)
     return line.get("type") in LINE_TYPES and isinstance(line.get("payload"), dict)
 
 
@@ -115,9 +146,14 @@ def import_codex(store: SessionStore, transcripts: list[TranscriptFile],
     return result
 
 
+def _lines(transcript: TranscriptFile) -> list[tuple[int, dict[str, Any]]]:
+    """The rollout's lines with their numbers, each in today's shape (:func:`modern`)."""
+    return [(number, modern(line)) for number, line in transcript.lines]
+
+
 def _session_meta(transcript: TranscriptFile) -> dict[str, Any]:
     """The rollout's own ``session_meta`` payload: the first one (a fork also copies its parent's)."""
-    return next((line["payload"] for _, line in transcript.lines
+    return next((line["payload"] for _, line in _lines(transcript)
                  if line.get("type") == "session_meta" and isinstance(line.get("payload"), dict)), {})
 
 
@@ -262,7 +298,7 @@ def _drafts(transcript: TranscriptFile, thread_id: str, meta: dict[str, Any]) ->
     skipped: dict[str, int] = {}
     drafts: list[DraftNode] = []
     clock = safe_time(meta.get("timestamp"), now_iso())
-    for number, line in transcript.lines:
+    for number, line in _lines(transcript):
         clock = safe_time(line.get("timestamp"), clock)
         outcome = _role_and_content(line)
         if isinstance(outcome, str):

@@ -59,6 +59,7 @@ def _claude_code_prompt(line: dict[str, Any]) -> bool:
 
 
 def _codex_prompt(line: dict[str, Any]) -> bool:
+    line = codex.modern(line)  # a legacy rollout's bare user message too
     payload = line.get("payload")
     payload = payload if isinstance(payload, dict) else {}
     return line.get("type") == "response_item" and payload.get("type") == "message" and payload.get("role") == "user"
