@@ -114,7 +114,7 @@ def adopt_out_of_band(ws: "Workspace") -> list[str]:
     """
     from ..workspace.state import note_person_deletes, write_lock
     from .engine import EDIT_LOCK_TIMEOUT, TxResult
-    from .history import commit_paths
+    from .history import commit_paths, differing_paths
 
     try:
         with write_lock(ws.layout, EDIT_LOCK_TIMEOUT):
@@ -122,8 +122,10 @@ def adopt_out_of_band(ws: "Workspace") -> list[str]:
             paths = adoptable(ws, candidates) if candidates else []
             if not paths:
                 return []
-            deleted = _deleted_records(ws, paths)
-            commit = commit_paths(ws.root, paths, MESSAGE + ": " + ", ".join(paths[:10]))
+            changed = differing_paths(ws.root, paths)  # the stat says which may differ, the bytes which do
+            deleted = _deleted_records(ws, changed)
+            # all of them: a touched file's index entry is brought in step, and only the changed ones are named
+            commit = commit_paths(ws.root, paths, MESSAGE + ": " + ", ".join(changed[:10]))
         if commit is None:
             return []  # touched, not changed: the index is in step again
         note_person_deletes(ws.layout, TxResult(revision="", deleted_ids=sorted(deleted),
@@ -132,8 +134,8 @@ def adopt_out_of_band(ws: "Workspace") -> list[str]:
         rebuild_views(ws, "memory: rebuild derived views after a hand edit outside the product")
     except MemoryFailure as failure:
         return [f"could not adopt the hand edit(s) made outside the product: {failure.message}"]
-    return [f"adopted hand edit(s) outside the product: {', '.join(paths[:10])}"
-            + (f" and {len(paths) - 10} more" if len(paths) > 10 else "")]
+    return [f"adopted hand edit(s) outside the product: {', '.join(changed[:10])}"
+            + (f" and {len(changed) - 10} more" if len(changed) > 10 else "")]
 
 
 def _deleted_records(ws: "Workspace", paths: list[str]) -> dict[str, list[str]]:

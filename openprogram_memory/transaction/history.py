@@ -346,6 +346,25 @@ def head_id(root: Path) -> str | None:
         return None
 
 
+def differing_paths(root: Path, paths: list[str]) -> list[str]:
+    """Those of ``paths`` whose bytes (missing → deleted) differ from HEAD: a file whose stat moved while its
+    bytes stayed as committed (``touch``, ``cp -a``, an editor saving it unchanged) is not among them."""
+    from dulwich.object_store import tree_lookup_path
+
+    repo = _repo(root)
+    _head_id, tree = _head(root, repo)
+    _objects, changes, _stats = _blobs_of(root, paths)
+    out = []
+    for key, sha in changes.items():
+        try:
+            committed = tree_lookup_path(repo.object_store.__getitem__, tree, b"/".join(key))[1] if tree else None
+        except KeyError:
+            committed = None
+        if committed != sha:
+            out.append(b"/".join(key).decode("utf-8"))
+    return sorted(out)
+
+
 def tree_differences(root: Path, areas: tuple[str, ...]) -> list[str]:
     """Paths under ``areas`` (directories or files) whose bytes differ from HEAD: a full scan, for repairs.
     What an editor or vault app leaves beside the memory files (``.obsidian/``, ``x.md~`` …) is not memory."""

@@ -205,6 +205,32 @@ def test_a_valid_edit_made_outside_is_adopted_by_the_next_command_that_opens_mem
     assert check(monkeypatch, capsys, ws.settings.state_dir) == (0, {"ok": True, "problems": [], "repaired": []})
 
 
+def test_an_adoption_names_only_the_files_whose_bytes_changed(ws, monkeypatch, capsys, tmp_path):
+    """A topic file whose stat moved while its bytes stayed as committed (``touch``, a ``cp -a`` of the workspace)
+    is settled without a commit; beside a real edit it is not named as edited, in the note or the commit."""
+    import os
+    import shutil
+
+    from openprogram_memory.transaction import history
+
+    work = ws.root / "topics/work.md"
+    before = _log(ws)
+    later = work.stat().st_mtime_ns + 5_000_000_000
+    os.utime(work, ns=(later, later))  # touched
+    assert check(monkeypatch, capsys, ws.settings.state_dir) == (0, {"ok": True, "problems": [], "repaired": []})
+    assert _log(ws) == before  # nothing committed
+    copy = tmp_path / "copy"
+    shutil.copytree(ws.settings.state_dir, copy, symlinks=True)  # cp -a: every inode new, every mtime kept
+    people = copy / "memory/topics/people.md"
+    people.write_text(people.read_text().replace("runs a bike shop", "runs a bike shop in Ghent"), encoding="utf-8")
+    os.utime(copy / "memory/topics/work.md", ns=(later + 1, later + 1))
+    code, report = check(monkeypatch, capsys, copy)
+    assert (code, report["problems"]) == (0, [])
+    assert report["repaired"] == ["adopted hand edit(s) outside the product: topics/people.md"]
+    assert [c.message for c in history.log(copy / "memory", 10) if c.message.startswith("memory: hand edit")] == [
+        "memory: hand edit outside the product: topics/people.md"]
+
+
 def test_repair_never_adopts_a_rewritten_archive(ws, monkeypatch, capsys):
     archive = ws.root / "sources/openprogram/_v2/s1.md"
     archive.write_text(archive.read_text().replace("I run a bike shop.", "I run a car shop."), encoding="utf-8")
