@@ -206,6 +206,15 @@ class MemoryWorkspace:
         note_person_deletes(self.layout, result)  # a delete in the editor or the web page sticks
         return result
 
+    def adopt_hand_edits(self) -> list[str]:
+        """Commit the valid topic edits made outside the product since this workspace was opened, as every open
+        does, and say what was done: a long-lived process (``memory serve``) calls it before a change of its own,
+        so an edit saved in another editor meanwhile lands as its own commit, not inside that change's.
+        Takes the write lock (the caller must not hold it)."""
+        from .transaction.adopt import adopt_out_of_band, changed_topics
+
+        return adopt_out_of_band(self) if changed_topics(self) else []
+
     def rebuild(self) -> TxResult:
         """Regenerate every derived view from the topics (and commit them)."""
         from .transaction.adopt import rebuild_views

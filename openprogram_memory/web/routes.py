@@ -253,7 +253,9 @@ class MemoryApi:
     # -- writes ----------------------------------------------------------
     def post_changes(self, ws: MemoryWorkspace, query: dict[str, str], body: Any) -> Reply:
         """The unified modify interface (one of memory_changes/changes/patch)."""
-        return Reply(ws.update(**parse_update_request(body)).to_json())
+        request = parse_update_request(body)
+        ws.adopt_hand_edits()  # an edit saved in another editor meanwhile: its own commit, not this change's
+        return Reply(ws.update(**request).to_json())
 
     def put_topic(self, ws: MemoryWorkspace, query: dict[str, str], path: str, body: Any) -> Reply:
         """A hand edit of one topic, compare-and-set on ``base_digest`` (that file, as read) or ``base_revision``.
@@ -276,6 +278,7 @@ class MemoryApi:
             raise _invalid("base_digest (or base_revision) is required: send what GET /api/memory/topics/<path> "
                            "returned with the text, so a newer change is never overwritten")
         _check_type(body, "commit_message", str)
+        ws.adopt_hand_edits()  # (as post_changes)
         result = ws.write_topic(rel, body["content"], base_revision=revision if digest is None else None,
                                 base_digest=digest, message=body.get("commit_message"))
         out = result.to_json()

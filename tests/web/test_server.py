@@ -277,6 +277,37 @@ def test_a_web_edit_is_compare_and_set_on_its_own_file(client, ws):
     assert bad.status == 400 and bad.body["code"] == "INVALID_ARGUMENT"
 
 
+@pytest.mark.parametrize("web_edit", ["put", "post"])
+def test_a_hand_edit_made_while_serving_is_adopted_as_its_own_commit_before_a_web_edit(client, ws, web_edit):
+    """core.md edited in another editor while the server runs: the next web edit adopts it first ("hand edit
+    outside the product", as every command's open does), then commits only its own change under its name."""
+    from openprogram_memory.transaction.history import files_at
+
+    topic = client.get("/api/memory/topics/topics/people/dave.md").body
+    core = ws.root / "topics/core.md"
+    core.write_text(core.read_text().replace("metric units.", "metric units only."), encoding="utf-8")
+    edited = topic["content"].replace("runs a bike shop.", "runs a bike shop in town.")
+    if web_edit == "put":
+        answer = client.request("PUT", "/api/memory/topics/topics/people/dave.md",
+                                {"content": edited, "base_digest": topic["digest"]}, auth=True)
+    else:
+        answer = client.request("POST", "/api/memory/changes",
+                                {"changes": [{"path": "topics/people/dave.md", "content": edited}]}, auth=True)
+    assert answer.status == 200, answer.body
+    assert answer.body["changed_files"] == ["topics/people/dave.md"]
+    log = ws.log(10)
+    messages = [entry["message"] for entry in log]
+    hand = messages.index("memory: hand edit outside the product: topics/core.md")
+    assert hand > 0 and not any(m.startswith("memory: hand edit") for m in messages[:hand])  # adopted first, once
+
+    def at(i: int, rel: str) -> bytes:
+        return files_at(ws.root, log[i]["commit"], rel)[rel]
+
+    assert b"only" in at(hand, "topics/core.md") and b"only" not in at(hand + 1, "topics/core.md")
+    assert b"in town" not in at(hand, "topics/people/dave.md") and b"in town" in at(0, "topics/people/dave.md")
+    assert at(0, "topics/core.md") == at(1, "topics/core.md")  # the web edit's commit changes dave.md alone
+
+
 def test_put_new_citation_is_normalized(client, ws):
     core = client.get("/api/memory/core").body
     edited = core["canonical"].rstrip("\n") + "\n\nPrefer short answers.[^n1]\n\n[^n1]: Sources: [short](openprogram/s1/u1)\n"
