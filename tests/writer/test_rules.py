@@ -3599,6 +3599,13 @@ def test_a_fact_only_the_classifier_reads_is_kept_unless_it_says_a_passing_state
     # "he" after "the buyer … is Rasmus Dahl" is Rasmus Dahl, not the buyer's role
     ("The buyer at Halvorsen Foods is Rasmus Dahl, he's the one who signs everything.",
      [("people", "The buyer at Halvorsen Foods is Rasmus Dahl."), ("people", "Rasmus Dahl is the one who signs everything.")]),
+    # the person is named after their role: "he" is Tendai Moyo, not "the user's line manager"
+    ("My line manager now is Tendai Moyo. He's strict about a two-day turnaround on expense claims.",
+     [("people", "The user's line manager now is Tendai Moyo."),
+      ("people", "Tendai Moyo is strict about a two-day turnaround on expense claims.")]),
+    # the classifier reads the sentence with the name in it, and what a named person is like is said of them
+    ("Our landlord is Mr. Haddad. He's very particular about the bins going out on time.",
+     [("people", "Our landlord is Mr. Haddad."), ("people", "Mr. Haddad is very particular about the bins going out on time.")]),
 ])
 def test_he_or_she_after_someone_is_named_is_that_person(said, records):
     """A "he"/"she" that follows "… is <Name>" names that person in the record, whoever read the naming sentence."""
@@ -3615,14 +3622,7 @@ def test_he_or_she_after_someone_is_named_is_that_person(said, records):
      [("identity", "The user now works at Elm Park Academy."), ("identity", "The user is a deputy head.")]),
     # a time the team starts is no job
     ("We start at 9 on Monday as usual.", [("schedule", "We start at 9 on Monday as usual.")]),
-])
-def test_a_new_job_said_with_when_it_starts_is_the_job(said, records):
-    """"starting at <employer> next week as <role>", "starting Monday as <role> at <employer>": the job from then on,
-    without the day it starts."""
-    assert read(said) == records
-
-
-@pytest.mark.parametrize("said, records", [
+    # the day or week is cut off only where it says when the job starts
     ("I'm now the Principal Procurement Officer with effect from the 1st of this month, same department.",
      [("identity", "The user is now the Principal Procurement Officer with effect from the 1st of this month, same "
                    "department.")]),
@@ -3631,27 +3631,14 @@ def test_a_new_job_said_with_when_it_starts_is_the_job(said, records):
     ("Started at Fenwick Housing last week as their finance lead.",
      [("identity", "The user works at Fenwick Housing."), ("identity", "The user is their finance lead.")]),
 ])
-def test_when_a_job_starts_is_cut_off_only_where_it_says_when(said, records):
-    """The day or week a job starts is left out of the job; "the 1st of this month", "the Saturday … club" and
-    "their finance lead" are what the person said of it."""
+def test_a_new_job_said_with_when_it_starts_is_the_job(said, records):
+    """"starting at <employer> next week as <role>", "starting Monday as <role> at <employer>": the job from then on,
+    without the day it starts ("the 1st of this month", "the Saturday … club" are what the person said of it)."""
     assert read(said) == records
 
 
 def test_a_time_the_person_starts_at_is_no_employer():
     assert not any("works at 7" in text for _kind, text in read("I start at 7 most days so afternoons are for meetings."))
-
-
-@pytest.mark.parametrize("said, records", [
-    # the person is named after their role: "he" is Tendai Moyo, not "the user's line manager"
-    ("My line manager now is Tendai Moyo. He's strict about a two-day turnaround on expense claims.",
-     [("people", "The user's line manager now is Tendai Moyo."),
-      ("people", "Tendai Moyo is strict about a two-day turnaround on expense claims.")]),
-    # the classifier reads the sentence with the name in it, and what a named person is like is said of them
-    ("Our landlord is Mr. Haddad. He's very particular about the bins going out on time.",
-     [("people", "Our landlord is Mr. Haddad."), ("people", "Mr. Haddad is very particular about the bins going out on time.")]),
-])
-def test_what_he_or_she_is_like_after_being_named_is_said_of_that_person(said, records):
-    assert read(said) == records
 
 
 @pytest.mark.parametrize("said, records", [
