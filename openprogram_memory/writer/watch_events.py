@@ -150,9 +150,10 @@ def watch_events(settings: Settings, *, stop: threading.Event | None = None,
             outcomes: list[Outcome] = watch_once(settings)
         except MemoryFailure as failure:  # e.g. the workspace is busy being recovered
             log.warning("watcher poll failed: %s", failure)
-            outcomes = []
-        failed.clear()
-        failed.update((o.session, o.updated_at) for o in outcomes if not o.ok and o.retryable)
+            outcomes = []  # no session was tried: the held ones keep waiting for the regular poll
+        else:
+            failed.clear()
+            failed.update((o.session, o.updated_at) for o in outcomes if not o.ok and o.retryable)
         if on_poll is not None:
             on_poll(outcomes)
 

@@ -165,3 +165,40 @@ def test_a_session_whose_write_must_be_retried_waits_for_the_regular_poll_not_ev
         store.append("chat", "user", "Our cache cluster runs in Dublin.")
         wait_until(lambda: any(o.ok for o in tries()), 15)
     assert [(o.ok, o.recorded) for o in tries()] == [(False, False), (True, True)]
+
+
+def test_a_failed_poll_keeps_the_retried_session_at_the_regular_pace(tmp_path: Path, fake, monkeypatch) -> None:
+    """A poll that fails as a whole (the workspace busy being recovered) tried no session: the one held back for
+    retry keeps waiting for the next regular poll instead of being retried at the next tick."""
+    from openprogram_memory.failures import FailureCode
+    from openprogram_memory.writer import watch_events as module
+
+    real, calls, held_at = module.watch_once, [], []
+
+    def watch_once(settings):  # the poll after the one that held "chat" back fails whole
+        calls.append(time.monotonic())
+        if len(held_at) == 1 and len(calls) == held_at[0] + 1:
+            raise MemoryFailure(FailureCode.TRANSACTION_FAILURE_UNKNOWN, "the workspace is being recovered",
+                                retryable=True)
+        outcomes = real(settings)
+        if not held_at and any(o.session == "chat" and not o.ok for o in outcomes):
+            held_at.append(len(calls))
+        return outcomes
+
+    monkeypatch.setattr(module, "watch_once", watch_once)
+    poll_every = 4
+    cfg = with_values(settings(idle=1), memory__watcher__poll_seconds=poll_every)
+    store = SessionStore(cfg.sessions_dir)
+    fake.queue.append(MemoryFailure(FailureCode.MODEL_TRANSPORT, "connection reset", retryable=True))
+    with Watcher(cfg) as watcher:
+        store.create_session("chat")
+        store.append("chat", "user", "I'm Dana. Always answer in metric units.")
+
+        def tries() -> list:
+            return [o for poll in list(watcher.polls) for o in poll if o.session == "chat"]
+
+        wait_until(lambda: any(o.ok for o in tries()), 30)
+    assert [(o.ok, o.recorded) for o in tries()] == [(False, False), (True, True)]
+    failed_poll = held_at[0]  # (index of the poll after the one that held "chat" back)
+    assert len(calls) == failed_poll + 2
+    assert calls[failed_poll + 1] - calls[failed_poll] >= poll_every - 0.5  # the regular pace, not the next tick
