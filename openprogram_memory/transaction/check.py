@@ -111,11 +111,33 @@ def _tree_rules(ws: "Workspace", tree: "TreeState") -> Iterator[Problem]:
             first, here = (tree.files[rel].by_id[block_id].line for rel in files[:2])
             yield Problem(files[1], here, "duplicate-id", f"block ID ^{block_id} is also at {files[0]}:{first}",
                           f"keep one: `openprogram memory edit {files[1]}` (git history has both versions)")
-    for violation in validate.dangling_link_violations(tree):
+    dangling = list(validate.dangling_link_violations(tree))
+    if not dangling:
+        return
+    from .history import differing_paths
+
+    involved = {rel for v in dangling for rel in (v.file, v.details.get("target")) if rel}
+    changed = set(differing_paths(ws.root, sorted(involved)))  # (read only when a link dangles)
+    for violation in dangling:
         assert violation.file is not None
         yield Problem(violation.file, violation.line, violation.rule,
                       violation.message.removeprefix(f"{violation.file}:{violation.line}: "),
-                      _restore_hint(ws, violation.file))
+                      _link_fix(ws, violation.file, violation.details.get("target"), changed))
+
+
+def _link_fix(ws: "Workspace", rel: str, target: str | None, changed: set[str]) -> str:
+    """The fix for a link of ``rel`` that does not resolve. When ``rel`` is as committed, the link broke because
+    its target changed outside the product (a block ID or the whole file removed): checking ``rel`` out again
+    would change nothing, so the fix is the target's committed version, or the link itself."""
+    from ..workspace.caches import committed_text
+
+    if rel in changed:  # (this edit made the link, or kept it while its target went)
+        return _restore_hint(ws, rel)
+    edit = f"remove or correct the link with `openprogram memory edit {rel}`"
+    if target in changed and committed_text(ws.root, target) is not None:
+        return (f"{target} changed outside the product and no longer has what the link points at: take its "
+                f"committed version back with `git -C {ws.root} checkout -- {target}`, or {edit}")
+    return edit
 
 
 def _archives(ws: "Workspace") -> Iterator[Problem]:

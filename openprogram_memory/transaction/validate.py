@@ -141,4 +141,4 @@ def dangling_link_violations(tree: "TreeState", baseline: "TreeState | None" = N
                 continue
             yield _tree_violation("dangling-link", f"{path}:{line}: link to {topic}#^{block_id} does not "
                                   "resolve (links must point at an existing block ID in that file)",
-                                  file=path, line=line, block_id=block_id)
+                                  file=path, line=line, target=topic, block_id=block_id)

@@ -298,3 +298,34 @@ def test_a_file_another_links_to_as_a_whole_is_not_removed_by_deleting_it(ws, mo
     code, report = run(monkeypatch, capsys, "memory", "check", "--state", str(ws.settings.state_dir), "--json")
     assert code == 65 and report["repaired"] == [] and BIKES in head_topics(ws)
     assert ("topics/work.md", "dangling-link") in {(p["file"], p["rule"]) for p in report["problems"]}
+
+
+LOST_TARGET = {
+    "its record deleted": ("topics/people.md", lambda ws: (ws.root / "topics/people.md").write_text("# People\n")),
+    "its file deleted": (BIKES, lambda ws: (ws.root / BIKES).unlink()),
+}
+
+
+@pytest.mark.parametrize("target, edit", LOST_TARGET.values(), ids=LOST_TARGET.keys())
+def test_the_fix_for_a_link_left_dangling_by_another_file_points_at_that_file(ws, monkeypatch, capsys, target, edit):
+    """topics/work.md is as committed; its link dangles because the file it points at changed outside the
+    product. Checking work.md out again would change nothing: the fix names the file that lost the target (and
+    the link itself), and taking that file's committed version back clears the report."""
+    from openprogram_memory.workspace.caches import committed_text
+
+    linked_pair(ws)
+    work = ws.root / "topics/work.md"
+    work.write_text(work.read_text().replace("opens at nine.", f"opens at nine ([Dana]({target[7:]}))."))
+    fresh_process()
+    state = str(ws.settings.state_dir)
+    assert run(monkeypatch, capsys, "memory", "check", "--state", state, "--json")[1]["problems"] == []  # adopted
+    edit(ws)
+    fresh_process()
+    code, report = run(monkeypatch, capsys, "memory", "check", "--state", state, "--json")
+    assert code == 65
+    [fix] = {p["fix"] for p in report["problems"] if (p["file"], p["rule"]) == ("topics/work.md", "dangling-link")}
+    assert f"checkout -- {target}`" in fix and "memory edit topics/work.md" in fix
+    assert "checkout -- topics/work.md" not in fix  # work.md is as committed: a checkout of it does nothing
+    (ws.root / target).write_text(committed_text(ws.root, target))  # what that checkout does
+    fresh_process()
+    assert run(monkeypatch, capsys, "memory", "check", "--state", state, "--json")[1]["problems"] == []
