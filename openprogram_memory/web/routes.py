@@ -254,8 +254,8 @@ class MemoryApi:
     def post_changes(self, ws: MemoryWorkspace, query: dict[str, str], body: Any) -> Reply:
         """The unified modify interface (one of memory_changes/changes/patch)."""
         request = parse_update_request(body)
-        ws.adopt_hand_edits()  # an edit saved in another editor meanwhile: its own commit, not this change's
-        return Reply(ws.update(**request).to_json())
+        adopted = ws.adopt_hand_edits()  # an edit saved in another editor meanwhile: its own commit, not this change's
+        return Reply(_with_hand_edits(ws, ws.update(**request).to_json(), adopted))
 
     def put_topic(self, ws: MemoryWorkspace, query: dict[str, str], path: str, body: Any) -> Reply:
         """A hand edit of one topic, compare-and-set on ``base_digest`` (that file, as read) or ``base_revision``.
@@ -278,10 +278,10 @@ class MemoryApi:
             raise _invalid("base_digest (or base_revision) is required: send what GET /api/memory/topics/<path> "
                            "returned with the text, so a newer change is never overwritten")
         _check_type(body, "commit_message", str)
-        ws.adopt_hand_edits()  # (as post_changes)
+        adopted = ws.adopt_hand_edits()  # (as post_changes)
         result = ws.write_topic(rel, body["content"], base_revision=revision if digest is None else None,
                                 base_digest=digest, message=body.get("commit_message"))
-        out = result.to_json()
+        out = _with_hand_edits(ws, result.to_json(), adopted)
         try:
             out["topic"] = self._topic_json(ws, rel)
         except MemoryFailure as failure:
@@ -289,6 +289,17 @@ class MemoryApi:
                 raise
             out["topic"] = None  # the edit emptied the topic, which was removed
         return Reply(out)
+
+
+def _with_hand_edits(ws: MemoryWorkspace, out: dict[str, Any], adopted: list[str]) -> dict[str, Any]:
+    """A web edit's answer, with ``warnings`` on the edits saved in another editor meanwhile, which the page's
+    user did not make there: those adopted first, as their own commit (the note ``status`` and ``memory check``
+    give), and those that break a rule, left on disk as typed, neither adopted nor taken into this change, and
+    served from their last commit (``status``'s wording: file, line, rule)."""
+    warnings = adopted + ws.unreadable_warnings()
+    if warnings:
+        out["warnings"] = warnings
+    return out
 
 
 def _check_type(body: dict[str, Any], key: str, kind: type) -> None:

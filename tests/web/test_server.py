@@ -295,6 +295,7 @@ def test_a_hand_edit_made_while_serving_is_adopted_as_its_own_commit_before_a_we
                                 {"changes": [{"path": "topics/people/dave.md", "content": edited}]}, auth=True)
     assert answer.status == 200, answer.body
     assert answer.body["changed_files"] == ["topics/people/dave.md"]
+    assert answer.body["warnings"] == ["adopted hand edit(s) outside the product: topics/core.md"]  # check's words
     log = ws.log(10)
     messages = [entry["message"] for entry in log]
     hand = messages.index("memory: hand edit outside the product: topics/core.md")
@@ -306,6 +307,42 @@ def test_a_hand_edit_made_while_serving_is_adopted_as_its_own_commit_before_a_we
     assert b"only" in at(hand, "topics/core.md") and b"only" not in at(hand + 1, "topics/core.md")
     assert b"in town" not in at(hand, "topics/people/dave.md") and b"in town" in at(0, "topics/people/dave.md")
     assert at(0, "topics/core.md") == at(1, "topics/core.md")  # the web edit's commit changes dave.md alone
+
+
+@pytest.mark.parametrize("web_edit", ["put", "post"])
+def test_an_invalid_hand_edit_made_while_serving_neither_blocks_a_web_edit_nor_goes_into_it(client, ws, web_edit):
+    """core.md loses the ^id of a record dave.md links to, in another editor: that edit breaks a rule, so (as
+    for a command) it is not adopted, and a web edit of dave.md still goes through, committing dave.md alone.
+    The core keeps its committed version in history, the person's text stays on disk, and the reply names the
+    file, line and rule (status's words) so the page's user learns of it."""
+    from openprogram_memory.transaction.history import files_at
+
+    core_id = next(r.memory_id for r in ws.records() if r.topic == "topics/core.md")
+    dave = (ws.root / "topics/people/dave.md").read_text()
+    ws.update(changes=[{"path": "topics/people/dave.md",
+                        "content": dave.replace("bike shop.", f"bike shop ([units](../core.md#^{core_id})).")}])
+    core = ws.root / "topics/core.md"
+    committed = core.read_bytes()
+    core.write_text(core.read_text().replace(f" ^{core_id}", ""), encoding="utf-8")
+    typed = core.read_bytes()
+    head = ws.log(1)[0]["commit"]
+    topic = client.get("/api/memory/topics/topics/people/dave.md").body
+    edited = topic["content"].replace("Dave runs", "Dave still runs")
+    if web_edit == "put":
+        answer = client.request("PUT", "/api/memory/topics/topics/people/dave.md",
+                                {"content": edited, "base_digest": topic["digest"]}, auth=True)
+    else:
+        answer = client.request("POST", "/api/memory/changes",
+                                {"changes": [{"path": "topics/people/dave.md", "content": edited}]}, auth=True)
+    assert answer.status == 200, answer.body
+    assert answer.body["changed_files"] == ["topics/people/dave.md"]
+    [warning] = answer.body["warnings"]
+    assert warning.startswith("topics/core.md line 3: [missing-block-id]") and "last committed version" in warning
+    [entry, before] = ws.log(2)
+    assert (before["commit"], entry["commit"]) == (head, answer.body["commit"])  # one commit: the web edit's
+    assert files_at(ws.root, "HEAD", "topics/core.md")["topics/core.md"] == committed  # not taken in
+    assert b"Dave still runs" in files_at(ws.root, "HEAD", "topics/people/dave.md")["topics/people/dave.md"]
+    assert core.read_bytes() == typed  # the person's text is left as they wrote it
 
 
 def test_put_new_citation_is_normalized(client, ws):
