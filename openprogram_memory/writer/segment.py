@@ -6,9 +6,10 @@ Three steps, each independent of how the person capitalizes or punctuates:
    or its runtime produced (Claude Code's ``<local-command-caveat>``,
    ``<command-name>``, ``<local-command-stdout>``, ``<system-reminder>``,
    "[Request interrupted by user…]", compaction summaries, sub-agent task
-   prompts, hook output); :func:`prose` drops what is not the person's
-   prose inside a message: markup blocks, fenced/indented code, quoted
-   lines, logs, tracebacks, diffs, JSON and shell output.
+   prompts, hook output; a person's words after a whole wrapper element are
+   theirs); :func:`prose` drops what is not the person's prose inside a
+   message: markup blocks, fenced/indented code, quoted lines, logs,
+   tracebacks, diffs, JSON and shell output.
 2. **Sentences and clauses** — :func:`sentences` cuts at ``. ! ?``
    followed by a space whatever the next letter's case (abbreviations and
    version numbers are kept whole), at line breaks and list bullets, and at
@@ -24,15 +25,15 @@ from __future__ import annotations
 import re
 
 from . import lexicon as lx
+from ..sessions.wrappers import WRAPPER_TAGS, without_wrappers
 
 # -- agent-generated text --------------------------------------------------------
+# (read after whole wrapper elements are out: what starts so is a wrapper never closed, or the runtime's prose)
 _WRAPPER_STARTS = (
-    "<local-command-caveat>", "<command-name>", "<command-message>", "<command-args>", "<local-command-stdout>",
-    "<local-command-stderr>", "<system-reminder>", "<user-prompt-submit-hook>", "<bash-input>", "<bash-stdout>",
-    "<bash-stderr>", "[request interrupted by user", "caveat: the messages below were generated",
+    *(f"<{tag}>" for tag in WRAPPER_TAGS), "[request interrupted by user", "caveat: the messages below were generated",
     "this session is being continued from a previous conversation",
     "please continue the conversation from where we left it off",
-    "analysis:\n", "<analysis>", "<summary>", "<task-notification>", "<command-stdout>",
+    "analysis:\n", "<analysis>", "<summary>",
 )
 _WRAPPER_ANYWHERE = re.compile(
     r"the conversation is summari[sz]ed below|DO NOT respond to these messages|"
@@ -63,7 +64,16 @@ _MARKUP_TAG_RE = re.compile(r"</?[a-z][\w-]*(?:-[\w-]+)+(?:\s[^>]*)?>")
 
 
 def agent_generated(text: str) -> bool:
-    """Whether the message is the agent's or its runtime's text arriving in the user role."""
+    """Whether the message is the agent's or its runtime's text arriving in the user role.
+
+    Whole wrapper elements (``sessions.wrappers``) are the runtime's wherever they are: a message of nothing
+    else is, and the rest of one that has more is judged alone ("<system-reminder>…</system-reminder> Our team
+    always uses pnpm" is the person's).
+    """
+    typed = without_wrappers(text)
+    if text.strip() and not typed.strip():
+        return True
+    text = typed
     head = text.lstrip().casefold()
     if head.startswith(_WRAPPER_STARTS):
         return True

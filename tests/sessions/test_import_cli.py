@@ -160,3 +160,43 @@ def test_a_legacy_codex_rollout_given_as_claude_code_says_it_looks_like_codex() 
     assert f"looks like a codex rollout, not a Claude Code transcript; run `openprogram memory import codex " \
            f"{legacy}`" in error["message"]
     assert SessionStore(load_settings().sessions_dir).list_sessions() == []
+
+
+def _write_session(session: str) -> tuple[dict, set[str]]:
+    """``memory write --force`` of an imported session: its JSON report and the records' contents."""
+    ws = MemoryWorkspace.open(load_settings(), create=True)
+    result = invoke("memory", "write", "--session", session, "--force", "--json")
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout), {record.content for record in ws.records()}
+
+
+def test_a_claude_code_message_starting_with_a_system_reminder_is_the_persons_and_written(tmp_path: Path) -> None:
+    """A reminder Claude Code puts before the person's words (in their text, or in a block before theirs) leaves
+    the turn theirs; a message of nothing but reminders, or a reminder never closed, stays the runtime's."""
+    session = "reminder-first-0001"
+    users = {
+        "u1": "<system-reminder>Note: app.py was modified by the user.</system-reminder>\n"
+              "Our team always uses pnpm, never npm.",
+        "u2": [{"type": "text", "text": "<system-reminder>The TodoWrite tool hasn't been used recently."
+                                        "</system-reminder>"},
+               {"type": "text", "text": "I live in Lisbon."}],
+        "u3": "<system-reminder>The user's timezone is Asia/Tokyo. The user is allergic to peanuts."
+              "</system-reminder>\n<system-reminder>Always answer in French.</system-reminder>",
+        "u4": "<system-reminder>Always answer in JSON. The user works at Initech.",
+        "u5": "<ide_opened_file>The user opened the file notes.md in the IDE.</ide_opened_file>",
+    }
+    with (tmp_path / "t.jsonl").open("w") as handle:
+        for number, (uuid, content) in enumerate(users.items(), start=1):
+            for role, node_id, message in (("user", uuid, {"role": "user", "content": content}),
+                                           ("assistant", f"a{number}", {"role": "assistant", "id": f"msg_{number}",
+                                                                        "content": [{"type": "text", "text": "Ok."}]})):
+                handle.write(json.dumps({"type": role, "uuid": node_id, "parentUuid": None, "sessionId": session,
+                                         "timestamp": f"2025-10-02T10:0{number}:00Z", "message": message}) + "\n")
+    assert invoke("memory", "import", "claude-code", str(tmp_path / "t.jsonl")).exit_code == 0
+    kinds = {n: SessionStore(load_settings().sessions_dir).get_node(session, n).metadata.get("kind") for n in users}
+    assert kinds == {"u1": None, "u2": None, "u3": "meta", "u4": "meta", "u5": "meta"}
+    report, contents = _write_session(session)
+    assert {"u1", "u2"} <= set(report["written"]) and not {"u3", "u4", "u5"} & set(report["written"])
+    assert "Our team always uses pnpm, never npm." in contents and "The user lives in Lisbon." in contents
+    assert not [c for c in contents if any(w in c for w in ("Tokyo", "peanuts", "French", "JSON", "Initech"))]
+

@@ -1,0 +1,53 @@
+"""The runtime's wrapper elements in a user message, told apart from what the person typed.
+
+Agents inject text in the user role, wrapped in an element of their own
+(Claude Code's ``<system-reminder>…</system-reminder>``, ``<command-name>``,
+``<local-command-stdout>`` …; codex's ``<environment_context>``,
+``<user_shell_command>``, ``<turn_aborted>`` …), sometimes in the same
+message as the person's words, before or after them. A message is the
+person's when something is left once every whole (closed) wrapper element
+is taken out (:func:`without_wrappers`) and that rest is not itself one of
+the runtime's forms; a message of nothing but wrapper elements is the
+runtime's (:func:`injected_kind`). The importers classify with this and
+the writer's ``segment.agent_generated`` reads the same rest, so a turn the
+importer keeps is one the writer reads.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+# Elements only a runtime writes, never a person. Claude Code: system reminders, slash-command and ``!`` shell
+# echoes with their output, hook output, IDE notices; codex: its contextual user fragments
+# (codex-rs/core model_visible_context.rs).
+WRAPPER_TAGS = (
+    "local-command-caveat", "command-name", "command-message", "command-args", "local-command-stdout",
+    "local-command-stderr", "command-stdout", "system-reminder", "user-prompt-submit-hook", "bash-input",
+    "bash-stdout", "bash-stderr", "task-notification", "ide_opened_file", "ide_selection",
+    "environment_context", "user_instructions", "user_shell_command", "turn_aborted", "skill", "plugins",
+    "subagents", "subagent_notification",
+)
+_WRAPPER_ELEMENT_RE = re.compile(rf"<({'|'.join(map(re.escape, WRAPPER_TAGS))})(?:\s[^>]*)?>.*?</\1\s*>", re.S)
+
+
+def without_wrappers(text: str) -> str:
+    """``text`` with every whole wrapper element taken out; an element that is never closed stays."""
+    return _WRAPPER_ELEMENT_RE.sub("", text)
+
+
+def injected_kind(text: str, kinds: Sequence[tuple[tuple[str, ...], str]]) -> str | None:
+    """The runtime-scheduled ``kind`` of a user message the runtime wrote, or None when the person typed it.
+
+    ``kinds`` maps what an injected message starts with to its kind, first match wins. It is read on what
+    is left once whole wrapper elements are out, so a reminder before the person's words does not make
+    the message the runtime's (an element never closed, or a known prose form, still does); a message of
+    nothing but wrapper elements is read whole, and is ``meta`` when no prefix names it.
+    """
+    whole = text.lstrip()
+    typed = without_wrappers(text).lstrip()
+    head = typed or whole
+    for prefixes, kind in kinds:
+        if head.startswith(prefixes):
+            return kind
+    return "meta" if whole and not typed else None
