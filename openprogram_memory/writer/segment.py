@@ -5,11 +5,11 @@ Three steps, each independent of how the person capitalizes or punctuates:
 1. **Agent text out** — :func:`agent_generated` tells a message the agent
    or its runtime produced (Claude Code's ``<local-command-caveat>``,
    ``<command-name>``, ``<local-command-stdout>``, ``<system-reminder>``,
-   "[Request interrupted by user…]", compaction summaries, sub-agent task
-   prompts, hook output; a person's words after a whole wrapper element are
-   theirs); :func:`prose` drops what is not the person's prose inside a
-   message: markup blocks, fenced/indented code, quoted lines, logs,
-   tracebacks, diffs, JSON and shell output.
+   "[Request interrupted by user…]", Claude Code's and codex's compaction
+   summaries, sub-agent task prompts, hook output; a person's words after a
+   whole wrapper element are theirs); :func:`prose` drops what is not the
+   person's prose inside a message: markup blocks, fenced/indented code,
+   quoted lines, logs, tracebacks, diffs, JSON and shell output.
 2. **Sentences and clauses** — :func:`sentences` cuts at ``. ! ?``
    followed by a space whatever the next letter's case (abbreviations and
    version numbers are kept whole), at line breaks and list bullets, and at
@@ -33,6 +33,8 @@ _WRAPPER_STARTS = (
     *(f"<{tag}>" for tag in WRAPPER_TAGS), "[request interrupted by user", "caveat: the messages below were generated",
     "this session is being continued from a previous conversation",
     "please continue the conversation from where we left it off",
+    "another language model started to solve this problem",  # codex's compaction hand-off
+    "# agents.md instructions for",
     "analysis:\n", "<analysis>", "<summary>",
 )
 _WRAPPER_ANYWHERE = re.compile(

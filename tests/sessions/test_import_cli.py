@@ -200,3 +200,38 @@ def test_a_claude_code_message_starting_with_a_system_reminder_is_the_persons_an
     assert "Our team always uses pnpm, never npm." in contents and "The user lives in Lisbon." in contents
     assert not [c for c in contents if any(w in c for w in ("Tokyo", "peanuts", "French", "JSON", "Initech"))]
 
+
+def test_what_codex_injects_as_user_messages_is_never_written(tmp_path: Path) -> None:
+    """codex's compaction hand-off, ``!`` shell echo, aborted-turn notice and context messages are the runtime's:
+    the facts in them never become records; the person's own message beside them does."""
+    thread = "019c9999-0000-7000-8000-00000000aaaa"
+    injected = [
+        "<environment_context>\n  <cwd>/home/u/p</cwd>\n  <timezone>Europe/Dublin</timezone>\n</environment_context>",
+        "# AGENTS.md instructions for /home/u/p\n\n<INSTRUCTIONS>\nAlways answer in Irish.\n</INSTRUCTIONS>",
+        "<user_shell_command>\n<command>cat me.txt</command>\n<result>\nI am allergic to peanuts. I live in Dublin."
+        "\n</result>\n</user_shell_command>",
+        "<turn_aborted>\nI am allergic to walnuts. I live in Cork.\n</turn_aborted>",
+        "<skill>\n<name>release</name>\nAlways tag releases on Fridays. I live in Sligo.\n</skill>",
+        "Another language model started to solve this problem and produced a summary of its thinking process. You "
+        "also have access to the state of the tools that were used by that language model. Use this to build on the "
+        "work that has already been done and avoid duplicating work. Here is the summary produced by the other "
+        "language model, use the information in this summary to assist with your own analysis:\n"
+        "I am allergic to almonds. I live in Galway.",
+    ]
+    typed = "I live in Lisbon."
+    lines = [{"timestamp": "2026-02-24T11:00:00Z", "type": "session_meta",
+              "payload": {"id": thread, "timestamp": "2026-02-24T11:00:00Z", "cwd": "/home/u/p"}}]
+    for number, text in enumerate([*injected, typed]):
+        for role, kind in (("user", "input_text"), ("assistant", "output_text")):
+            lines.append({"timestamp": f"2026-02-24T11:0{number}:0{role == 'assistant'}Z", "type": "response_item",
+                          "payload": {"type": "message", "role": role,
+                                      "content": [{"type": kind, "text": text if role == "user" else "ok"}]}})
+    (tmp_path / "rollout.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    assert invoke("memory", "import", "codex", str(tmp_path / "rollout.jsonl")).exit_code == 0
+    branch = SessionStore(load_settings().sessions_dir).get_branch(thread)
+    users = [n for n in branch if n.role == "user"]
+    assert [n.metadata.get("kind") for n in users] == ["meta", "meta", "local_command", "interrupt", "meta",
+                                                       "compaction_summary", None]
+    report, contents = _write_session(thread)
+    assert report["written"] == [n.id for n in branch if n.role == "assistant" or n is users[-1]]
+    assert contents == {"The user lives in Lisbon."}

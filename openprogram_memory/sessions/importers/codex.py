@@ -6,8 +6,12 @@ line number and the line's timestamp (rollouts are append-only, so the
 same line always gets the same id and re-import adds nothing).
 
 ``response_item`` messages are the conversation: ``user`` and
-``assistant`` text (the injected ``AGENTS.md``/environment context user
-messages are runtime-scheduled ``meta``), ``developer``/``system``
+``assistant`` text (the user messages codex injects are runtime-scheduled:
+``AGENTS.md``, environment context, skills and the like ``meta``, the
+``<user_shell_command>`` echo ``local_command``, ``<turn_aborted>``
+``interrupt``, the compaction hand-off "Another language model started to
+solve this problem…" ``compaction_summary``; judged as Claude Code's, by
+what is left once whole wrapper elements are out), ``developer``/``system``
 messages become ``system`` nodes; function, custom, shell and web-search
 tool calls and their outputs become ``tool`` nodes; ``compacted`` lines
 become runtime-scheduled compaction summaries. Reasoning, ``event_msg``
@@ -62,6 +66,7 @@ import re
 from typing import Any
 
 from ..store import Node, SessionStore, is_valid_id
+from ..wrappers import injected_kind
 from ...timeutil import now_iso
 from .common import (
     EMPTY_RESULT,
@@ -85,6 +90,12 @@ from .common import (
 SOURCE = "codex"
 CONTEXT_PREFIXES = ("<environment_context>", "# AGENTS.md instructions", "<user_instructions>",
                     "<permissions instructions>")
+# codex's compaction hand-off: the summary of the thread so far, sent as a user message after a prefix that
+# opens so (codex-rs/core/templates/compact/summary_prefix.md)
+SUMMARY_PREFIX = "Another language model started to solve this problem"
+# What an injected user message starts with once whole wrapper elements are out (see ``sessions.wrappers``).
+INJECTED_KINDS = ((CONTEXT_PREFIXES, "meta"), (("<user_shell_command>",), "local_command"),
+                  (("<turn_aborted>",), "interrupt"), ((SUMMARY_PREFIX,), "compaction_summary"))
 TEXT_TYPES = ("input_text", "output_text", "text")
 _IMAGE_TAG = re.compile(r"</?image(\s[^>]*)?>")
 TOOL_CALLS = {"function_call": "arguments", "custom_tool_call": "input", "local_shell_call": "action",
@@ -361,7 +372,8 @@ def _role_and_content(line: dict[str, Any]) -> tuple[str, str, dict[str, Any]] |
         if role in ("developer", "system"):
             return "system", text, {"kind": "meta"}
         if role == "user":
-            return "user", text, ({"kind": "meta"} if text.lstrip().startswith(CONTEXT_PREFIXES) else {})
+            kind = injected_kind(text, INJECTED_KINDS)
+            return "user", text, ({"kind": kind} if kind else {})
         if role == "assistant":
             return "assistant", text, {}
         return UNKNOWN_TYPE
