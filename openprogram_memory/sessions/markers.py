@@ -102,7 +102,9 @@ def _check_workspace_id(workspace_id: str) -> str:
 def pending_walk(store: SessionStore, session_id: str, workspace_id: str, tip: str | None = None) -> PendingWalk:
     """Walk from ``tip`` (default head) back to the first node marked for ``workspace_id``.
 
-    Reads one node file per step: O(pending), whatever the session's size.
+    A turn written before its ancestors were (an imported line whose parent
+    arrived later, see ``SessionStore.reattach_detached``) is walked, and
+    marked with the span, but is not a turn to write again. Reads one node file per step: O(pending), whatever the session's size.
     """
     _check_workspace_id(workspace_id)
     walked: list[Node] = []
@@ -111,7 +113,8 @@ def pending_walk(store: SessionStore, session_id: str, workspace_id: str, tip: s
             break
         walked.append(node)
     walked.reverse()
-    return PendingWalk(turns=tuple(n for n in walked if is_memory_input(n)), walked=tuple(walked))
+    turns = tuple(n for n in walked if is_memory_input(n) and n.written_to != workspace_id)
+    return PendingWalk(turns=turns, walked=tuple(walked))
 
 
 def pending_turns(store: SessionStore, session_id: str, workspace_id: str, tip: str | None = None) -> list[Node]:

@@ -20,6 +20,12 @@ SUPERSEDED_KEY = "memory_superseded_scriptorium"
 # On a spawned session's turns: "<parent session>/<parent node>" whose abandonment rewound them,
 # so switching the parent back restores exactly these (and not turns the child rewound itself).
 SUPERSEDED_BY_PARENT_KEY = "superseded_by_parent"
+# An importer's node whose parent line was not in the store yet: the lost parent's id (the node is a root
+# until that parent arrives, see SessionStore.reattach_detached).
+DETACHED_FROM_KEY = "detached_from"
+# A written turn put back under ancestors that were not written yet: its marker moves here (same value),
+# so a pending walk passes it to reach them without writing it again (architecture §4.2 "Pending").
+WRITTEN_BEFORE_ANCESTORS_KEY = "memory_written_before_ancestors_scriptorium"
 
 _ID_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,127}")
 _ROLE_RE = re.compile(r"[a-z][a-z0-9_-]{0,63}")
@@ -68,6 +74,11 @@ class Node:
     def rewound(self) -> bool:
         """Whether a rewind abandoned this turn."""
         return bool(self.metadata.get(REWOUND_KEY))
+
+    @property
+    def written_to(self) -> str | None:
+        """The workspace id this turn was written into, if any (whether or not its ancestors were)."""
+        return self.metadata.get(MARKER_KEY) or self.metadata.get(WRITTEN_BEFORE_ANCESTORS_KEY)
 
     def superseded_for(self, workspace_id: str) -> bool:
         """Whether a rewind abandoned this turn after it was written into ``workspace_id``."""

@@ -43,10 +43,12 @@ from ..fsutil import atomic_write_json, atomic_write_text, ensure_dir
 from .files import SessionLock, write_json_files
 from .journal import JOURNAL, apply_journal, new_session_dir, read_journal, reclaim_new_dirs, stray_temps
 from .nodes import (
+    DETACHED_FROM_KEY,
     MARKER_KEY,
     REWOUND_KEY,
     SUPERSEDED_BY_PARENT_KEY,
     SUPERSEDED_KEY,
+    WRITTEN_BEFORE_ANCESTORS_KEY,
     Node,
     SessionInfo,
     is_valid_id,
@@ -357,6 +359,66 @@ class SessionStore:
             if fixed:
                 self._commit(session_id, fixed, meta=meta)
 
+    def reattach_detached(self, session_id: str) -> list[str]:
+        """Put every root whose lost parent (``detached_from``) is now a node back under it (importers).
+
+        A line imported before its parent became a root; once the parent
+        arrives the tree is the one a single import would have built, so
+        the import order does not decide which branch looks rewound. Written
+        markers stay exactly-once: a reattached turn (and its written
+        descendants) that a workspace marked while its new ancestors were
+        not written keeps the mark as ``WRITTEN_BEFORE_ANCESTORS_KEY``, so
+        the pending walk reaches the ancestors and passes over it. Reads
+        ``index.jsonl`` and the root nodes; returns the reattached ids.
+        """
+        with self._locked(session_id):
+            parents = self.parent_map(session_id)
+            moves: dict[str, str] = {}
+            for node_id in [n for n, parent in parents.items() if parent is None]:
+                lost = self.get_node(session_id, node_id).metadata.get(DETACHED_FROM_KEY)
+                if not isinstance(lost, str) or lost not in parents or node_id in self._ancestry(parents, lost):
+                    continue  # not arrived yet, or it would close a cycle
+                parents[node_id] = moves[node_id] = lost
+            if not moves:
+                return []
+            children: dict[str, list[str]] = {}
+            for node_id, parent in parents.items():
+                if parent is not None:
+                    children.setdefault(parent, []).append(node_id)
+            meta = self._read_meta(session_id)
+            updates: dict[str, dict[str, Any]] = {}
+            for node_id, parent in moves.items():
+                written_above = self.get_node(session_id, parent).metadata.get(MARKER_KEY)
+                below, leaves = [node_id], []
+                while below:
+                    node = self.get_node(session_id, below.pop())
+                    mark = node.metadata.get(MARKER_KEY)
+                    if mark is not None and mark != written_above:
+                        updates.setdefault(node.id, {}).update({MARKER_KEY: None, WRITTEN_BEFORE_ANCESTORS_KEY: mark})
+                    below.extend(children.get(node.id, ()))
+                    if node.id not in children:
+                        leaves.append(node)
+                updates.setdefault(node_id, {})[DETACHED_FROM_KEY] = None
+                if meta.get("head_id") == parent:  # head was the end of what arrived: the conversation goes on
+                    main = [n for n in leaves if not n.metadata.get("sidechain")] or leaves
+                    meta["head_id"] = max(main, key=lambda n: (n.created_at, n.id)).id
+            changed = {node.id: node for node in self._merged_nodes(session_id, updates)}
+            for node_id, parent in moves.items():
+                changed[node_id] = replace(changed[node_id], predecessor=parent)
+            for parent in moves.values():
+                meta["branches"].pop(parent, None)  # no longer a tip
+            self._commit(session_id, list(changed.values()), meta=meta,
+                         index_lines=[json.dumps({"id": n, "predecessor": p}) for n, p in moves.items()])
+        return list(moves)
+
+    @staticmethod
+    def _ancestry(parents: Mapping[str, str | None], node_id: str | None) -> set[str]:
+        seen: set[str] = set()
+        while node_id is not None and node_id not in seen:
+            seen.add(node_id)
+            node_id = parents.get(node_id)
+        return seen
+
     def _check_new_node(self, session_id: str, node_id: str, parent: str | None, pending: set[str]) -> None:
         if node_id in pending or self.has_node(session_id, node_id):
             raise MemoryFailure(
@@ -553,7 +615,7 @@ class SessionStore:
             for node in self.walk_back(session_id, old_head) if abandoned else iter(()):
                 if node.id == fork:
                     break
-                updates[node.id] = {REWOUND_KEY: True, SUPERSEDED_KEY: node.metadata.get(MARKER_KEY)}
+                updates[node.id] = {REWOUND_KEY: True, SUPERSEDED_KEY: node.written_to}
             for node in restored:
                 updates[node.id] = {REWOUND_KEY: None, SUPERSEDED_KEY: None}
             changed = self._merged_nodes(session_id, updates)
@@ -595,7 +657,7 @@ class SessionStore:
                     break
                 abandoned.append(node.id)
                 if not node.rewound:
-                    updates[node.id] = {REWOUND_KEY: True, SUPERSEDED_KEY: node.metadata.get(MARKER_KEY)}
+                    updates[node.id] = {REWOUND_KEY: True, SUPERSEDED_KEY: node.written_to}
             if not updates:
                 return abandoned
             entry = meta["branches"].get(tip, {"name": None})
@@ -661,7 +723,7 @@ class SessionStore:
                 node = self.get_node(session_id, node_id)
                 if superseded and not node.rewound:
                     updates[node_id] = {REWOUND_KEY: True, SUPERSEDED_BY_PARENT_KEY: cause,
-                                        SUPERSEDED_KEY: node.metadata.get(MARKER_KEY)}
+                                        SUPERSEDED_KEY: node.written_to}
                 elif not superseded and node.metadata.get(SUPERSEDED_BY_PARENT_KEY) == cause:
                     updates[node_id] = {REWOUND_KEY: None, SUPERSEDED_BY_PARENT_KEY: None, SUPERSEDED_KEY: None}
             meta = self._read_meta(session_id)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from openprogram_memory.cli.app import app
@@ -60,6 +62,70 @@ def test_a_transcript_with_null_parents_is_written_whole_in_one_pass_and_one_com
     archive = next((ws.root / "sources").rglob(f"*{SESSION}*.md")).read_text()
     positions = [archive.index(f"/{SESSION}/{uuid} -->") for uuid in ids]
     assert positions == sorted(positions)  # the archive lists the conversation oldest first
+
+
+def linked_transcript(path: Path, numbers: range) -> None:
+    """Lines ``numbers`` of CONVERSATION as a current Claude Code writes them: each names its parent."""
+    with path.open("w") as handle:
+        for number in numbers:
+            role, text = CONVERSATION[number - 1]
+            message = {"role": role, "content": [{"type": "text", "text": text}]}
+            handle.write(json.dumps({"type": role, "timestamp": f"2025-06-14T11:0{number}:00Z",
+                                     "parentUuid": f"new-{number - 1:03d}" if number > 1 else None,
+                                     "isSidechain": False, "sessionId": SESSION, "uuid": f"new-{number:03d}",
+                                     "message": message}) + "\n")
+
+
+def imported_tree() -> dict[str, tuple[str | None, bool]]:
+    store = SessionStore(load_settings().sessions_dir)
+    tree = {node_id: (store.get_node(SESSION, node_id).predecessor, store.get_node(SESSION, node_id).rewound)
+            for node_id in store.parent_map(SESSION)}
+    return {"head": store.head(SESSION), **tree}
+
+
+def written_records(ws: MemoryWorkspace) -> list[str]:
+    """Every record line of the topic files, without its block ID."""
+    return sorted(line.rsplit(" ^", 1)[0] for path in (ws.root / "topics").rglob("*.md")
+                  for line in path.read_text().splitlines() if " ^" in line)
+
+
+@pytest.mark.parametrize("first, then", [(range(5, 7), range(1, 5)), (range(1, 5), range(5, 7)),
+                                         (range(6, 7), range(1, 7))])
+def test_two_imports_in_either_order_give_the_tree_and_records_of_one(tmp_path: Path, first, then) -> None:
+    """A line imported before its parent is put back under it when the parent comes: nothing is rewound."""
+    linked_transcript(tmp_path / "all.jsonl", range(1, 7))
+    ws = MemoryWorkspace.open(load_settings(), create=True)
+    invoke("memory", "import", "claude-code", str(tmp_path / "all.jsonl"))
+    one_import = imported_tree()
+    assert invoke("memory", "write", "--session", SESSION, "--force").exit_code == 0
+    expected = written_records(ws)
+    shutil.rmtree(load_settings().state_dir)
+    ws = MemoryWorkspace.open(load_settings(), create=True)
+    linked_transcript(tmp_path / "first.jsonl", first)
+    linked_transcript(tmp_path / "then.jsonl", then)
+    for part in ("first", "then"):
+        assert invoke("memory", "import", "claude-code", str(tmp_path / f"{part}.jsonl")).exit_code == 0
+    assert imported_tree() == one_import
+    assert not any(rewound for _, rewound in list(one_import.values())[1:])
+    data = json.loads(invoke("memory", "write", "--session", SESSION, "--force", "--json").stdout)
+    assert data["written"] == [f"new-{n:03d}" for n in range(1, 7)] and data["pending"] == 0
+    assert written_records(ws) == expected and expected
+
+
+def test_turns_written_before_their_parents_came_are_not_written_again(tmp_path: Path) -> None:
+    """Importing the end of a conversation, writing it, then importing its start: the start is written, once."""
+    linked_transcript(tmp_path / "start.jsonl", range(1, 5))
+    linked_transcript(tmp_path / "end.jsonl", range(5, 7))
+    MemoryWorkspace.open(load_settings(), create=True)
+    invoke("memory", "import", "claude-code", str(tmp_path / "end.jsonl"))
+    first = json.loads(invoke("memory", "write", "--session", SESSION, "--force", "--json").stdout)
+    assert first["written"] == ["new-005", "new-006"]
+    invoke("memory", "import", "claude-code", str(tmp_path / "start.jsonl"))
+    data = json.loads(invoke("memory", "write", "--session", SESSION, "--force", "--json").stdout)
+    assert data["written"] == ["new-001", "new-002", "new-003", "new-004"] and data["pending"] == 0
+    again = json.loads(invoke("memory", "write", "--session", SESSION, "--force", "--json").stdout)
+    assert again["written"] == [] and again["pending"] == 0
+    assert imported_tree()["new-005"] == ("new-004", False)
 
 
 def test_human_output_shows_what_was_skipped_and_why(tmp_path: Path) -> None:

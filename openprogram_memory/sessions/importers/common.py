@@ -411,6 +411,7 @@ def write_tree(store: SessionStore, tree: TranscriptTree) -> ImportResult:
         store.refresh_nodes(session_id, grown)
     if new_nodes:
         store.insert_nodes(session_id, new_nodes, head=_pick_head(tree.drafts, parents))
+        store.reattach_detached(session_id)  # lines imported before these parents: the tree of one import
     session_metadata: dict[str, Any] = {"source": tree.source, **tree.session_metadata}
     if tree.title:
         session_metadata["title"] = tree.title
