@@ -34,6 +34,18 @@ MAX_CHANGES_BYTES = 512 * 1024
 CORE_JSON_KEYS = ("canonical", "rendered", "effective", "inject", "tokens", "budget", "excluded_block_ids")
 
 
+def require_workspace(settings: Settings) -> None:
+    """Refuse (``MEMORY_NOT_FOUND``, with the fix) a state directory that holds no workspace.
+
+    No verb but ``init`` creates one, so a mistyped ``--state`` or
+    ``OPENPROGRAM_STATE`` is an error, not a new store beside the real one.
+    Two ``stat`` calls: for verbs that only need to know, such as ``import``.
+    """
+    if not Layout(settings.memory_dir).exists():
+        raise MemoryFailure(FailureCode.MEMORY_NOT_FOUND,
+                            f"no memory workspace at {settings.memory_dir}; run `openprogram memory init`")
+
+
 class MemoryWorkspace:
     """One ``<state>/memory`` workspace."""
 
@@ -73,8 +85,7 @@ class MemoryWorkspace:
         ws = cls(settings)
         if not ws.layout.exists():
             if not create:
-                raise MemoryFailure(FailureCode.MEMORY_NOT_FOUND,
-                                    f"no memory workspace at {ws.root}; run `openprogram memory init`")
+                require_workspace(settings)
             ws.init()
         elif os.stat(ws.layout.git).st_mode & 0o077:  # made by an older version, or git init by hand
             os.chmod(ws.layout.git, 0o700)

@@ -195,10 +195,12 @@ def watch_command(
         _poll(state, json, "memory watch --once")
         return
     with reporting(json):
+        from ..memory import require_workspace
         from ..writer.watch_events import watch_events
         from ..writer.watcher import watch
 
         settings = memory_settings(state)
+        require_workspace(settings)  # as --once does: --poll would otherwise log the refusal at every poll
 
         def report(outcomes: list[Any]) -> None:
             for o in outcomes:
@@ -278,10 +280,12 @@ def import_command(
     every file found is skipped.
     """
     with reporting(json), deferred_interrupt("the current file") as stop_asked:
+        from ..memory import require_workspace
         from ..sessions.importers import import_paths
         from ..sessions.store import SessionStore
 
         settings = memory_settings(state)
+        require_workspace(settings)  # a mistyped --state must not grow a session store of its own
         store = SessionStore(settings.sessions_dir)
         if json or not err_console.is_terminal:
             result = import_paths(store, fmt, paths, should_stop=stop_asked)

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import click
 import pytest
 import typer.main
 
 from openprogram_memory.cli import app as app_module
+
+TRANSCRIPT = Path(__file__).resolve().parents[2] / "fixtures" / "sessions" / "claude-code" / "rewind.jsonl"
 
 
 def _leaf_commands():
@@ -110,11 +113,12 @@ def test_options_that_contradict_each_other_are_refused(argv, named, monkeypatch
 @pytest.mark.parametrize("argv", [
     ["memory", "write", "--all-idle"], ["memory", "watch", "--once"], ["memory", "write", "--session", "s"],
     ["memory", "sync", "--remote", "/nowhere.git"], ["memory", "status"], ["memory", "search", "x"],
-    ["memory", "sleep"], ["memory", "backfill"],
+    ["memory", "sleep"], ["memory", "backfill"], ["memory", "watch", "--poll"],
+    ["memory", "import", "claude-code", str(TRANSCRIPT)],
 ])
 def test_a_mistyped_state_dir_is_refused_and_nothing_is_created(argv, monkeypatch, capsys, tmp_path):
     typo = tmp_path / "typo"
     code, out, _err = run(monkeypatch, capsys, *argv, "--state", str(typo), "--json")
     error = json.loads(out)
     assert code == 65 and error["code"] == "MEMORY_NOT_FOUND" and "openprogram memory init" in error["message"]
-    assert not (typo / "memory").exists()
+    assert not typo.exists()  # neither a workspace nor a session store

@@ -28,6 +28,12 @@ CONVERSATION = [
 ]
 
 
+@pytest.fixture(autouse=True)
+def workspace(state_dir: Path) -> MemoryWorkspace:
+    """`memory import` needs the workspace `memory init` makes."""
+    return MemoryWorkspace.open(load_settings(), create=True)
+
+
 def invoke(*args: str):
     return runner.invoke(app, list(args), catch_exceptions=False)
 
