@@ -372,13 +372,9 @@ class _Plan:
                                  "reason": "from an abandoned branch; the new branch does not say otherwise"})
 
     def changes(self) -> list[dict[str, Any]]:
-        """The planned operations. Records of one file citing one turn share one evidence
-        definition (its label is derived from time + sources), so they share the first keyword."""
-        labels: dict[tuple[str, str, str], str] = {}
-        for planned in self.planned:
-            for source in planned.sources:
-                key = (planned.topic, planned.time, source["source"])
-                source["label"] = labels.setdefault(key, source["label"])
+        """The planned operations. Each record keeps its own keyword: records of one file citing
+        one turn with other keywords get footnotes of their own (a keyword-qualified evidence id),
+        so no record shows a label taken from another statement of the message."""
         return [p.change() for p in self.planned if p.touched]
 
 

@@ -536,6 +536,18 @@ def test_records_cite_the_turn_they_came_from_with_a_short_label(rules_ws, store
         assert record.time == "2026-08-09"
 
 
+def test_two_records_from_one_message_each_cite_it_with_a_label_of_their_own(rules_ws, store):
+    """A record showed the label of the other statement of its message ("Emma starts school" on the shellfish one)."""
+    say(store, "s", ["My daughter Emma starts school in September. I'm allergic to shellfish.", "I'm vegan."])
+    write(rules_ws)
+    cited = {r.content: [(s["source"].rsplit("/", 1)[1], s["label"]) for s in r.sources] for r in rules_ws.records()}
+    assert {content: [turn for turn, _ in sources] for content, sources in cited.items()} == {
+        "The user's daughter Emma starts school in September.": ["su0"],
+        "The user is allergic to shellfish.": ["su0"], "The user is vegan.": ["su1"]}
+    for content, [(_, label)] in cited.items():
+        assert set(label.casefold().split()) & set(content.casefold().rstrip(".").split()), (content, label)
+
+
 def test_the_train_corpus_written_end_to_end_puts_only_person_records_in_the_core(rules_ws, store):
     lines = load_corpus(CORPUS / "train.jsonl")[::3]  # a third keeps the test quick; the corpus test reads it all
     say(store, "s", [line["text"] for line in lines])
