@@ -70,11 +70,8 @@ def write_command(
             data["revision"] = ws.revision()
 
         def human() -> None:
-            if report.skipped and not report.passes:
-                console.print(f"Nothing written ({report.skipped}); {data['pending']} turn(s) pending.")
-            else:
-                console.print(f"{data['passes']} pass(es): {len(data['written'])} turn(s) written, "
-                              f"{len(data['reviewed'])} reviewed with nothing durable; {data['pending']} pending.")
+            console.print(_write_counts(data))
+            if report.passes or not report.skipped:
                 for path in data["changed_files"]:
                     console.print(f"  {escape(path)}")
                 for item in data.get("superseded", []):  # records from a branch the person abandoned
@@ -168,9 +165,20 @@ def _poll(state: Optional[str], as_json: bool, command: str) -> None:
     raise typer.Exit(130 if outcomes.interrupted else _exit_code(outcomes))
 
 
+def _write_counts(data: dict[str, Any]) -> str:
+    """What one session's write did, from its ``memory write --json`` object: passes and turns written,
+    reviewed and pending (``write --session`` and every idle session a poll wrote say it alike)."""
+    if data.get("skipped") and not data["passes"]:
+        return f"Nothing written ({data['skipped']}); {data['pending']} turn(s) pending."
+    return (f"{data['passes']} pass(es): {len(data['written'])} turn(s) written, "
+            f"{len(data['reviewed'])} reviewed with nothing durable; {data['pending']} pending.")
+
+
 def _print_outcome(o: Any) -> None:
     """One idle session's outcome, as every poll prints it (``write --all-idle``, ``watch``)."""
     status = "ok" if o.ok else f"{o.reason} ({'retry next poll' if o.retryable else 'recorded'})"
+    if o.ok and o.write is not None:
+        status += " — " + escape(_write_counts(o.write))
     console.print(f"{escape(o.session)}: {status}")
     if not o.ok and o.message:  # what failed and how to fix it, not only its code
         console.print(f"  {escape(o.message)}")

@@ -62,9 +62,12 @@ class Outcome:
     message: str | None = None
     recorded: bool = False
     interrupted: bool = False  # Ctrl-C stopped it after a pass: what was written stays, the rest stays pending
+    write: dict[str, Any] | None = None  # the write's ``memory write --json`` object (passes, turns), when it ran
 
     def to_json(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        """The write's own object (the counts ``memory write --session --json`` gives) with the outcome's fields."""
+        own = {key: value for key, value in self.__dict__.items() if key != "write"}
+        return {**(self.write or {}), **own}
 
 
 class PollReport(list):
@@ -214,7 +217,9 @@ def _write_one(ws, session: str, updated_at: str, now: datetime, write_fn: Calla
         level = logging.DEBUG if failure.retryable else logging.WARNING
         log.log(level, "idle write of %s: %s", session, failure)
         return Outcome(session, updated_at, False, failure.retryable, failure.code.value, failure.message)
-    return Outcome(session, updated_at, True, interrupted=bool(getattr(report, "interrupted", False)))
+    to_json = getattr(report, "to_json", None)
+    return Outcome(session, updated_at, True, interrupted=bool(getattr(report, "interrupted", False)),
+                   write=to_json() if callable(to_json) else None)
 
 
 def watch(settings: Settings, *, max_polls: int | None = None, sleep: Callable[[float], None] = time.sleep,

@@ -147,6 +147,22 @@ def test_all_idle_and_watch_once_run_one_poll(session, monkeypatch):
         ("chat", True, True)]
 
 
+def test_all_idle_says_what_it_wrote_in_each_session_as_write_session_does(session, monkeypatch):
+    """It printed only 'chat: ok', with no pass or turn counts."""
+    monkeypatch.setenv("OPENPROGRAM_MEMORY_WATCHER_IDLE_SECONDS", "0")
+    result = run("memory", "write", "--all-idle")
+    assert result.exit_code == 0, result.output
+    assert "chat: ok — 1 pass(es): 4 turn(s) written, 0 reviewed with nothing durable; 0 pending." in (
+        " ".join(result.stdout.split()))
+    say(session, "user", "Our cache cluster runs in Dublin.")
+    say(session, "assistant", "Noted.")
+    result = run("memory", "write", "--all-idle", "--json")
+    assert result.exit_code == 0, result.output
+    (chat,) = json.loads(result.stdout)["sessions"]
+    assert (chat["session"], chat["ok"], chat["passes"], len(chat["written"]), chat["pending"]) == ("chat", True, 1, 2, 0)
+    assert chat["revision"] == ws().revision() and chat["changed_files"]
+
+
 def test_a_hand_edit_that_breaks_a_rule_holds_the_session_until_it_is_fixed(session, monkeypatch):
     assert run("memory", "write", session, "--force").exit_code == 0
     core = ws().root / "topics/core.md"
