@@ -28,7 +28,7 @@ FLOORS: list[set[str]] = [
     {"organizer", "writer"},  # what turns conversations into records, and tidies them
     {"provider"},  # the agent-facing provider: core block + recall
     {"agents", "mcp_server", "web"},  # the agents people run: hooks, MCP, the local page
-    {"cli"},
+    {"cli", "__main__"},  # the command line (`python -m openprogram_memory` runs it too)
 ]
 
 

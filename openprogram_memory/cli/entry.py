@@ -81,3 +81,7 @@ def _dispatch() -> None:
     from .app import main as app_main
 
     app_main()
+
+
+if __name__ == "__main__":  # ``python -m openprogram_memory.cli.entry …`` is the console script too
+    run()

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -252,3 +254,19 @@ def test_what_a_person_wrote_is_printed_as_written_never_read_as_markup(ws):
     assert "[bold]tabs[/bold]" in shown.stdout and "[red]links[/red]" in shown.stdout
     failed = run("memory", "show", "topics/[bold]nope[/bold].md")
     assert failed.exit_code != 0 and "[bold]nope[/bold]" in failed.stderr
+
+
+@pytest.mark.parametrize("module", ["openprogram_memory", "openprogram_memory.cli.entry"])
+def test_python_dash_m_runs_the_console_script(module, _isolated_state):
+    """``python -m openprogram_memory.cli.entry memory init`` did nothing and exited 0."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+
+    def python_m(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", module, *args], capture_output=True, text=True, env=env,
+                              timeout=60)
+
+    created = python_m("memory", "init", "--json")
+    assert created.returncode == 0, created.stderr
+    assert json.loads(created.stdout)["ok"] is True and (_isolated_state / "memory" / "topics").is_dir()
+    unknown = python_m("memory", "no-such-verb")
+    assert unknown.returncode == 64 and "Usage: openprogram memory" in unknown.stderr
