@@ -192,6 +192,11 @@ def _parse_op(index: int, change: Any, new_sources: dict[str, SourceMessage], in
     raw_kind = change.get("op", change.get("type", change.get("action")))
     kind = _OP_ALIASES.get(raw_kind, raw_kind) if isinstance(raw_kind, str) else raw_kind  # [] is unhashable
     allowed = (CREATE, UPDATE, DELETE, MOVE) + ((MERGE,) if internal else ())
+    if raw_kind is None:  # "unknown op None" did not say which key was missing
+        nested = [key for key in change if _OP_ALIASES.get(key, key) in allowed]
+        hint = f'; write {{"op": "{nested[0]}", …its fields}}, not {{"{nested[0]}": {{…}}}}' if nested else ""
+        raise invalid_request(f'no "op": each change is an object whose "op" is one of {", ".join(allowed)}, '
+                              f"beside that op's fields{hint}", index)
     if kind not in allowed:
         raise invalid_request(f"unknown op {raw_kind!r}; use one of {', '.join(allowed)}", index)
     if kind == CREATE:

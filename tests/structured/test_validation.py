@@ -34,6 +34,10 @@ def test_request_shape(ws):
     _expect(ws, INVALID, [create_op("x" * (513 * 1024))], contains="512 kB")
     _expect(ws, INVALID, [{"op": "merge_records", "memory_ids": ["a", "b"]}], contains="changes[0]: unknown op")
     _expect(ws, INVALID, ["not an object"], contains="changes[0]")
+    nested = {"create_record": {k: v for k, v in create_op("Fact.").items() if k != "op"}}  # it said "unknown op None"
+    _expect(ws, INVALID, [nested], contains='changes[0]: no "op": each change is an object whose "op" is one of '
+                                            'create_record, update_record')
+    _expect(ws, INVALID, [nested], contains='write {"op": "create_record", …its fields}, not {"create_record": {…}}')
 
 
 @pytest.mark.parametrize("content, message", [
