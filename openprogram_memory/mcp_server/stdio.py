@@ -99,9 +99,23 @@ def build_server(access: WorkspaceAccess):
         return MCPError(INVALID_PARAMS if caller_fault else INTERNAL_ERROR,
                         f"{failure.code.value}: {failure.message}", data=failure.to_json())
 
-    return Server(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS,
-                  on_list_tools=on_list_tools, on_call_tool=on_call_tool,
-                  on_list_resources=on_list_resources, on_read_resource=on_read_resource)
+    async def handshake_first(ctx: Any, call_next: Any) -> Any:
+        """The SDK refuses a request before ``initialize`` with a bare "Invalid request parameters"
+        (its pinned shape, the one a params error had): say what is missing instead."""
+        try:
+            return await call_next(ctx)
+        except MCPError as exc:
+            gate = (exc.error.code, exc.error.message, exc.error.data) == (INVALID_PARAMS, "Invalid request parameters", "")
+            if not gate or ctx.session.client_params is not None:
+                raise
+            raise MCPError(INVALID_PARAMS, f"{ctx.method} before initialize: send initialize first, then "
+                                           "notifications/initialized") from None
+
+    server = Server(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS,
+                    on_list_tools=on_list_tools, on_call_tool=on_call_tool,
+                    on_list_resources=on_list_resources, on_read_resource=on_read_resource)
+    server.middleware.append(handshake_first)
+    return server
 
 
 def serve(access: WorkspaceAccess) -> None:
@@ -117,7 +131,132 @@ def serve(access: WorkspaceAccess) -> None:
 
     async def run() -> None:
         async with stdio_server() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+            frames = Frames(read_stream, write_stream)
+            await server.run(frames, frames.answers, server.create_initialization_options())
 
     print(f"{SERVER_NAME}: serving {access.state_dir / 'memory'} over stdio", file=sys.stderr, flush=True)
     anyio.run(run)
+
+
+EOF_WAIT_SECONDS = 300  # how long a closed stdin waits for the answers of the requests still running
+
+
+class Frames:
+    """The server's read stream over the SDK's stdio transport: answers the frames the SDK drops, and
+    holds end of input until every request read has been answered.
+
+    The SDK parses each line and passes one it cannot parse on as an exception, which its server
+    drops unanswered; a request whose id is null (or a bool, a float) parses as a notification and
+    is dropped too. JSON-RPC wants a parse error (-32700) for a line that is not JSON and an invalid
+    request (-32600) for the rest, batches included (MCP has none). At end of input the SDK cancels
+    the requests still running, but a memory_update runs on in its worker thread and commits:
+    without the wait its answer was never sent.
+    """
+
+    def __init__(self, read_stream: Any, write_stream: Any) -> None:
+        self._read = read_stream
+        self._write = write_stream
+        self._open: set[Any] = set()  # ids of the requests read and not answered yet
+        self.answers = _Answers(write_stream, self._open)
+        self._items_left: Any = None  # one pass over the input, however many loops read it in turn
+
+    @property
+    def last_context(self) -> Any:  # the sender's contextvars, as the SDK's own stream carries them
+        return getattr(self._read, "last_context", None)
+
+    async def __aenter__(self) -> "Frames":
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._read.aclose()
+
+    def __aiter__(self) -> Any:
+        if self._items_left is None:
+            self._items_left = self._items()
+        return self._items_left
+
+    async def _items(self) -> Any:
+        import anyio
+        from mcp_types import INVALID_REQUEST, JSONRPCNotification, JSONRPCRequest
+
+        async for item in self._read:
+            if isinstance(item, Exception):
+                refused = frame_error(item)
+                if refused is not None:
+                    await self._reply(*refused)
+                continue
+            message = item.message
+            if isinstance(message, JSONRPCNotification) and not message.method.startswith("notifications/"):
+                await self._reply(None, INVALID_REQUEST, f"Invalid request: {message.method} needs an id, a string "
+                                                         "or an integer (not null)")
+                continue
+            if isinstance(message, JSONRPCRequest):
+                self._open.add(message.id)
+            elif message.method == "notifications/cancelled":  # a cancelled request is never answered
+                self._open.discard((message.params or {}).get("requestId"))
+            yield item
+        with anyio.move_on_after(EOF_WAIT_SECONDS):
+            while self._open:
+                await anyio.sleep(0.05)
+
+    async def _reply(self, request_id: Any, code: int, message: str) -> None:
+        from mcp.shared.message import SessionMessage
+        from mcp_types import ErrorData, JSONRPCError
+
+        await self._write.send(SessionMessage(JSONRPCError(jsonrpc="2.0", id=request_id,
+                                                           error=ErrorData(code=code, message=message))))
+
+
+class _Answers:
+    """The server's write stream: what it sends goes out as it is; an answer closes its request."""
+
+    def __init__(self, write_stream: Any, open_ids: set[Any]) -> None:
+        self._write = write_stream
+        self._open = open_ids
+
+    async def send(self, item: Any) -> None:
+        from mcp_types import JSONRPCError, JSONRPCResponse
+
+        await self._write.send(item)
+        if isinstance(item.message, (JSONRPCResponse, JSONRPCError)):
+            self._open.discard(item.message.id)
+
+    def close(self) -> None:
+        self._write.close()
+
+    async def aclose(self) -> None:
+        await self._write.aclose()
+
+    async def __aenter__(self) -> "_Answers":
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.aclose()
+
+
+def frame_error(exc: Exception) -> tuple[Any, int, str] | None:
+    """``(id, code, message)`` of the error answering a line the SDK could not parse; None for a blank line."""
+    from mcp_types import INVALID_REQUEST, PARSE_ERROR
+    from pydantic import ValidationError
+
+    errors = exc.errors() if isinstance(exc, ValidationError) else []
+    if not errors or any(e["type"] == "json_invalid" for e in errors):
+        raw = errors[0].get("input") if errors else None
+        if isinstance(raw, str) and not raw.strip():
+            return None
+        return None, PARSE_ERROR, "Parse error: the line is not JSON; send one JSON-RPC message per line"
+    frames = [e.get("input") for e in errors if isinstance(e.get("input"), (dict, list))]
+    frame = frames[0] if frames else errors[0].get("input")
+    if isinstance(frame, list):
+        return None, INVALID_REQUEST, "Invalid request: batches (a JSON array) are not supported; send one message per line"
+    if not isinstance(frame, dict):
+        return None, INVALID_REQUEST, "Invalid request: a JSON-RPC message is a JSON object"
+    request_id = frame.get("id")
+    if isinstance(request_id, bool) or not isinstance(request_id, (int, str)):
+        request_id = None
+    wrong = "; ".join(f"{'.'.join(str(part) for part in e['loc'][1:])}: {e['msg']}" for e in errors
+                      if e["loc"][:1] == ("JSONRPCRequest",))
+    return request_id, INVALID_REQUEST, f"Invalid request: not a JSON-RPC 2.0 request ({wrong or 'no method'})"

@@ -226,3 +226,52 @@ def test_other_verbs_do_not_pay_for_the_sdk():
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'mcp_types', 'starlette', 'anyio')))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
     assert done.stdout.strip() == "[]"
+
+
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+              "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+
+
+def raw_session(state: Path, frames: list[Any]) -> list[dict]:
+    """The server's answers to ``frames`` (a str is sent as it is), written at once; stdin closes after the last."""
+    text = "".join((frame if isinstance(frame, str) else json.dumps(frame)) + "\n" for frame in frames)
+    done = subprocess.run(_command(), input=text, env={**os.environ, "OPENPROGRAM_STATE": str(state)},
+                          capture_output=True, text=True, timeout=SESSION_TIMEOUT)
+    assert done.returncode == 0, done.stderr
+    return [json.loads(line) for line in done.stdout.splitlines()]
+
+
+def test_a_frame_the_sdk_cannot_read_is_answered_as_json_rpc_wants_and_serving_goes_on(seeded):
+    """Each of these got no answer at all."""
+    state, _, _ = seeded
+    answers = raw_session(state, [
+        INITIALIZE, INITIALIZED, "{not json", "",  # (a blank line is no frame)
+        json.dumps([{"jsonrpc": "2.0", "id": 10, "method": "tools/list"}]),
+        {"jsonrpc": "2.0", "id": None, "method": "tools/list"}, {"jsonrpc": "2.0", "id": 12}, "42",
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}])
+    errors = [(a["id"], a["error"]["code"], a["error"]["message"]) for a in answers if "error" in a]
+    assert [(request_id, code) for request_id, code, _ in errors] == [
+        (None, -32700), (None, -32600), (None, -32600), (12, -32600), (None, -32600)]
+    assert "batches" in errors[1][2] and "tools/list needs an id" in errors[2][2] and "method" in errors[3][2]
+    assert answers[-1]["id"] == 2 and {t["name"] for t in answers[-1]["result"]["tools"]} == TOOL_NAMES
+
+
+def test_a_call_before_initialize_says_to_initialize_first(seeded):
+    """It got a bare "Invalid request parameters"."""
+    state, _, _ = seeded
+    first, *_ = raw_session(state, [{"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+                                     "params": {"name": "memory_status", "arguments": {}}}, INITIALIZE])
+    assert first["id"] == 5
+    assert first["error"]["message"] == "tools/call before initialize: send initialize first, then notifications/initialized"
+
+
+def test_an_update_running_when_stdin_closes_is_answered_before_the_server_ends(seeded):
+    """The change was committed, but the SDK cancelled the request at end of input and sent no answer."""
+    state, _, _ = seeded
+    update = {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+              "params": {"name": "memory_update", "arguments": {"memory_changes": [create_op("Dana rides to work.")]}}}
+    answers = raw_session(state, [INITIALIZE, INITIALIZED, update])
+    (answer,) = [a for a in answers if a.get("id") == 3]
+    assert answer["result"]["isError"] is False and answer["result"]["structuredContent"]["ok"] is True
+    assert "Dana rides to work." in (state / "memory" / "topics" / "t.md").read_text()
