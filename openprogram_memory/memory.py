@@ -395,6 +395,12 @@ class MemoryWorkspace:
                 command = command if isinstance(command, str) else f"memory {kind}"  # (recorded before it was kept)
                 warnings.append(f"the last `{command}` failed at {outcome['at']}: {outcome['code']}: "
                                 f"{outcome['message']}")
+        problem = writer.get("last_hook_problem")
+        if isinstance(problem, dict):  # a hook's input it could not use writes nothing: not a writer failure
+            where = ", ".join(str(part) for part in (problem.get("hook_event"), problem.get("stage")) if part)
+            warnings.append(f"the last {problem.get('hook')} hook problem{f' ({where})' if where else ''} at "
+                            f"{problem.get('at')}: {problem.get('code')}: {problem.get('message')} — its log: "
+                            f"{problem.get('log')}")
         warnings += self.git_warnings()
         return {
             "revision": revision,

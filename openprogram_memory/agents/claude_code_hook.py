@@ -21,12 +21,17 @@ Claude Code runs the command with the event as JSON on stdin (common fields
   handed to a detached process (:mod:`.hook_worker`) so the agent never
   waits for a model.
 
+Any other event (``PreToolUse``, ``Notification``, events Claude Code
+adds later) is none of memory's business: ignored, nothing recorded.
+
 It always exits 0 and prints nothing on any failure — bad JSON, no
 workspace, memory disabled, lock busy, model down: memory never takes the
-conversation down. A failure where a workspace exists is recorded: a
-``memory.hook_failed`` event, and in ``writer-status.json`` when it stopped
-a write. A missing workspace is never created (a note goes to stderr,
-which Claude Code shows only in debug mode).
+conversation down. A failure where a workspace exists is recorded once, as
+a hook problem (a ``memory.hook_failed`` event and ``last_hook_problem`` in
+``writer-status.json``, which ``memory status`` shows with the log's path),
+never as a writer failure: nothing was written. A missing workspace is
+never created (a note goes to stderr, which Claude Code shows only in debug
+mode).
 
 This module is on the hot path of every prompt: it imports only what each
 event needs, and never the CLI libraries.
@@ -95,6 +100,8 @@ def handle(raw: bytes, state: str | None) -> str:
     try:
         event = _parse(raw)
         name = event["hook_event_name"]
+        if name not in EVENTS:
+            return ""  # an event memory does not handle: the hook may be installed for more than ours
         if name == "SessionStart":
             return _context(name, _core(settings))
         if name == "UserPromptSubmit":
@@ -114,8 +121,9 @@ def _parse(raw: bytes) -> dict[str, Any]:
     if not isinstance(event, dict):
         raise HookError("INVALID_ARGUMENT", "hook input is not a JSON object")
     name = event.get("hook_event_name")
-    if name not in EVENTS:
-        raise HookError("INVALID_ARGUMENT", f"unknown hook_event_name {name!r}; known: {', '.join(EVENTS)}")
+    if not isinstance(name, str) or not name:
+        raise HookError("INVALID_ARGUMENT", f"hook input without a hook_event_name (got {name!r}); "
+                                            f"memory handles: {', '.join(EVENTS)}")
     return event
 
 
@@ -154,7 +162,7 @@ def _start_write(settings: Any, event: dict[str, Any], *, force: bool) -> None:
     if not isinstance(session, str) or not session.strip():
         raise HookError("MISSING_SESSION_ID", f"{event['hook_event_name']} event without session_id")
     command = [sys.executable, "-m", "openprogram_memory.agents.hook_worker", "--state", str(settings.state_dir),
-               "--session", session]
+               "--session", session, "--event", event["hook_event_name"]]
     for key in ("transcript_path", "agent_transcript_path"):
         if isinstance(event.get(key), str) and event[key]:
             command += ["--transcript", event[key]]
@@ -167,8 +175,10 @@ def _start_write(settings: Any, event: dict[str, Any], *, force: bool) -> None:
 
 
 def _record(memory_dir: Path, event: dict[str, Any], exc: BaseException) -> None:
-    """Record a swallowed failure (event; writer status when it stopped a write); never raises."""
+    """Record a swallowed failure as a hook problem (nothing was written); never raises."""
     try:
+        from datetime import datetime, timezone
+
         from ..failures import FailureCode, MemoryFailure, as_failure
         from ..workspace.layout import Layout
         from ..writer import journal
@@ -178,12 +188,13 @@ def _record(memory_dir: Path, event: dict[str, Any], exc: BaseException) -> None
         else:
             failure = as_failure(exc)
         layout = Layout(memory_dir)
-        name = event.get("hook_event_name")
         session = event.get("session_id") if isinstance(event.get("session_id"), str) else None
-        journal.emit_event(layout, "memory.hook_failed",
-                           {"hook": "claude-code", "hook_event": name, "session": session,
-                            "code": failure.code.value, "retryable": failure.retryable, "message": failure.message})
-        if name not in READ_EVENTS:  # a write did not happen (or an unreadable event may have carried one)
-            journal.record_failure(layout, session, failure, None)
+        name = event.get("hook_event_name")
+        log_path = layout.state(WORKER_LOG)
+        stamp = f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M:%S}"
+        with open(log_path, "a", encoding="utf-8") as log:  # beside the workers' lines, where status points
+            log.write(f"{stamp} [{session or '-'} hook {name or '-'}] WARNING {failure}\n")
+        journal.record_hook_problem(layout, failure, hook="claude-code", hook_event=name, session=session,
+                                    log_path=str(log_path))
     except Exception as inner:  # recording is best effort; the agent must still go on
         print(f"openprogram memory hook: could not record a failure ({exc}): {inner}", file=sys.stderr)

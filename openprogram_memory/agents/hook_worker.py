@@ -4,16 +4,23 @@ Started by :mod:`.claude_code_hook` for ``Stop``/``SubagentStop`` (per-turn
 write) and ``PreCompact``/``SessionEnd`` (``--force``) in its own session,
 stdio on ``.scriptorium/hook.log``, so the agent never waits for it::
 
-    python -m openprogram_memory.agents.hook_worker --state DIR --session ID [--transcript PATH]... [--force]
+    python -m openprogram_memory.agents.hook_worker --state DIR --session ID [--event NAME]
+        [--transcript PATH]... [--force]
 
 Import first (only the lines appended since the last hook, see
 :mod:`openprogram_memory.sessions.importers.tail`), then the write entry of
 architecture §5 through the provider, which records every failure in
-``writer-status.json`` and ``events.jsonl``. A write that finds the lock
-busy (another hook's write of the same conversation) is tried again a few
-times: nobody waits for this process, and a lost forced write would leave
-the session's last turns to the idle watcher. A failed import is recorded
-too, and the write still runs over what the store already holds.
+``writer-status.json`` and ``events.jsonl``. The sessions written are the
+ones the transcripts hold, as the import names them: after ``--resume`` or
+``--continue`` Claude Code may send a ``session_id`` other than the
+transcript's own ``sessionId`` (a session the store does not have). The
+payload's id is written only when the import names none and the store has
+it. An import or write that finds a lock busy (another hook's import or
+write of the same conversation) is tried again a few times: nobody waits
+for this process, and a lost forced write would leave the session's last
+turns to the idle watcher. A failed import is recorded once, as a hook
+problem (nothing was written), and the write still runs over what the store
+already holds.
 """
 
 from __future__ import annotations
@@ -22,21 +29,26 @@ import argparse
 import logging
 import sys
 import time
+from functools import partial
+from typing import Callable
 
 from ..config import load_settings
-from ..failures import FailureCode, as_failure
+from ..failures import FailureCode, MemoryFailure, as_failure
+from ..sessions.importers.common import ImportResult
 from ..sessions.importers.tail import STATE_DIR, import_appended
 from ..sessions.store import SessionStore
 from ..workspace.layout import Layout
 from ..writer import journal
+from .claude_code_hook import WORKER_LOG
 
 log = logging.getLogger("openprogram_memory.hook")
 FORMAT = "claude-code"
 WRITE_ATTEMPTS = 4
+IMPORT_ATTEMPTS = 4  # each waits LOCK_TIMEOUT for the transcript's lock: a big transcript's import takes a while
 LOCK_RETRY_SECONDS = 2.0
 
 
-def run(state: str | None, session: str, transcripts: list[str], force: bool) -> int:
+def run(state: str | None, session: str, transcripts: list[str], force: bool, event: str | None = None) -> int:
     """Import then write; returns 0 (failures are recorded, not raised)."""
     settings = load_settings(state)
     layout = Layout(settings.memory_dir)
@@ -44,33 +56,57 @@ def run(state: str | None, session: str, transcripts: list[str], force: bool) ->
         log.info("memory disabled or no workspace at %s: nothing to do", layout.root)
         return 0
     store = SessionStore(settings.sessions_dir)
+    touched: list[str] = []
+    problem = False
     for transcript in transcripts:
-        try:
-            result = import_appended(store, FORMAT, transcript, layout.state(STATE_DIR))
-            log.info("imported %s: %d new node(s)", transcript, result.imported)
-        except Exception as exc:  # recorded; the store may still hold turns worth writing
-            lost = as_failure(exc, FailureCode.SESSION_NODES_UNAVAILABLE)
+        imported: list[ImportResult] = []
+
+        def import_once(path: str = transcript) -> MemoryFailure | None:
+            try:
+                imported.append(import_appended(store, FORMAT, path, layout.state(STATE_DIR)))
+            except Exception as exc:
+                return as_failure(exc, FailureCode.SESSION_NODES_UNAVAILABLE)
+            return None
+
+        lost = _retry_busy(f"import of {transcript}", IMPORT_ATTEMPTS, import_once)
+        if lost is not None:  # recorded; the store may still hold turns worth writing
             log.warning("import of %s failed: %s", transcript, lost)
-            journal.emit_event(layout, "memory.hook_failed", {"hook": "claude-code", "stage": "import",
-                                                              "session": session, "code": lost.code.value,
-                                                              "retryable": lost.retryable,
-                                                              "message": lost.message})
-            journal.record_failure(layout, session, lost, None)
+            journal.record_hook_problem(layout, lost, hook="claude-code", hook_event=event, session=session,
+                                        log_path=str(layout.state(WORKER_LOG)), stage="import")
+            problem = True
+            continue
+        log.info("imported %s: %d new node(s) of %s", transcript, imported[0].imported,
+                 ", ".join(imported[0].sessions) or "no session")
+        touched += [name for name in imported[0].sessions if name not in touched]
+    if transcripts and not problem:
+        journal.clear_hook_problem(layout)  # the hook works again: status stops warning about the last problem
+    sessions = touched or ([session] if store.exists(session) else [])
+    if not sessions:
+        log.info("no session to write: the import named none and the store has no %s", session)
+        return 0
     from ..provider import FilesMemory
 
     memory = FilesMemory(settings)
-    for attempt in range(1, WRITE_ATTEMPTS + 1):
-        failure = memory.write(session, force=force)  # the pipeline records any failure
-        if failure is None or failure.code is not FailureCode.CONCURRENT_UPDATE or attempt == WRITE_ATTEMPTS:
-            break
+    for name in sessions:
         # Stop and SessionEnd often fire together: the later write must not be lost to the earlier one's lock.
-        log.info("write lock busy (attempt %d of %d); retrying in %s s", attempt, WRITE_ATTEMPTS, LOCK_RETRY_SECONDS)
-        time.sleep(LOCK_RETRY_SECONDS)
-    if failure is None:
-        log.info("write of %s (force=%s): ok", session, force)
-    else:
-        log.warning("write of %s (force=%s): %s", session, force, failure)
+        failure = _retry_busy(f"write of {name}", WRITE_ATTEMPTS,
+                              partial(memory.write, name, force=force))  # the pipeline records any failure
+        if failure is None:
+            log.info("write of %s (force=%s): ok", name, force)
+        else:
+            log.warning("write of %s (force=%s): %s", name, force, failure)
     return 0
+
+
+def _retry_busy(what: str, attempts: int, call: Callable[[], MemoryFailure | None]) -> MemoryFailure | None:
+    """``call()`` again while it fails ``CONCURRENT_UPDATE``, at most ``attempts`` times; its last failure."""
+    for attempt in range(1, attempts + 1):
+        failure = call()
+        if failure is None or failure.code is not FailureCode.CONCURRENT_UPDATE or attempt == attempts:
+            return failure
+        log.info("%s: lock busy (attempt %d of %d); retrying in %s s", what, attempt, attempts, LOCK_RETRY_SECONDS)
+        time.sleep(LOCK_RETRY_SECONDS)
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -78,13 +114,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="openprogram_memory.agents.hook_worker")
     parser.add_argument("--state")
     parser.add_argument("--session", required=True)
+    parser.add_argument("--event")
     parser.add_argument("--transcript", action="append", default=[])
     parser.add_argument("--force", action="store_true")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format=f"%(asctime)s [{args.session} pid %(process)d] %(levelname)s %(message)s")
     try:
-        return run(args.state, args.session, args.transcript, args.force)
+        return run(args.state, args.session, args.transcript, args.force, args.event)
     except Exception:
         log.exception("hook worker failed")
         return 0

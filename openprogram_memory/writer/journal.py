@@ -2,7 +2,9 @@
 
 - ``writer-status.json`` — ``{version, last_outcome, last_success_at,
   last_failure: {at, reason_code, retryable, message, session} | null,
-  pending, session, updated_at}``; ``memory status`` reads it.
+  pending, session, updated_at, last_hook_problem: {at, code, message,
+  hook, hook_event, stage, session, log} (until a hook call works again)}``;
+  ``memory status`` reads it.
 - ``agent-history.jsonl`` — one line per writer run (stage, session, batch,
   prompt, reply, rounds, tokens, stop reason or error).
 - ``events.jsonl`` — the event bus (``memory.ingest_ended`` and friends).
@@ -56,7 +58,8 @@ def read_status(layout: "Layout") -> dict[str, Any]:
     status: dict[str, Any] = {"version": STATUS_VERSION, "last_outcome": None, "last_success_at": None,
                               "last_failure": None, "pending": None}
     if isinstance(data, dict):
-        status.update({k: v for k, v in data.items() if k in status or k in ("session", "updated_at")})
+        status.update({k: v for k, v in data.items()
+                       if k in status or k in ("session", "updated_at", "last_hook_problem")})
     return status
 
 
@@ -94,6 +97,32 @@ def record_failure(layout: "Layout", session: str | None, failure: MemoryFailure
     emit_event(layout, "memory.write_failed",
                {"session": session, "code": failure.code.value, "retryable": failure.retryable,
                 "message": failure.message}, now)
+
+
+def record_hook_problem(layout: "Layout", failure: MemoryFailure, *, hook: str, hook_event: Any, session: str | None,
+                        log_path: str, stage: str | None = None, now: datetime | None = None) -> None:
+    """A hook call that could not do its part (input it cannot use, a transcript it cannot import): one
+    ``memory.hook_failed`` event and ``last_hook_problem`` in the status, with where the hook's log is.
+
+    Not :func:`record_failure`: nothing was written, so the writer's outcome stays as it was — a bad hook
+    call must not make the writer look broken.
+    """
+    stamp = utc_seconds(now)
+    problem = {"at": stamp, "code": failure.code.value, "message": failure.message, "hook": hook,
+               "hook_event": hook_event, "stage": stage, "session": session, "log": log_path}
+    status = read_status(layout)
+    status["last_hook_problem"] = problem
+    _write_status(layout, status)
+    emit_event(layout, "memory.hook_failed", {"hook": hook, "hook_event": hook_event, "stage": stage,
+                                              "session": session, "code": failure.code.value,
+                                              "retryable": failure.retryable, "message": failure.message}, now)
+
+
+def clear_hook_problem(layout: "Layout") -> None:
+    """A hook call that did its part: the last problem is over (``events.jsonl`` keeps it)."""
+    status = read_status(layout)
+    if status.pop("last_hook_problem", None) is not None:
+        _write_status(layout, status)
 
 
 def record_pending(layout: "Layout", session: str, pending: int) -> None:

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -162,21 +163,82 @@ def test_stop_imports_only_new_lines_then_runs_the_per_turn_write(empty_state: P
     assert "force=False): ok" in log and "force=True" not in log
 
 
-def test_malformed_stdin_exits_0_and_is_recorded(empty_state: Path) -> None:
+def status_warnings(state: Path) -> list[str]:
+    return MemoryWorkspace.open(load_settings(state)).status()["warnings"]
+
+
+def hook_log(state: Path) -> str:
+    path = state / "memory" / ".scriptorium" / "hook.log"
+    return path.read_text() if path.exists() else ""
+
+
+def test_malformed_stdin_exits_0_and_is_recorded_once_as_a_hook_problem(empty_state: Path) -> None:
     result = hook(empty_state, b"{not json")
     assert (result.returncode, result.stdout) == (0, b"")
-    failed = [e for e in events(empty_state) if e["event"] == "memory.hook_failed"]
-    assert failed and failed[-1]["code"] == "INVALID_ARGUMENT"
-    assert writer_status(empty_state)["last_failure"]["reason_code"] == "INVALID_ARGUMENT"
+    assert [(e["event"], e["code"]) for e in events(empty_state)] == [("memory.hook_failed", "INVALID_ARGUMENT")]
+    # nothing was written: the writer's health is untouched, and status says what went wrong and where to look
+    assert writer_status(empty_state)["last_failure"] is None
+    log = empty_state / "memory" / ".scriptorium" / "hook.log"
+    assert "hook input is not JSON" in log.read_text()
+    assert any("hook input is not JSON" in w and str(log) in w for w in status_warnings(empty_state))
 
 
-@pytest.mark.parametrize("stdin", [{"hook_event_name": "Nonsense"}, ["SessionStart"],
+@pytest.mark.parametrize("stdin", [{"session_id": "s1"}, ["SessionStart"],
                                    {"hook_event_name": "SessionEnd", "transcript_path": "/x.jsonl"}])
-def test_unusable_events_exit_0_and_are_recorded(empty_state: Path, stdin) -> None:
+def test_unusable_events_exit_0_and_are_recorded_once(empty_state: Path, stdin) -> None:
     result = hook(empty_state, stdin)
     assert (result.returncode, result.stdout) == (0, b"")
-    assert [e["code"] for e in events(empty_state) if e["event"] == "memory.hook_failed"] in (
-        ["INVALID_ARGUMENT"], ["MISSING_SESSION_ID"])
+    assert [(e["event"], e["code"]) for e in events(empty_state)] in (
+        [("memory.hook_failed", "INVALID_ARGUMENT")], [("memory.hook_failed", "MISSING_SESSION_ID")])
+    assert writer_status(empty_state)["last_failure"] is None
+
+
+@pytest.mark.parametrize("name", ["PreToolUse", "Notification", "SomeEventAddedLater"])
+def test_events_memory_does_not_handle_are_ignored_quietly(empty_state: Path, name: str) -> None:
+    before = sorted(p.relative_to(empty_state) for p in empty_state.rglob("*"))
+    result = hook(empty_state, {"session_id": SESSION, "transcript_path": str(REWIND), "hook_event_name": name,
+                                "tool_name": "Bash", "tool_input": {"command": "ls"}})
+    assert (result.returncode, result.stdout, result.stderr) == (0, b"", b"")
+    time.sleep(0.5)  # a background process, had one started, would have left files by now
+    assert sorted(p.relative_to(empty_state) for p in empty_state.rglob("*")) == before
+    assert status_warnings(empty_state) == []
+
+
+def test_a_missing_transcript_is_one_hook_problem_and_no_write_failure(empty_state: Path, tmp_path: Path) -> None:
+    missing = tmp_path / "gone.jsonl"
+    result = hook(empty_state, {"session_id": SESSION, "transcript_path": str(missing), "hook_event_name": "Stop",
+                                "stop_hook_active": False})
+    assert (result.returncode, result.stdout) == (0, b"")
+    wait_for(lambda: events(empty_state))
+    wait_for(lambda: not _workers())
+    assert [(e["event"], e["code"], e.get("stage")) for e in events(empty_state)] == [
+        ("memory.hook_failed", "INVALID_ARGUMENT", "import")]
+    assert writer_status(empty_state)["last_failure"] is None
+    [warning] = status_warnings(empty_state)
+    assert "(Stop, import)" in warning and str(missing) in warning and warning.endswith("hook.log")
+    # the next hook call that works ends the warning (events.jsonl keeps the problem)
+    hook(empty_state, {"session_id": SESSION, "transcript_path": str(REWIND), "hook_event_name": "Stop",
+                       "stop_hook_active": False})
+    wait_for(lambda: writer_status(empty_state).get("session") == SESSION)
+    wait_for(lambda: not _workers())
+    assert status_warnings(empty_state) == []
+
+
+@pytest.mark.parametrize("event", ["PreCompact", "Stop"])
+def test_a_payload_naming_another_session_writes_the_transcripts_own(empty_state: Path, event: str) -> None:
+    """After --resume/--continue Claude Code may send a session_id the transcript does not carry."""
+    payload = {"session_id": "other-id-123", "transcript_path": str(REWIND), "hook_event_name": event}
+    assert hook(empty_state, payload).returncode == 0
+    wait_for(lambda: writer_status(empty_state).get("last_outcome") == "success")
+    assert writer_status(empty_state)["session"] == SESSION
+    assert "FastAPI" in FilesMemory(load_settings(empty_state)).search("billing web framework")
+    wait_for(lambda: not _workers())
+    # SessionEnd after that: nothing new in the transcript, and still the transcript's session is written
+    assert hook(empty_state, {**payload, "hook_event_name": "SessionEnd", "reason": "exit"}).returncode == 0
+    wait_for(lambda: not _workers())
+    forced = hook_log(empty_state).count(f"write of {SESSION} (force=True): ok")
+    assert forced == (2 if event == "PreCompact" else 1)
+    assert not [e for e in events(empty_state) if e["event"] in ("memory.write_failed", "memory.hook_failed")]
 
 
 def test_a_missing_workspace_is_not_created(tmp_path: Path) -> None:
@@ -251,3 +313,24 @@ def test_subagent_stop_imports_the_sub_agents_transcript_too(empty_state: Path) 
     assert (result.returncode, result.stdout) == (0, b"")
     store = SessionStore(load_settings(empty_state).sessions_dir)
     wait_for(lambda: store.exists(SESSION) and store.exists(sub_session))
+
+
+def test_an_import_that_finds_another_one_running_waits_for_it(empty_state: Path, monkeypatch) -> None:
+    """SessionEnd's import often starts while Stop's is still reading a long transcript: it must not give up."""
+    from openprogram_memory.agents import hook_worker
+    from openprogram_memory.fsutil import FileLock, ensure_dir
+    from openprogram_memory.sessions.importers import tail
+
+    monkeypatch.setattr(tail, "LOCK_TIMEOUT", 0.2)
+    monkeypatch.setattr(hook_worker, "LOCK_RETRY_SECONDS", 0.1)
+    state_dir = MemoryWorkspace.open(load_settings(empty_state)).layout.state(tail.STATE_DIR)
+    ensure_dir(state_dir)
+    running = FileLock(str(tail.state_path(state_dir, REWIND.resolve())) + ".lock")
+    running.acquire(1)
+    releaser = threading.Timer(0.5, running.release)  # the other import ends after this one's first attempts
+    releaser.start()
+    hook_worker.run(str(empty_state), SESSION, [str(REWIND)], True, "SessionEnd")
+    releaser.join()
+    assert writer_status(empty_state)["last_outcome"] == "success"
+    assert "FastAPI" in FilesMemory(load_settings(empty_state)).search("billing web framework")
+    assert not [e for e in events(empty_state) if e["event"] == "memory.hook_failed"]

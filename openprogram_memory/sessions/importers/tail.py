@@ -5,7 +5,7 @@ transcript on every turn would cost more and more. Per transcript file a
 small record in ``<memory>/.scriptorium/transcripts/<digest of the path>.json``
 keeps how far it was read::
 
-    {"path", "format", "inode", "offset", "resume", "resume_line", "fingerprint", "aliases"}
+    {"path", "format", "inode", "offset", "resume", "resume_line", "fingerprint", "aliases", "sessions"}
 
 ``offset`` is the end of the last complete line read. ``resume`` is where
 the next read starts: the beginning of the last turn read (the last line a
@@ -25,6 +25,10 @@ A file that is another file now — a different inode, shorter than
 ``offset``, or a different first line (truncated and rewritten) — is read
 again from the start. That is always safe: the import is idempotent (stable
 ids), so re-reading costs time, never duplicates.
+
+``sessions`` are the sessions the last read named: a call that finds
+nothing appended still answers them (with nothing imported), so a caller
+knows whose conversation the file is without reading it again.
 """
 
 from __future__ import annotations
@@ -167,7 +171,7 @@ def _import_locked(store: SessionStore, fmt: str, spec: TailFormat, path: Path, 
             if not _still_valid(entry, fmt, stat, first):
                 entry = None
             if entry is not None and stat.st_size == entry["offset"]:
-                return EMPTY_RESULT
+                return ImportResult(_sessions(entry), 0, {})
             resume, resume_line = (entry["resume"], entry["resume_line"]) if entry else (0, 0)
             handle.seek(resume)
             data = handle.read()
@@ -191,8 +195,15 @@ def _import_locked(store: SessionStore, fmt: str, spec: TailFormat, path: Path, 
     # else: no turn began in this read — the next one starts where this one did
     atomic_write_json(record, {"path": str(path), "format": fmt, "inode": stat.st_ino, "offset": chunk.end,
                                "resume": resume, "resume_line": resume_line,
-                               "fingerprint": _fingerprint(first), "aliases": aliases}, fsync=False)
+                               "fingerprint": _fingerprint(first), "aliases": aliases,
+                               "sessions": result.sessions or (_sessions(entry) if entry else [])}, fsync=False)
     return result
+
+
+def _sessions(entry: dict[str, Any]) -> list[str]:
+    """The sessions a record's last read named (none in a record written before they were kept)."""
+    sessions = entry.get("sessions")
+    return [s for s in sessions if isinstance(s, str)] if isinstance(sessions, list) else []
 
 
 def _still_valid(entry: Any, fmt: str, stat: os.stat_result, first: bytes) -> bool:
