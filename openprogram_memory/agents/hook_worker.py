@@ -44,7 +44,7 @@ from .claude_code_hook import WORKER_LOG
 log = logging.getLogger("openprogram_memory.hook")
 FORMAT = "claude-code"
 WRITE_ATTEMPTS = 4
-IMPORT_ATTEMPTS = 4  # each waits LOCK_TIMEOUT for the transcript's lock: a big transcript's import takes a while
+IMPORT_ATTEMPTS = 8  # each waits LOCK_TIMEOUT (10 s); a 34 MB import runs ~40 s (bench_hook_long_session, scaled)
 LOCK_RETRY_SECONDS = 2.0
 
 
