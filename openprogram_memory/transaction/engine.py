@@ -103,7 +103,7 @@ def staged_edit(
             )
         baseline = ws.cache.snapshot(tree_scan)  # before the copy, never after it
         fingerprint = source_fingerprint(ws, baseline.source_sigs)
-        staging = Staging(ws.root, ws.cache)
+        staging = Staging(ws.root, ws.cache, tree_scan.topics())
         outer = ws.cache.pin(baseline)
         try:
             outcome = edit(staging)

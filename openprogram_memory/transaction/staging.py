@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Iterable
 
 from ..failures import FailureCode, MemoryFailure
 from ..sources.archive import SourceMessage
@@ -27,7 +28,7 @@ from ..workspace.caches import TopicCache
 class Staging:
     """Copy-on-write view of the workspace for one transaction."""
 
-    def __init__(self, root: Path, cache: TopicCache) -> None:
+    def __init__(self, root: Path, cache: TopicCache, installed: Iterable[str] | None = None) -> None:
         self.root = root
         self.cache = cache
         self.dir = make_scratch(root, "stage")
@@ -35,7 +36,9 @@ class Staging:
         # Sources declared by this edit (new-source-*): archived with the
         # install, so a rejected edit leaves the archive untouched too.
         self.new_sources: dict[str, SourceMessage] = {}
-        self._installed_paths: list[str] | None = None
+        # ``installed``: the topic paths of the transaction's stat pass (a second directory scan of every topic
+        # would cost what the workspace holds, not what the edit touches); None: scanned when first asked
+        self._installed_paths: list[str] | None = None if installed is None else sorted(installed)
         # Whole archive files an edit replaces (``memory sync``'s union of
         # two archives): checked frame by frame against the installed file.
         self.archive_files: dict[str, bytes] = {}

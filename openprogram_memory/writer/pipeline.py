@@ -271,7 +271,7 @@ def write_session(ctx: WriteContext, tip: str | None = None, *, force: bool = Fa
         ctx.ws.archive(messages)  # before the writer runs: the archive never lags the markers
         turns = [batch_turn(message, turn.node.id) for message, turn in zip(messages, batch)]
         tokens = sum(turn.tokens for turn in batch)
-        candidates = superseded_records(ctx.ws.cache.snapshot(), ctx.store, ctx.workspace_id, ctx.session_id)
+        candidates = superseded_records(ctx.ws.cache.snapshot, ctx.store, ctx.workspace_id, ctx.session_id)
         outcome = run_writer(ctx.ws, ctx.backend, turns, stage="write", session_id=ctx.session_id, tokens=tokens,
                              now=ctx.now, lock_timeout=WRITER_LOCK_TIMEOUT,
                              message=f"memory: write {len(turns)} turn(s) of session {ctx.session_id}",

@@ -15,7 +15,7 @@ time qualified ``(abandoned branch)``) is not offered again.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from ..failures import MemoryFailure
 from ..sessions.store import SessionStore
@@ -86,15 +86,18 @@ class _Turns:
             return False  # a source outside the store (another provider, a deleted session) is never abandoned
 
 
-def superseded_records(tree: TreeState, store: SessionStore, workspace_id: str,
+def superseded_records(tree: Callable[[], TreeState], store: SessionStore, workspace_id: str,
                        session_id: str) -> list[SupersededRecord]:
-    """Candidates for retraction among the records citing ``session_id`` or its spawned sessions."""
+    """Candidates for retraction among the records citing ``session_id`` or its spawned sessions.
+
+    ``tree`` gives the installed tree, asked only when a session was ever rewound: a snapshot costs a stat
+    pass over every topic file, which a pass of a session never rewound (the common case) need not pay."""
     sessions = related_sessions(store, session_id)
     if not any(store.ever_superseded(s) for s in sessions):
         return []  # the common case costs a meta.json read, not a scan of every record
     turns = _Turns(store, workspace_id, sessions)
     out = []
-    for record in tree.records():
+    for record in tree().records():
         sources = record.source_ids
         if not sources or not any(turns.session_of(s) in turns.sessions for s in sources):
             continue

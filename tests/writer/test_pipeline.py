@@ -394,3 +394,19 @@ def test_a_grown_message_is_archived_under_a_new_id(ws, store, fake):
     store.refresh_nodes("s", [replace(node, content=node.content + " and then some")])
     forced(ws)
     assert fake.requests[-1].turns[0].source_id.startswith("openprogram/s/m1~")
+
+
+# -- cost: what the pass changed, not the size of memory ---------------------------------------------------------
+def test_a_pass_sees_a_topic_saved_by_hand_since_the_last_with_its_transactions_one_scan(ws, store, fake, count_calls):
+    """The writer is offered the topics as they are now (a file saved by hand between two writes included), from
+    the transaction's stat pass: no directory scan of every topic of its own (none for a session never rewound)."""
+    from openprogram_memory.workspace import caches
+
+    chain(store, "s", ["m1", "m2"])
+    forced(ws)
+    (ws.root / "topics/kites.md").write_text("# Kites\n")  # by hand, between two writes
+    chain(store, "s", ["m3", "m4"], parent="m2")
+    topic_scans = count_calls(caches, "topic_files")
+    forced(ws)
+    assert fake.requests[-1].topic_paths == ["topics/kites.md", "topics/notes.md"]
+    assert topic_scans == []
