@@ -266,8 +266,11 @@ class MemoryWorkspace:
             if changed:
                 from .workspace import watch
 
+                kept = watch.kept_pass(self.root)  # (before note_change marks it stale)
                 watch.note_change(self.root)
                 commit_pending(self, f"memory: archive {len(messages)} source message(s)")
+                if kept is not None:  # the next transaction's pass: this one with the appended files looked at again
+                    watch.installed(self.root, kept, kept.updated(changed))
         return changed
 
     def trust(self, source_ids: list[str], trust_state: str, *, by: str = "owner", reason: str = "") -> TxResult:

@@ -287,6 +287,16 @@ def tree_scan(root: Path, *, keep: bool, auto_watch: bool = False) -> TreeScan:
     return scan
 
 
+def kept_pass(root: Path) -> TreeScan | None:
+    """The pass the next :func:`tree_scan` would start from (the last transaction's, under the write lock), or None
+    when there is none or it is stale. A change this process makes outside a transaction under the write lock (an
+    archive append) hands it to :func:`installed` with its files looked at again, as a transaction does: its
+    next transaction then looks at what the watch reported, not at every file."""
+    with _LOCAL_LOCK:
+        last = _PASSES.get(Path(root).resolve())
+        return None if last is None or last.stale else last.scan
+
+
 def installed(root: Path, before: TreeScan, after: TreeScan) -> None:
     """A transaction of this process installed files: ``after`` is its pass ``before`` with the files it wrote
     looked at again, and the next :func:`tree_scan` starts from it (the git index moved by this commit, not

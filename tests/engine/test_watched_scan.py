@@ -221,12 +221,21 @@ def test_this_process_changes_outside_a_transaction_are_looked_at(ws, journal, f
     _add(ws, "topics/work.md", "Dana uses FastAPI for billing.")
     passes = len(full_passes)
     ws.archive([SourceMessage("openprogram/s2/u1", "Dana", "user-1", "2026-08-12T09:00:00+08:00",
-                              "I keep bees.")])  # appended outside a transaction, unreported: a full pass
-    result = _add(ws, "topics/bees.md", "Dana keeps bees.", "openprogram/s2/u1")
+                              "I keep bees.")])  # appended outside a transaction, unreported: handed over by name
+    result = _add(ws, "topics/bees.md", "Dana keeps bees.", "openprogram/s2/u1")  # (a pass without it: append-only)
     assert result.revision == RevisionCache().revision(ws.root)
-    assert len(full_passes) == passes + 1
+    assert len(full_passes) == passes  # the writer archives before every pass: no full pass for it
+    ws.archive([SourceMessage("openprogram/s3/u1", "Dana", "user-1", "2026-08-12T10:00:00+08:00",
+                              "I keep a third hive.")])  # a new thread: a new archive directory
+    result = _add(ws, "topics/bees.md", "Dana keeps a third hive.", "openprogram/s3/u1")
+    assert result.revision == RevisionCache().revision(ws.root) and len(full_passes) == passes
     watch.note_change(ws.root)  # (what a recovery says, with nothing committed)
     _add(ws, "topics/bees.md", "Dana keeps two hives.", "openprogram/s2/u1")
+    assert len(full_passes) == passes + 1
+    watch.note_change(ws.root)
+    ws.archive([SourceMessage("openprogram/s2/u2", "Dana", "user-1", "2026-08-12T11:00:00+08:00",
+                              "I sell honey.")])  # a pass already stale is not handed over: still a full pass
+    _add(ws, "topics/bees.md", "Dana sells honey.", "openprogram/s2/u2")
     assert len(full_passes) == passes + 2
 
 
