@@ -5,10 +5,12 @@ Each size gets the same 2 sessions of 20 user statements (new facts, so the
 rules writer creates records and compares each with the records already
 there), written in process with ``force=True`` (what ``write --all-idle``
 does per session); then ``sleep`` (the rules organizer) on the workspace as
-it is, and once more (nothing changed since). The sleep with nothing changed
-is also timed in a process that watches the root (``memory serve``/``mcp``)
-and as a cold ``memory sleep --json`` process. Prints medians and the ratios;
-targets 10k/1k <= 1.5 for the write and for the sleep with nothing changed.
+it is, and once more (nothing changed since). The chat case follows: one new
+fact a turn, written as it comes (median per turn). The sleep with nothing
+changed is also timed in a process that watches the root (``memory
+serve``/``mcp``) and as a cold ``memory sleep --json`` process. Prints
+medians and the ratios; targets 10k/1k <= 1.5 for the writes and for the
+sleep with nothing changed.
 
     .venv/bin/python benchmarks/bench_write_sleep.py [--runs 5]
 """
@@ -44,6 +46,12 @@ FILL = ["Oslo", "Lisbon", "Kyoto", "Quito", "Tuesday", "Friday", "spaces", "metr
 TOPICS = ["billing", "search", "ingest", "mobile", "payments", "reports", "auth", "infra"]
 
 
+def statement(tag: str, s: int, i: int) -> str:
+    """The ``i``-th user statement of session ``s``: a new fact (its project name is new to the workspace)."""
+    return STATEMENTS[(i + s) % len(STATEMENTS)].format(x=FILL[(i * 3 + s) % len(FILL)],
+                                                        y=TOPICS[(i + 2 * s) % len(TOPICS)] + f"{tag}{i}")
+
+
 def add_sessions(ws, tag: str, start: datetime) -> list[str]:
     store = SessionStore(ws.settings.sessions_dir)
     sessions = []
@@ -51,11 +59,29 @@ def add_sessions(ws, tag: str, start: datetime) -> list[str]:
         session = f"{tag}-s{s}"
         store.create_session(session, created_at=start.isoformat())
         for i in range(20):
-            text = STATEMENTS[(i + s) % len(STATEMENTS)].format(x=FILL[(i * 3 + s) % len(FILL)],
-                                                                y=TOPICS[(i + 2 * s) % len(TOPICS)] + f"{tag}{i}")
-            store.append(session, "user", text, node_id=f"n{i}", created_at=(start + timedelta(minutes=i)).isoformat())
+            store.append(session, "user", statement(tag, s, i), node_id=f"n{i}",
+                         created_at=(start + timedelta(minutes=i)).isoformat())
         sessions.append(session)
     return sessions
+
+
+def per_turn(workspaces: dict, turns: int, start: datetime) -> dict[int, list[float]]:
+    """The chat case: one user turn (a new fact) appended and written at once (``write`` per turn, forced), each
+    timed alone, the sizes interleaved so machine noise hits both alike. The first two turns warm the process's
+    caches and indexes, as any long-lived writer has them."""
+    stores = {size: SessionStore(ws.settings.sessions_dir) for size, ws in workspaces.items()}
+    for store in stores.values():
+        store.create_session("chat", created_at=start.isoformat())
+    times: dict[int, list[float]] = {size: [] for size in workspaces}
+    for i in range(turns + 2):
+        for size, ws in workspaces.items():
+            stores[size].append("chat", "user", statement("chat", 0, i), node_id=f"c{i}",
+                                created_at=(start + timedelta(minutes=i)).isoformat())
+            t0 = time.perf_counter()
+            write_report(ws, "chat", force=True)
+            if i >= 2:
+                times[size].append(time.perf_counter() - t0)
+    return times
 
 
 def main() -> None:
@@ -90,6 +116,7 @@ def main() -> None:
                 t0 = time.perf_counter()
                 reorganize(ws)
                 settled[size].append(time.perf_counter() - t0)
+        turn = per_turn(workspaces, 20 * args.runs, start + timedelta(days=args.runs))
         # A process that watches the root (`memory serve`, `memory mcp`): the first check is a stat pass,
         # later ones cost nothing until the watch reports a change.
         served: dict[int, list[float]] = {size: [] for size in workspaces}
@@ -114,7 +141,8 @@ def main() -> None:
             bare.append(wall([sys.executable, "-c", "pass"]))
             for size in workspaces:
                 cli[size].append(wall([openprogram, "memory", "sleep", "--json", "--state", str(tmp / f"s{size}")]))
-        for name, figures in (("write (2 sessions x 20 statements)", writes), ("sleep after the write", sleeps),
+        for name, figures in (("write (2 sessions x 20 statements)", writes),
+                              ("write per turn (one new fact a turn)", turn), ("sleep after the write", sleeps),
                               ("sleep with nothing changed", idle), ("… 2 s after the last write", settled),
                               ("… in a watching process", served),
                               ("… cold CLI `memory sleep --json`", cli)):
