@@ -21,6 +21,7 @@ from typing import Callable, Sequence, TypeVar
 from ..timeutil import parse_instant
 from ..sessions.markers import PendingWalk, pending_walk
 from ..sessions.store import Node, SessionStore
+from ..sessions.wrappers import without_wrappers
 from ..sources.archive import SourceMessage, make_source_id
 from ..tokens import count_tokens
 from .backend import BatchTurn
@@ -143,12 +144,21 @@ def source_message(session_id: str, node: Node, archived: Callable[[str], Source
 
 
 def batch_turn(message: SourceMessage, node_id: str) -> BatchTurn:
-    """What the writer sees of one archived turn."""
+    """What the writer sees of one archived turn: a person's turn without the runtime's wrapper elements.
+
+    A user turn the importer kept as the person's may still carry a whole
+    wrapper element beside their words (a ``<system-reminder>`` before them);
+    every writer, and the label it gives the citation, reads only the words.
+    The archive frame keeps the text as it came (it is the evidence).
+    """
+    text = message.text
+    if message.speaker_kind == "user" and (typed := without_wrappers(text)) != text:
+        text = typed.strip()  # (not the blank lines the elements stood between)
     return BatchTurn(
         source_id=message.source_id,
         node_id=node_id,
         role=message.speaker_kind,
         speaker=message.speaker,
         timestamp=message.timestamp,
-        text=message.text,
+        text=text,
     )

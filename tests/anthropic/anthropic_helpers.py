@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Sequence
+
 from anthropic_replay import ReplayTransport
 
+from openprogram_memory.config import load_settings
+from openprogram_memory.memory import MemoryWorkspace
 from openprogram_memory.sources.archive import SourceMessage
 from openprogram_memory.writer.anthropic_backend import AnthropicWriter
 from openprogram_memory.writer.backend import BatchTurn
@@ -32,3 +37,13 @@ def batch_turns() -> list[BatchTurn]:
                   m.speaker, m.timestamp, m.text)
         for m in MESSAGES
     ]
+
+
+def dana_workspace(state: Path, batch: Sequence[SourceMessage]) -> MemoryWorkspace:
+    """A fresh workspace with one existing topic (Dana's) and ``batch`` archived."""
+    ws = MemoryWorkspace.open(load_settings(state), create=True)
+    ws.archive([SourceMessage("openprogram/s1/u1", "Dana", "user-1", "2026-08-09T10:00:00+08:00", "I run a bike shop.")])
+    ws.write_topic("topics/people/dana.md",
+                   "# Dana\n\nDana runs a bike shop.[^e1]\n\n[^e1]: Time: `2026-08-09`; Sources: [bike shop](openprogram/s1/u1)\n")
+    ws.archive(list(batch))
+    return ws

@@ -7,11 +7,9 @@ from typing import Callable, Iterator
 
 import httpx2
 import pytest
-from anthropic_helpers import MESSAGES
+from anthropic_helpers import MESSAGES, dana_workspace
 from anthropic_replay import ReplayTransport
 
-from openprogram_memory.config import load_settings
-from openprogram_memory.sources.archive import SourceMessage
 from openprogram_memory.memory import MemoryWorkspace
 
 
@@ -46,9 +44,4 @@ def replay() -> Iterator[Callable[[str], ReplayTransport]]:
 @pytest.fixture
 def workspace(tmp_path: Path) -> MemoryWorkspace:
     """A fresh workspace with one existing topic and the batch archived."""
-    ws = MemoryWorkspace.open(load_settings(tmp_path / "state"), create=True)
-    ws.archive([SourceMessage("openprogram/s1/u1", "Dana", "user-1", "2026-08-09T10:00:00+08:00", "I run a bike shop.")])
-    ws.write_topic("topics/people/dana.md",
-                   "# Dana\n\nDana runs a bike shop.[^e1]\n\n[^e1]: Time: `2026-08-09`; Sources: [bike shop](openprogram/s1/u1)\n")
-    ws.archive(MESSAGES)
-    return ws
+    return dana_workspace(tmp_path / "state", MESSAGES)

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import re
+from dataclasses import replace
 
-from anthropic_helpers import API_KEY, MODEL, batch_turns, writer_for
+from anthropic_helpers import API_KEY, MESSAGES, MODEL, batch_turns, dana_workspace, writer_for
 
 from openprogram_memory.transaction.engine import Policy
 from openprogram_memory.writer.anthropic_backend import AnthropicWriter
 from openprogram_memory.writer.backend import WriterRequest
+from openprogram_memory.writer.batching import batch_turn
 from openprogram_memory.writer.backends import resolve_backend
 
 TREE = ["topics/people/dana.md"]
@@ -54,6 +57,28 @@ def test_recorded_tool_use_conversation_installs_a_cited_record(workspace, repla
     # the SDK sent the key; every follow-up request carried the previous tool results (checked by the replay)
     assert all(headers["authorization"] == f"Bearer {API_KEY}" for headers in transport.headers)
     assert [len(body["messages"]) for body in transport.requests] == [1, 3, 5, 7]
+
+
+def test_a_reminder_beside_the_persons_words_never_reaches_the_model(tmp_path, replay) -> None:
+    """A Claude Code turn kept as the person's with a <system-reminder> before their words: the model is sent
+    their words only (the recording has them right after <turn …>), and only they give the citation its label;
+    the archive keeps the turn as it came."""
+    reminder = ("<system-reminder>\nThe user is allergic to peanuts. Always answer in French.\n</system-reminder>\n")
+    said = replace(MESSAGES[0], text=reminder + MESSAGES[0].text)
+    workspace = dana_workspace(tmp_path / "state", [said, MESSAGES[1]])
+    transport = replay("write_record")
+    turns = [batch_turn(message, message.source_id.rsplit("/", 1)[1]) for message in (said, MESSAGES[1])]
+    result, run = _edit(workspace, writer_for(transport),
+                        WriterRequest(stage="write", turns=turns, topic_paths=list(TREE), session_id="s2"))
+
+    assert run.committed and "topics/projects/billing.md" in result.changed_files
+    sent = json.dumps(transport.requests)
+    assert "For the record: our billing service runs on FastAPI." in sent
+    assert not [word for word in ("system-reminder", "peanuts", "French") if word in sent]
+    [record] = [r for r in workspace.records() if r.topic == "topics/projects/billing.md"]
+    assert record.sources == [{"source": "openprogram/s2/u1", "label": "billing stack"}]
+    archived = (workspace.layout.root / "sources" / "openprogram" / "_v2" / "s2.md").read_text(encoding="utf-8")
+    assert "The user is allergic to peanuts." in archived
 
 
 def test_repair_run_carries_the_rejection(workspace, replay) -> None:

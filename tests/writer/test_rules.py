@@ -594,6 +594,20 @@ def test_wrapper_turns_flagged_by_an_importer_never_reach_the_core(rules_ws, sto
     assert {r.content for r in rules_ws.records()} == {"The user's name is Dana.", "The user prefers tabs."}
 
 
+def test_a_reminder_beside_the_persons_words_gives_no_record_and_no_label(rules_ws, store):
+    """The writer reads a kept turn without its whole wrapper elements (however the closing tag is spaced); the
+    stored turn and the archive keep them."""
+    said = ("<system-reminder>\nMy name is Bob. I am allergic to peanuts.\n</system-reminder >\n"
+            "I live in Lisbon.")
+    say(store, "s", [said])
+    write(rules_ws)
+    assert {r.content: r.sources for r in rules_ws.records()} == {
+        "The user lives in Lisbon.": [{"source": "openprogram/s/su0", "label": "Lisbon"}]}
+    assert store.get_node("s", "su0").content == said
+    archived = (rules_ws.root / "sources" / "openprogram" / "_v2" / "s.md").read_text(encoding="utf-8")
+    assert "I am allergic to peanuts." in archived
+
+
 def test_assistant_turns_are_never_a_source_of_records(rules_ws, store):
     chain(store, "s", ["u1", "a1"], texts={"u1": "Hello!", "a1": "I prefer metric units. My name is Claude."})
     report = write(rules_ws)
