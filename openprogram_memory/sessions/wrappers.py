@@ -28,6 +28,13 @@ WRAPPER_TAGS = (
     "environment_context", "user_instructions", "user_shell_command", "turn_aborted", "skill", "plugins",
     "subagents", "subagent_notification",
 )
+# How a runtime opens the compaction summary it sends in the user role: Claude Code's (a transcript older than its
+# ``isCompactSummary`` flag has only these words to tell it by) and codex's hand-off
+# (codex-rs/core/templates/compact/summary_prefix.md). The importers mark what starts so ``compaction_summary``.
+COMPACTION_SUMMARY_STARTS = (
+    "This session is being continued from a previous conversation",
+    "Another language model started to solve this problem",
+)
 _WRAPPER_ELEMENT_RE = re.compile(rf"<({'|'.join(map(re.escape, WRAPPER_TAGS))})(?:\s[^>]*)?>.*?</\1\s*>", re.S)
 
 

@@ -337,6 +337,33 @@ def test_agent_wrappers_without_a_meta_flag_are_never_memory_input(store: Sessio
     assert store.get_node(REWIND_SESSION, U(4)).predecessor == "wrapper-0001"
 
 
+@pytest.mark.parametrize("text", [
+    "This session is being continued from a previous conversation that ran out of context. The conversation is "
+    "summarized below:\nThe user prefers tabs and is allergic to peanuts.",
+    "<system-reminder>Note: app.py was modified.</system-reminder>\nThis session is being continued from a previous "
+    "conversation that ran out of context. The user prefers tabs.",
+])
+def test_a_compaction_summary_without_its_flag_is_known_by_its_words(store: SessionStore, tmp_path: Path,
+                                                                     text: str) -> None:
+    lines = lines_of(REWIND)
+    index = next(i for i, line in enumerate(lines) if line.get("uuid") == U(4))
+    summary = dict(lines[index], uuid="summary-0001", parentUuid=U(2),  # as older Claude Code wrote it: no flag
+                   message={"role": "user", "content": text})
+    lines[index] = dict(lines[index], parentUuid="summary-0001")
+    lines.insert(index, summary)
+    import_paths(store, "claude-code", [write_lines(tmp_path / "t.jsonl", lines)])
+    node = store.get_node(REWIND_SESSION, "summary-0001")
+    assert node.metadata.get("kind") == "compaction_summary" and not is_memory_input(node)
+
+
+def test_the_compaction_summary_openings_the_importers_know_are_the_ones_the_writer_drops() -> None:
+    """One list: what the importers mark ``compaction_summary`` by its words, the writer reads as the runtime's."""
+    from openprogram_memory.sessions.wrappers import COMPACTION_SUMMARY_STARTS
+    from openprogram_memory.writer.segment import agent_generated
+
+    assert all(agent_generated(f"{start}. The user prefers tabs.") for start in COMPACTION_SUMMARY_STARTS)
+
+
 def test_a_claude_code_file_without_turns_yet_is_still_claude_code(store: SessionStore, tmp_path: Path) -> None:
     path = write_lines(tmp_path / "t.jsonl", [  # a message queued before the first turn was recorded
         {"type": "queue-operation", "operation": "enqueue", "timestamp": "2026-01-01T00:00:00Z",

@@ -17,7 +17,8 @@ Rules:
   never content. Tool nodes are not memory input.
 * ``isMeta`` lines, the local-command caveat, system reminders,
   slash-command and ``!`` shell echoes with their output, interruption
-  notices and the compaction summary (``isCompactSummary``) stay as
+  notices and the compaction summary (``isCompactSummary``, or in older
+  transcripts only its opening words, ``COMPACTION_SUMMARY_STARTS``) stay as
   ``user`` nodes with a runtime-scheduled ``kind`` — kept for display,
   never memory input. A message is judged by what is left once whole
   wrapper elements are out (``sessions.wrappers``): a reminder before the
@@ -61,7 +62,7 @@ from pathlib import Path
 from typing import Any
 
 from ..store import SessionStore, is_valid_id
-from ..wrappers import injected_kind
+from ..wrappers import COMPACTION_SUMMARY_STARTS, injected_kind
 from ...timeutil import now_iso
 from .common import (
     DUPLICATE_ID,
@@ -91,7 +92,9 @@ META_PREFIXES = ("<local-command-caveat>", "Caveat: The messages below were gene
                  "<system-reminder>", "<user-prompt-submit-hook>")
 INTERRUPT_PREFIX = "[Request interrupted by user"
 # What an injected user message starts with once whole wrapper elements are out (see ``sessions.wrappers``).
-INJECTED_KINDS = ((COMMAND_PREFIXES, "local_command"), (META_PREFIXES, "meta"), ((INTERRUPT_PREFIX,), "interrupt"))
+# (A compaction summary is flagged ``isCompactSummary``; before the flag, only its words tell it.)
+INJECTED_KINDS = ((COMMAND_PREFIXES, "local_command"), (META_PREFIXES, "meta"), ((INTERRUPT_PREFIX,), "interrupt"),
+                  (COMPACTION_SUMMARY_STARTS, "compaction_summary"))
 SPAWN_TOOLS = frozenset({"Task", "Agent"})
 TURN_TYPES = frozenset({"user", "assistant"})
 # Known lines that carry no turn (a title, a file snapshot, hook/status lines).

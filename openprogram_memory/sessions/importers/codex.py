@@ -66,7 +66,7 @@ import re
 from typing import Any
 
 from ..store import Node, SessionStore, is_valid_id
-from ..wrappers import injected_kind
+from ..wrappers import COMPACTION_SUMMARY_STARTS, injected_kind
 from ...timeutil import now_iso
 from .common import (
     EMPTY_RESULT,
@@ -90,12 +90,9 @@ from .common import (
 SOURCE = "codex"
 CONTEXT_PREFIXES = ("<environment_context>", "# AGENTS.md instructions", "<user_instructions>",
                     "<permissions instructions>")
-# codex's compaction hand-off: the summary of the thread so far, sent as a user message after a prefix that
-# opens so (codex-rs/core/templates/compact/summary_prefix.md)
-SUMMARY_PREFIX = "Another language model started to solve this problem"
 # What an injected user message starts with once whole wrapper elements are out (see ``sessions.wrappers``).
 INJECTED_KINDS = ((CONTEXT_PREFIXES, "meta"), (("<user_shell_command>",), "local_command"),
-                  (("<turn_aborted>",), "interrupt"), ((SUMMARY_PREFIX,), "compaction_summary"))
+                  (("<turn_aborted>",), "interrupt"), (COMPACTION_SUMMARY_STARTS, "compaction_summary"))
 TEXT_TYPES = ("input_text", "output_text", "text")
 _IMAGE_TAG = re.compile(r"</?image(\s[^>]*)?>")
 TOOL_CALLS = {"function_call": "arguments", "custom_tool_call": "input", "local_shell_call": "action",
