@@ -389,7 +389,7 @@ class MemoryWorkspace:
                 + " — move the ones that matter earlier in topics/core.md, or run `openprogram memory sleep`")
         if not self.settings["memory.core.inject"]:
             warnings.append("memory.core.inject=false: the injected core block is empty")
-        warnings += [note if note.startswith("adopted ") else f"recovered: {note}" for note in self.recovery_notes]
+        warnings += self.opening_notes()
         warnings += self.unreadable_warnings(facts.unreadable, facts.invalid)
         scheduled = read_scheduled(self.layout)
         for kind, outcome in sorted(scheduled.items()):
@@ -425,6 +425,12 @@ class MemoryWorkspace:
                      "excluded_block_ids": facts.core_excluded, "inject": bool(self.settings["memory.core.inject"])},
             "warnings": warnings,
         }
+
+    def opening_notes(self) -> list[str]:
+        """What opening this workspace did before the command's own work, as warnings: hand edits made outside
+        the product adopted as their own commit ("adopted hand edit(s) outside the product: …"), and what it
+        repaired after a crash ("recovered: …")."""
+        return [note if note.startswith("adopted ") else f"recovered: {note}" for note in self.recovery_notes]
 
     def unreadable_warnings(self, unreadable: dict[str, str] | None = None,
                             invalid: dict[str, str] | None = None) -> list[str]:

@@ -238,7 +238,18 @@ def apply_json(settings: Settings, path: str | None, base_revision: str | None,
     if base_revision:
         request["base_revision"] = base_revision
     with deferred_interrupt(APPLY_BOUNDARY, say) as stop_asked:
-        return MemoryWorkspace.open(settings).update(**request).to_json(), stop_asked()
+        ws = MemoryWorkspace.open(settings)
+        return with_opening_notes(ws, ws.update(**request).to_json()), stop_asked()
+
+
+def with_opening_notes(ws: Any, data: dict[str, Any]) -> dict[str, Any]:
+    """A write command's answer with ``warnings`` on what opening ``ws`` did first (hand edits made outside the
+    product adopted as their own commit, in the words ``status`` and ``check`` use): the person learns that a
+    commit of theirs went in before this command's."""
+    notes = ws.opening_notes()
+    if notes:
+        data["warnings"] = [*data.get("warnings", []), *notes]
+    return data
 
 
 def _stopped(data: dict[str, Any], notice: str) -> int:

@@ -14,7 +14,7 @@ from rich.markup import escape
 
 from .common import JsonOption, StateOption, memory_settings, open_workspace
 from .fast import APPLY_STOPPED, apply_json
-from .output import console, emit, err_console, notice, reporting
+from .output import console, emit, err_console, notice, reporting, warn
 
 
 def get(
@@ -57,6 +57,8 @@ def apply(
                 console.print("new records: " + " ".join("^" + i for i in data["block_ids"]))
             console.print(f"revision {data['revision']}"
                           + ("" if data["git_committed"] or not data["memory_committed"] else " (git commit failed)"))
+            for warning in data.get("warnings", []):
+                warn(warning)
 
         emit(data, json, human)
     if stopped:

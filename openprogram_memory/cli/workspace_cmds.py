@@ -16,7 +16,7 @@ from rich.table import Table
 
 from ..failures import EXIT_OK, EXIT_REJECTED, FailureCode, MemoryFailure
 from .common import Group, JsonOption, StateOption, memory_settings, open_workspace
-from .fast import status_json
+from .fast import status_json, with_opening_notes
 from .output import console, emit, err_console, reporting, warn
 
 
@@ -24,12 +24,15 @@ def _tx_human(result: dict) -> None:
     files = result.get("changed_files") or []
     if not files:
         console.print("No change.")
-        return
-    console.print(f"[green]Committed[/] revision {result['revision']} ({len(files)} file(s)):")
-    for path in files:
-        console.print(f"  {escape(path)}")
-    if not result.get("git_committed"):
-        console.print(f"[yellow]warning[/]: installed, but the git commit failed: {escape(str(result.get('git_error')))}")
+    else:
+        console.print(f"[green]Committed[/] revision {result['revision']} ({len(files)} file(s)):")
+        for path in files:
+            console.print(f"  {escape(path)}")
+        if not result.get("git_committed"):
+            console.print(f"[yellow]warning[/]: installed, but the git commit failed: "
+                          f"{escape(str(result.get('git_error')))}")
+    for warning in result.get("warnings", []):  # (what opening the workspace did first)
+        warn(warning)
 
 
 def init(state: Optional[str] = StateOption, json: bool = JsonOption) -> None:
@@ -267,10 +270,10 @@ def _edit_loop(ws, rel: str, scratch: Path, original: str, base: str, json: bool
         try:
             draft = _read_draft(scratch)
             if draft == original:
-                emit({"ok": True, "changed_files": [], "revision": base}, json,
-                     lambda: console.print("No change."))
+                unchanged = with_opening_notes(ws, {"ok": True, "changed_files": [], "revision": base})
+                emit(unchanged, json, lambda: _tx_human(unchanged))
                 return
-            result = ws.write_topic(rel, draft, base_revision=base).to_json()
+            result = with_opening_notes(ws, ws.write_topic(rel, draft, base_revision=base).to_json())
         except MemoryFailure as failure:
             if failure.code not in (FailureCode.INVALID_TOPIC_FORMAT, FailureCode.MISSING_SOURCE,
                                     FailureCode.INVALID_ARGUMENT, FailureCode.MEMORY_NOT_FOUND):

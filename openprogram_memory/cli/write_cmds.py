@@ -14,7 +14,8 @@ from rich.markup import escape
 
 from ..failures import EXIT_OK, EXIT_REJECTED, EXIT_RETRYABLE, FailureCode, MemoryFailure
 from .common import JsonOption, StateOption, memory_settings, open_workspace
-from .output import console, deferred_interrupt, emit, err_console, print_json, reporting
+from .fast import with_opening_notes
+from .output import console, deferred_interrupt, emit, err_console, print_json, reporting, warn
 
 
 WRITE_BOUNDARY = "the current pass (one transaction)"
@@ -65,7 +66,7 @@ def write_command(
                                 "no session id: use --session ID (or --all-idle for every idle session)")
         ws = open_workspace(memory_settings(state))
         report = write_report(ws, session, force=force, should_stop=stop_asked)
-        data = report.to_json()
+        data = with_opening_notes(ws, report.to_json())
         if data["revision"] is None:
             data["revision"] = ws.revision()
 
@@ -77,6 +78,8 @@ def write_command(
                 for item in data.get("superseded", []):  # records from a branch the person abandoned
                     console.print(f"  ^{item['memory_id']} ({item['topic']}) from an abandoned branch: {item['action']}")
             console.print(f"revision {data['revision']}")
+            for warning in data.get("warnings", []):
+                warn(warning)
 
         emit(data, json, human)
     if stop_asked():  # the first Ctrl-C let the running pass (one transaction) finish

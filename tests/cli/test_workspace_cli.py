@@ -270,3 +270,44 @@ def test_python_dash_m_runs_the_console_script(module, _isolated_state):
     assert json.loads(created.stdout)["ok"] is True and (_isolated_state / "memory" / "topics").is_dir()
     unknown = python_m("memory", "no-such-verb")
     assert unknown.returncode == 64 and "Usage: openprogram memory" in unknown.stderr
+
+
+ADOPTED = "adopted hand edit(s) outside the product: topics/people/dana.md"
+
+
+def _session_to_write() -> list[str]:
+    from openprogram_memory.sessions.store import SessionStore
+
+    store = SessionStore(load_settings().sessions_dir)
+    store.create_session("s9")
+    store.append("s9", "user", "Thanks, that works.", node_id="u1", created_at="2026-08-11T09:00:00+00:00")
+    return ["write", "--session", "s9", "--force"]
+
+
+@pytest.mark.parametrize("command", ["apply", "edit", "write"])
+def test_a_write_command_says_it_adopted_a_hand_edit_first(ws, tmp_path, monkeypatch, command):
+    """A valid edit saved in another editor is committed on its own before the command's change; the command says
+    so, in status's words, in --json ``warnings`` and on the terminal, and only once."""
+    apply_changes(("topics/people/dana.md", DANA))
+    dana = ws.root / "topics/people/dana.md"
+    write = _session_to_write() if command == "write" else []
+
+    def once(n: int, *flags: str):
+        new = f"topics/notes-{n}.md"
+        text = f"# Notes\n\nNote {n}: the shop opens at nine.[^e1]\n\n[^e1]: Sources: [nine](openprogram/s1/u1)\n"
+        if command == "edit":
+            (tmp_path / "draft.md").write_text(text)
+            _editor(tmp_path, monkeypatch, f"cp '{tmp_path / 'draft.md'}' \"$1\"")
+        args = {"apply": ["apply", "-"], "edit": ["edit", new, "--new"], "write": write}[command]
+        payload = json.dumps({"changes": [{"path": new, "content": text}]}) if command == "apply" else None
+        result = run("memory", *args, *flags, input=payload)
+        assert result.exit_code == 0, result.output
+        return result
+
+    dana.write_text(dana.read_text().replace("a bike shop", "two bike shops"))
+    assert json.loads(once(1, "--json").stdout)["warnings"] == [ADOPTED]
+    assert any(entry["message"].startswith("memory: hand edit outside the product: topics/people/dana.md")
+               for entry in ws.log(10))
+    assert "warnings" not in json.loads(once(2, "--json").stdout)  # committed: nothing left to say
+    dana.write_text(dana.read_text().replace("two bike shops", "three bike shops"))
+    assert ADOPTED in " ".join(once(3).output.split())
