@@ -196,6 +196,22 @@ def test_a_directory_where_nothing_is_a_transcript_of_the_format_fails_naming_ea
     assert SessionStore(load_settings().sessions_dir).list_sessions() == []
 
 
+def test_a_folder_of_another_formats_files_is_said_once_with_the_count(tmp_path: Path) -> None:
+    """Codex rollouts given to `import claude-code` as a folder: one hint for the folder, not one per file."""
+    folder = tmp_path / "rollouts"
+    folder.mkdir()
+    for name in ("a", "b", "c"):
+        (folder / f"{name}.jsonl").write_text((FIXTURES / "codex" / "crud.jsonl").read_text())
+    human = invoke("memory", "import", "claude-code", str(folder))
+    assert human.exit_code == 64 and human.stderr.count("openprogram memory import codex") == 1
+    said = " ".join(human.stderr.split())
+    assert f"each of the 3 files found in {folder} looks like a codex rollout" in said
+    assert f"run `openprogram memory import codex {folder}`" in said and "a.jsonl" not in said
+    error = json.loads(invoke("memory", "import", "claude-code", str(folder), "--json").stdout)
+    assert [f["path"] for f in error["details"]["skipped_files"]] == [str(folder / f"{n}.jsonl") for n in "abc"]
+    assert SessionStore(load_settings().sessions_dir).list_sessions() == []
+
+
 def test_an_empty_transcript_or_directory_says_nothing_was_found(tmp_path: Path) -> None:
     (tmp_path / "empty.jsonl").write_text("")
     (tmp_path / "none").mkdir()

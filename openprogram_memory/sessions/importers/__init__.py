@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, NoReturn
 
 from ...failures import FailureCode, MemoryFailure
 from ..store import SessionStore
@@ -62,6 +62,7 @@ def import_paths(store: SessionStore, fmt: str, paths: Iterable[str | Path],
     known = [format_ for format_, _ in FORMATS.values()]
     transcripts: list[TranscriptFile] = []
     skipped_files: list[dict[str, str]] = []
+    looks_like: set[str | None] = set()
     for path in files:
         try:
             transcript = read_transcript(path)
@@ -70,12 +71,11 @@ def import_paths(store: SessionStore, fmt: str, paths: Iterable[str | Path],
             if path in named:  # the person named this very file: refuse, before anything is imported
                 raise
             skipped_files.append({"path": str(path), "reason": failure.message})
+            looks_like.add(failure.details.get("looks_like"))
             continue
         transcripts.append(transcript)
     if skipped_files and not transcripts:
-        raise MemoryFailure(FailureCode.INVALID_ARGUMENT,
-                            f"nothing imported: none of the {len(skipped_files)} file(s) found is "
-                            f"{wanted.description}", details={"skipped_files": skipped_files})
+        _refuse_all(wanted, paths, skipped_files, looks_like)
     groups = _groups(fmt, transcripts)
     result = replace(EMPTY_RESULT, skipped_files=skipped_files)
     for done, group in enumerate(groups, 1):
@@ -85,6 +85,25 @@ def import_paths(store: SessionStore, fmt: str, paths: Iterable[str | Path],
         if progress is not None:
             progress(done, len(groups))
     return result
+
+
+def _refuse_all(wanted: TranscriptFormat, paths: list[str | Path], skipped_files: list[dict[str, str]],
+                looks_like: set[str | None]) -> NoReturn:
+    """Nothing found is ``wanted``: INVALID_ARGUMENT. A folder of another format's files (codex rollouts given to
+    ``claude-code``) is said once, with the count and the one command to run; the files are in ``skipped_files``."""
+    name = next(iter(looks_like)) if len(looks_like) == 1 else None
+    if name is None:
+        raise MemoryFailure(FailureCode.INVALID_ARGUMENT,
+                            f"nothing imported: none of the {len(skipped_files)} file(s) found is "
+                            f"{wanted.description}", details={"skipped_files": skipped_files})
+    other = FORMATS[name][0]
+    count = len(skipped_files)
+    where = skipped_files[0]["path"] if count == 1 else " ".join(str(Path(p).expanduser()) for p in paths)
+    found = where if count == 1 else f"each of the {count} files found in {where}"
+    raise MemoryFailure(FailureCode.INVALID_ARGUMENT,
+                        f"nothing imported: {found} looks like {other.description}, not {wanted.description}; "
+                        f"run `openprogram memory import {other.name} {where}`",
+                        details={"looks_like": other.name, "skipped_files": skipped_files})
 
 
 def _groups(fmt: str, transcripts: list[TranscriptFile]) -> list[list[TranscriptFile]]:
