@@ -2409,11 +2409,50 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
     says ("the worker has `/* we decided to never retry */`")."""
     hidden, comments = hide_quoted_comments(text)
     if not comments:
-        return _by_sentence(text)
-    return [(show_quoted_comments(sentence, comments),
-             [replace(st, text=shown) for st in found
-              if (shown := show_quoted_comments(st.text, comments)) == st.text or st.kind in ("rule", "preference")])
-            for sentence, found in _by_sentence(hidden)]
+        return _unquoted(text, _by_sentence(text))
+    return _unquoted(text, [(show_quoted_comments(sentence, comments),
+                             [replace(st, text=shown) for st in found
+                              if (shown := show_quoted_comments(st.text, comments)) == st.text or st.kind in (
+                                  "rule", "preference")])
+                            for sentence, found in _by_sentence(hidden)])
+
+
+# words in quotes: what someone wrote or said, given to translate, rewrite or check ("reviewer left
+# this on my PR: 'we decided in the RFC to never use inline styles'"), not the person's own statement
+_QUOTED_WORDS_RE = re.compile(r"(?:^|(?<=[\s:(]))['‘\"“](?P<q>(?:[^'‘’\"“”\n]|(?<=\w)['’](?=\w)){12,}?)['’\"”]"
+                              r"(?=[\s.,;:!?)—-]|$)")  # (an apostrophe inside a word is no closing mark: "I'm")
+_CONTENT_WORD_RE = re.compile(r"[^\W\d_]{4,}")
+QUOTED_SHARE = 0.8  # this share of a statement's words inside one quote: the quote is what it says
+
+
+def _content_words(text: str) -> set[str]:
+    return {word.casefold() for word in _CONTENT_WORD_RE.findall(text)} - {"user"}
+
+
+def _own_quote(text: str, quote: re.Match[str]) -> bool:
+    """Whether the person gives ``quote`` as their own words: alone on its line, or after a lead-in of theirs
+    ("one more rule: 'always run the linter first'")."""
+    before = text[text.rfind("\n", 0, quote.start()) + 1:quote.start()].strip()
+    if before:
+        rest, hint = strip_lead(f"{before} said")
+        return rest == "said" and hint is not None
+    after = text[quote.end():].split("\n", 1)[0]
+    return not re.search(r"\w", after)
+
+
+def _unquoted(text: str, groups: list[tuple[str, list[Statement]]]) -> list[tuple[str, list[Statement]]]:
+    """``groups`` without the statements that only say what a quote in the message says: someone else's words
+    (a statement that keeps the quote marks quotes the words to use: "say 'confirm with the partner'")."""
+    quotes = [_content_words(found.group("q")) for found in _QUOTED_WORDS_RE.finditer(text)
+              if not _own_quote(text, found)]
+    if not quotes:
+        return groups
+
+    def quoted(statement: Statement) -> bool:
+        said = _content_words(statement.text)
+        return bool(said) and not re.search(r"(?:^|(?<=[\s:(]))['‘\"“]\S", statement.text) and any(
+            len(said & quote) >= QUOTED_SHARE * len(said) for quote in quotes)
+    return [(sentence, [st for st in found if not quoted(st)]) for sentence, found in groups]
 
 
 # the word a reason starts with: what follows it is why, not a second decision ("we're moving to Google Drive,

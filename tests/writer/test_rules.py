@@ -1258,6 +1258,27 @@ def test_someone_elses_words_and_the_parts_of_a_request_are_not_the_person_speak
     assert extract_statements(said) == []
 
 
+@pytest.mark.parametrize("said", [
+    "translate to Spanish pls: 'the office is closed every Monday for cleaning'",
+    "their receipts say 'we never refund anything after 30 days', is that even legal here?",
+    "a parent just emailed me 'I'm vegetarian and we've decided he's skipping swimming' - how do I reply?",
+    "the landlord texted me 'I always collect the rent on the 3rd' - can he change it like that?",
+])
+def test_words_in_single_quotes_that_someone_else_wrote_are_not_the_person_speaking(said):
+    assert extract_statements(said) == []
+
+
+@pytest.mark.parametrize("said, text", [
+    ("in support replies always say 'our team will follow up' instead of giving a date",  # the words to use
+     "In support replies always say 'our team will follow up' instead of giving a date."),
+    ("sign as 'Tomás Reyes, Head of Global Partnerships, Europe'",
+     "Sign as 'Tomás Reyes, Head of Global Partnerships, Europe'."),
+    ("team rule: 'never merge on a red build'", "Never merge on a red build."),  # given as theirs by a lead-in
+])
+def test_a_quote_the_person_gives_as_their_own_words_is_kept(said, text):
+    assert [s.text for s in extract_statements(said)] == [text]
+
+
 def test_a_rule_the_person_quotes_as_their_own_is_still_theirs():
     assert [s.kind for s in extract_statements('one more rule: "always run the linter first"')] == ["rule"]
 
