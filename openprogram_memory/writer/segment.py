@@ -25,15 +25,14 @@ from __future__ import annotations
 import re
 
 from . import lexicon as lx
-from ..sessions.wrappers import WRAPPER_TAGS, without_wrappers
+from ..sessions.wrappers import COMPACTION_SUMMARY_STARTS, WRAPPER_TAGS, without_wrappers
 
 # -- agent-generated text --------------------------------------------------------
 # (read after whole wrapper elements are out: what starts so is a wrapper never closed, or the runtime's prose)
 _WRAPPER_STARTS = (
     *(f"<{tag}>" for tag in WRAPPER_TAGS), "[request interrupted by user", "caveat: the messages below were generated",
-    "this session is being continued from a previous conversation",
+    *(start.casefold() for start in COMPACTION_SUMMARY_STARTS),  # (the importers' list: one list, not two)
     "please continue the conversation from where we left it off",
-    "another language model started to solve this problem",  # codex's compaction hand-off
     "# agents.md instructions for",
     "analysis:\n", "<analysis>", "<summary>",
 )
