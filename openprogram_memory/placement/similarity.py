@@ -4,7 +4,8 @@ Two records are duplicates when their normalized text is equal, or when
 both have at least :data:`MIN_TOKENS` word tokens, their token sets have a
 Jaccard similarity of at least :data:`JACCARD` — and they agree on every
 negation word and every number (so "likes X" / "does not like X" and
-"budget is 500" / "budget is 600" never merge). Candidate pairs come from
+"budget is 500" / "budget is 600" never merge), and open on the same subject
+("Walter is …" / "Trent is …" never merge). Candidate pairs come from
 prefix filtering over tokens ordered by rarity, so the cost grows with the
 number of similar pairs, not with the square of the record count.
 """
@@ -63,7 +64,15 @@ def is_near_duplicate(a: str, b: str, threshold: float = JACCARD) -> bool:
     sa, sb = frozenset(tokens(a)), frozenset(tokens(b))
     if min(len(sa), len(sb)) < MIN_TOKENS or _guard(sa) != _guard(sb):
         return False
-    return jaccard(sa, sb) >= threshold
+    return jaccard(sa, sb) >= threshold and not _other_subject(a, b, sa, sb)
+
+
+def _other_subject(a: str, b: str, sa: frozenset[str], sb: frozenset[str]) -> bool:
+    """Whether ``a`` and ``b`` say the same of two different subjects: each opens on a word the other does not
+    have ("Walter is the user's colleague and lives in Madrid" / "Trent is …": two people, however alike the
+    rest). A value swapped further on is the same statement changed ("use Flask for X" / "use FastAPI for X")."""
+    first_a, first_b = tokens(a)[:1], tokens(b)[:1]
+    return bool(first_a and first_b) and first_a[0] not in sb and first_b[0] not in sa
 
 
 def duplicate_groups(texts: Sequence[str], threshold: float = JACCARD, focus: set[int] | None = None,
@@ -92,7 +101,6 @@ def duplicate_groups(texts: Sequence[str], threshold: float = JACCARD, focus: se
             exact[key] = i
 
     sets = [frozenset(tokens(t)) for t in texts]
-    guards = [_guard(s) for s in sets]
     counts = Counter(t for s in sets for t in s)
     index: dict[str, list[int]] = {}
     for i, token_set in enumerate(sets):
@@ -105,7 +113,7 @@ def duplicate_groups(texts: Sequence[str], threshold: float = JACCARD, focus: se
             candidates.update(index.setdefault(token, []))
             index[token].append(i)
         for j in candidates:
-            if guards[i] == guards[j] and jaccard(token_set, sets[j]) >= threshold:
+            if _duplicates(texts, sets, j, i, threshold):
                 components.union(j, i)
     return components.groups()
 
@@ -174,7 +182,7 @@ def _duplicates(texts: Sequence[str], sets: Sequence[frozenset[str]], i: int, j:
         return True
     if len(a) < MIN_TOKENS or len(b) < MIN_TOKENS or _guard(a) != _guard(b):
         return False
-    return jaccard(a, b) >= threshold
+    return jaccard(a, b) >= threshold and not _other_subject(texts[i], texts[j], a, b)
 
 
 # -- candidates through an inverted index (issue: writes cost what changed) --------------------------------------

@@ -26,6 +26,11 @@ def test_near_duplicates():
     assert not is_near_duplicate("The team budget is 500 euros per month.", "The team budget is 600 euros per month.")
     assert is_near_duplicate("Ok.", "ok")  # short: exact only
     assert not is_near_duplicate("Go home.", "Go home now.")
+    # the same said of two people (each opens on a word the other lacks) / a value changed further on
+    assert not is_near_duplicate("Walter is the user's colleague and lives in Madrid.",
+                                 "Trent is the user's colleague and lives in Madrid.")
+    assert is_near_duplicate("We decided to use Flask for the billing service.",
+                             "We decided to use FastAPI for the billing service.")
 
 
 def test_groups_are_connected_components():
@@ -36,6 +41,8 @@ def test_groups_are_connected_components():
         "Dana prefers short, direct answers.",     # 3
         "Dana prefers short and direct answers.",  # 4 near of 3
         "Something else entirely.",                # 5
+        "Walter is the user's colleague and lives in Madrid.",  # 6
+        "Trent is the user's colleague and lives in Madrid.",   # 7 another person: no duplicate of 6
     ]
     assert sorted(duplicate_groups(texts)) == [[0, 2], [3, 4]]
 

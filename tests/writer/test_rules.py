@@ -781,6 +781,17 @@ def test_a_decision_about_another_named_project_is_no_update_of_the_first(rules_
         "We decided to use Postgres for the bravo project.": ["openprogram/t/tu0"]}
 
 
+def test_the_same_said_of_two_people_is_two_records(rules_ws, store):
+    """Alike word for word but for whom they are about: neither is an update of the other."""
+    say(store, "s", ["Marguerite is on my team and works from Porto.", "Ignatius is on my team and works from Porto."])
+    write(rules_ws)
+    say(store, "t", ["Ottoline is on my team and works from Porto."], start=LATER)
+    write(rules_ws, "t")
+    assert sorted(records(rules_ws)) == ["Ignatius is on the user's team and works from Porto.",
+                                         "Marguerite is on the user's team and works from Porto.",
+                                         "Ottoline is on the user's team and works from Porto."]
+
+
 def test_repeated_statements_are_not_recorded_twice(rules_ws, store):
     say(store, "s", CONVERSATION)
     write(rules_ws)
