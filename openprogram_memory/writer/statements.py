@@ -1009,7 +1009,8 @@ _HOW_TO_EXPLAIN_RE = re.compile(
     r"with (?:an? )?examples?|in detail|briefly)\b", re.I)
 _ONE_OFF_ASK_RE = re.compile(
     r"^(?:(?:please|pls|plz|can you|could you|just|now|ok|okay)\s+)*(?:redo|rerun|retry|undo|revert|rename|fix|delete|"
-    r"remove|move|rewrite|reword|regenerate|tidy up|clean up|add|bump|deploy|update|merge|install|draft)\b", re.I)
+    r"remove|move|rewrite|reword|regenerate|tidy up|clean up|add|bump|deploy|update|merge|install|draft|research|look up|"
+    r"summari[sz]e)\b", re.I)
 
 
 def _only_here(said: str) -> bool:

@@ -1299,6 +1299,9 @@ def test_a_rule_the_person_quotes_as_their_own_is_still_theirs():
     "write me a regex for every weekday at noon",  # a piece of work, whatever its time words
     "give me three names for a service that never sleeps",
     "same flaky job again — just retry the pipeline please",
+    "please research coworking spaces in Tbilisi for me",  # an errand: look something up, sum something up
+    "pls look up the ferry times to Hvar for me",
+    "Please summarize the attached minutes for me.",
 ])
 def test_what_is_scoped_to_now_or_asks_for_one_thing_is_no_record(said):
     assert extract_statements(said) == []
