@@ -441,6 +441,31 @@ class MemoryWorkspace:
         return left_out_warnings(self.root, self.cache.unreadable if unreadable is None else unreadable,
                                  self.cache.invalid if invalid is None else invalid)
 
+    def hand_edit_failure(self, rel: object, *, whose: str, then: str,
+                          rejection: MemoryFailure | None = None) -> MemoryFailure | None:
+        """The refusal of a change to ``rel`` when a person left that topic invalid by hand; None when it is valid.
+
+        A topic edited outside the product that breaks a record rule (a paragraph typed without a citation) is
+        never installed, so no change to that file may be installed either: the change could only "fix" or
+        overwrite the person's text. ``WRITER_PRECONDITION_FAILED``, retryable: the first run after the person
+        fixes the file goes through. ``whose`` names the refused change ("the writer's"), ``then`` what happens
+        next. Judged on the cache as the transaction's baseline read it.
+        """
+        problem = self.cache.invalid.get(rel) if isinstance(rel, str) else None
+        if problem is None:
+            return None
+        details: dict[str, Any] = {"file": rel, "problem": problem}
+        if rejection is not None:
+            details["rejection"] = rejection.to_json()
+        return MemoryFailure(
+            FailureCode.WRITER_PRECONDITION_FAILED,
+            f"{rel} {problem}: the file was edited outside the product and is not valid, so no change to it can "
+            f"be installed (this is not {whose} edit); see `openprogram memory check` and fix it with "
+            f"`openprogram memory edit {rel}` — {then}",
+            retryable=True,
+            details=details,
+        )
+
     def git_warnings(self) -> list[str]:
         """Git damage a person should know about: history stops until it is repaired."""
         from .transaction import gitcheck, ledger

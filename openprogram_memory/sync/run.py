@@ -91,6 +91,12 @@ def integrate(ws: "MemoryWorkspace", remote_head: str | None) -> dict[str, Any]:
         except MemoryFailure as failure:
             raise _as_data_error(failure) from None
         state.update(plan)
+        for rel in plan["topics"]:
+            # the merge writes whole files: one a person left invalid by hand would lose the typed text
+            refusal = ws.hand_edit_failure(rel, whose="the remote's",
+                                           then="then run `openprogram memory sync` again")
+            if refusal is not None:
+                raise refusal
         try:
             for rel, text in plan["topics"].items():
                 if text is None:

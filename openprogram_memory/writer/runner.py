@@ -157,7 +157,11 @@ def _attempt(ws: "MemoryWorkspace", backend: WriterBackend, request: WriterReque
                          runtime_update=runtime_update or count, stamp=stamp)
     except MemoryFailure as failure:
         run = captured.get("run")
-        hand_edit = _hand_edit_failure(ws, failure) if failure.code in REPAIRABLE else None
+        # a file a person left invalid by hand: no repair run, and the turns stay pending (the watcher does not
+        # settle the session) until the person fixes it
+        hand_edit = (ws.hand_edit_failure(failure.details.get("file"), whose="the writer's", rejection=failure,
+                                          then="the turns stay pending and the next write writes them")
+                     if failure.code in REPAIRABLE else None)
         _log(ws, backend, request, run, now, error=hand_edit or failure)
         if hand_edit is not None:
             raise hand_edit from failure
@@ -172,28 +176,6 @@ def _attempt(ws: "MemoryWorkspace", backend: WriterBackend, request: WriterReque
     judged = outcomes(request.superseded, ws.cache.snapshot()) if request.superseded else []
     _log(ws, backend, request, captured["run"], now, result=result, superseded=judged)
     return _Attempt(result, captured["run"], superseded=judged)
-
-
-def _hand_edit_failure(ws: "MemoryWorkspace", rejection: MemoryFailure) -> MemoryFailure | None:
-    """The rejection as the workspace's fault, when the file it names was already invalid before the edit.
-
-    A topic edited outside the product that breaks a record rule (a paragraph typed without a citation) is
-    never installed, so any change to that file is rejected whatever the writer does: no repair run (it
-    could only "fix" the person's text), and retryable — the turns stay pending (the watcher does not settle
-    the session) and the first write after the person fixes the file writes them.
-    """
-    rel = rejection.details.get("file")
-    problem = ws.cache.invalid.get(rel) if isinstance(rel, str) else None  # as the transaction's baseline read it
-    if problem is None:
-        return None
-    return MemoryFailure(
-        FailureCode.WRITER_PRECONDITION_FAILED,
-        f"{rel} {problem}: the file was edited outside the product and is not valid, so no change to it can "
-        f"be installed (this is not the writer's edit); see `openprogram memory check` and fix it with "
-        f"`openprogram memory edit {rel}` — the turns stay pending and the next write writes them",
-        retryable=True,
-        details={"file": rel, "problem": problem, "rejection": rejection.to_json()},
-    )
 
 
 def _log(ws: "MemoryWorkspace", backend: WriterBackend, request: WriterRequest, run: WriterRun | None,

@@ -246,3 +246,27 @@ def test_the_transaction_refuses_an_archive_replacement_that_drops_a_frame(pair)
              + SourceMessage("openprogram/s1/z", "D", "u", "2026-09-01T00:00:00Z", "new").frame()).encode()
     a.edit(lambda staging: staging.replace_archive(rel, grown), policy=Policy.MODEL)
     assert (a.root / rel).read_bytes() == grown
+
+
+def test_a_merge_never_overwrites_an_invalid_hand_edit_and_a_merge_beside_it_keeps_it(pair):
+    remote, a, b = pair
+    rid = add(a, "topics/dana.md", "Dana runs a bike shop.")
+    converge(remote, a, b)
+    typed = (a.root / "topics/dana.md").read_text() + "\nDana's shop opens at nine, typed by hand.\n"
+    (a.root / "topics/dana.md").write_text(typed)  # uncited: never adopted, only on disk
+    # a merge that does not touch that file goes ahead and leaves the typed text where it is
+    other = add(b, "topics/work.md", "Dana uses FastAPI.", "openprogram/s1/u3")
+    sync(reopen(b), remote)
+    assert sync(reopen(a), remote)["merged"] and other in records(a)
+    assert (a.root / "topics/dana.md").read_text() == typed
+    # one that does is refused, as `memory write` refuses, and nothing changes
+    update(b, rid, "Dana runs a bike shop in York.")
+    sync(reopen(b), remote)
+    head, files = Repo(str(a.root)).head(), memory_files(a)
+    with pytest.raises(MemoryFailure) as info:
+        sync(reopen(a), remote)
+    failure = info.value
+    assert failure.code is FailureCode.WRITER_PRECONDITION_FAILED and failure.details["file"] == "topics/dana.md"
+    assert "`openprogram memory edit topics/dana.md`" in failure.message
+    assert memory_files(a) == files and Repo(str(a.root)).head() == head
+    assert (a.root / "topics/dana.md").read_text() == typed
