@@ -37,6 +37,10 @@ def sync(ws: "MemoryWorkspace", remote: str | None = None, *, attempts: int = AT
 
     ``before_push`` (tests) runs after each local install, before the push.
     """
+    if remote is not None and not remote.strip():
+        raise MemoryFailure(FailureCode.INVALID_ARGUMENT,
+                            "--remote is blank: give the git URL or path of the shared repository, or leave "
+                            "--remote out to use memory.sync.remote")
     url = (remote or ws.settings["memory.sync.remote"] or "").strip()
     if not url:
         raise MemoryFailure(FailureCode.INVALID_ARGUMENT,

@@ -7,6 +7,7 @@ the network is slow and the write lock guards only the local install.
 
 from __future__ import annotations
 
+import shlex
 from contextlib import nullcontext
 from pathlib import Path
 
@@ -81,10 +82,20 @@ def _fetch_local(path: str, target, wants, lock=None) -> bytes | None:
     target has and sent whole (what a git server sends over the network is
     the server's business), so a fetch costs what it brings.
     """
+    from dulwich.errors import NotGitRepository
     from dulwich.pack import generate_unpacked_objects
     from dulwich.repo import Repo
 
-    with Repo(path) as remote:
+    try:
+        opened = Repo(path)
+    except NotGitRepository:
+        # a mistyped or never created path: no later try will find it (not REMOTE_UNAVAILABLE, which a cron job
+        # would retry forever)
+        raise MemoryFailure(FailureCode.INVALID_ARGUMENT,
+                            f"the sync remote {path} is not a git repository (or does not exist): create it once "
+                            f"with `git init --bare {shlex.quote(path)}`, or give the right --remote",
+                            details={"remote": path}) from None
+    with opened as remote:
         missing = remote.find_missing_objects(wants, target.get_graph_walker(), None)
         if missing is not None:
             object_ids = list(missing)

@@ -176,7 +176,7 @@ def test_unreachable_remote_is_retryable_and_changes_nothing(pair, tmp_path):
     _remote, a, _b = pair
     before = reopen(a).revision()
     with pytest.raises(MemoryFailure) as info:
-        sync(reopen(a), str(tmp_path / "no-such-remote.git"))
+        sync(reopen(a), "git://127.0.0.1:1/no-such-remote.git")  # nothing listens there
     assert info.value.code is FailureCode.REMOTE_UNAVAILABLE and info.value.retryable
     assert reopen(a).revision() == before
 

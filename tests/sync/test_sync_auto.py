@@ -45,8 +45,8 @@ def test_without_auto_or_with_an_unreachable_remote_the_poll_still_writes(tmp_pa
     report = watch_once(settings, now=LATER)
     assert report.sync is None and [o.ok for o in report] == [True]  # auto is off by default
 
-    settings = _laptop(tmp_path / "second", **{"memory.sync.auto": True,
-                                               "memory.sync.remote": str(tmp_path / "no-such-remote.git")})
+    settings = _laptop(tmp_path / "second", **{"memory.sync.auto": True,  # nothing listens there
+                                               "memory.sync.remote": "git://127.0.0.1:1/no-such-remote.git"})
     report = watch_once(settings, now=LATER)
     assert [o.ok for o in report] == [True]
     assert report.sync == {"ok": False, "code": "REMOTE_UNAVAILABLE", "retryable": True,

@@ -40,7 +40,29 @@ def test_no_remote_is_a_usage_error_and_unreachable_is_retryable(tmp_path):
     run("memory", "init")
     missing = run("memory", "sync", "--json")
     assert missing.exit_code == 64 and json.loads(missing.output)["code"] == "INVALID_ARGUMENT"
-    gone = run("memory", "sync", "--remote", str(tmp_path / "nowhere.git"), "--json")
+    gone = run("memory", "sync", "--remote", "git://127.0.0.1:1/nowhere.git", "--json")  # nothing listens there
     assert gone.exit_code == 75, gone.output
     assert json.loads(gone.output)["code"] == "REMOTE_UNAVAILABLE"
     assert load_settings()["memory.sync.remote"] == ""  # an unreachable URL is not recorded
+
+
+def test_a_local_path_that_is_no_repository_is_a_usage_error_not_a_retry(tmp_path):
+    run("memory", "init")
+    (tmp_path / "plain").mkdir()
+    for path in (tmp_path / "nowhere.git", tmp_path / "plain"):
+        wrong = run("memory", "sync", "--remote", str(path), "--json")
+        assert wrong.exit_code == 64, wrong.output  # a cron job must not retry it forever
+        data = json.loads(wrong.output)
+        assert data["code"] == "INVALID_ARGUMENT" and data["retryable"] is False
+        assert f"git init --bare {path}" in data["message"]
+    assert load_settings()["memory.sync.remote"] == ""
+
+
+def test_a_blank_remote_is_a_usage_error_even_with_one_configured(tmp_path):
+    remote = bare_remote(tmp_path)
+    run("memory", "init")
+    assert run("memory", "sync", "--remote", remote).exit_code == 0
+    blank = run("memory", "sync", "--remote", "  ", "--json")
+    assert blank.exit_code == 64 and json.loads(blank.output)["code"] == "INVALID_ARGUMENT"
+    assert "--remote is blank" in json.loads(blank.output)["message"]
+    assert load_settings()["memory.sync.remote"] == remote
