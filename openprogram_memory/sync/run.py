@@ -10,6 +10,7 @@ and written markers live outside it and stay per machine.
 from __future__ import annotations
 
 import json
+import re
 from typing import TYPE_CHECKING, Any
 
 from ..config import write_config_value
@@ -17,7 +18,7 @@ from ..failures import FailureCode, MemoryFailure
 from ..topics.model import decode_topic
 from ..transaction.engine import Policy, staged_edit
 from ..transaction.history import commit_paths, head_id
-from ..workspace.layout import RECENT, SOURCES, TOPICS
+from ..workspace.layout import RECENT, SOURCES, TIMELINE, TOPICS
 from ..workspace.state import REVISIONS, write_lock
 from . import transport
 from .archives import union
@@ -115,11 +116,15 @@ def integrate(ws: "MemoryWorkspace", remote_head: str | None) -> dict[str, Any]:
             staging.replace_archive(rel, data)
 
     def order(runtime, result) -> None:
-        _merge_order(runtime, state.get("remote_numbers", {}), state.get("fast_forward", False), result.block_ids)
+        _merge_order(runtime, state.get("remote_numbers", {}), state.get("remote_days", []),
+                     state.get("fast_forward", False), result.block_ids)
 
     try:
+        # every view rendered again (force_views): the order changed for records the merge did not touch, and
+        # a view rendered with the old order would be stale (`memory check`) and differ from the other machine's
         staged_edit(ws, edit, policy=Policy.MODEL, lock_timeout=LOCK_TIMEOUT, runtime_update=order,
-                    message=f"memory: sync merge of {remote_head[:12]}", merge_parent=remote_head)
+                    message=f"memory: sync merge of {remote_head[:12]}", merge_parent=remote_head,
+                    force_views=True)
     except MemoryFailure as failure:
         if failure.code in (FailureCode.INVALID_TOPIC_FORMAT, FailureCode.APPEND_ONLY_REQUIRED,
                             FailureCode.MISSING_SOURCE):
@@ -157,7 +162,8 @@ def plan_merge(repo, local: str | None, remote: str) -> dict[str, Any]:
         if merged is not None and merged != read["local"].get(rel):
             archives[rel] = merged
     return {"topics": topic_changes, "archives": archives, "ids": set(outcome.final), "conflicts": outcome.conflicts,
-            "fast_forward": fast_forward, "remote_numbers": _recent_numbers(repo, remote)}
+            "fast_forward": fast_forward, "remote_numbers": _recent_numbers(repo, remote),
+            "remote_days": _timeline_days(repo, remote) if fast_forward else []}
 
 
 def _changed_paths(repo, base: str | None, local: str | None, remote: str) -> set[str]:
@@ -211,17 +217,45 @@ def _recent_numbers(repo, commit: str) -> dict[str, int]:
     return out
 
 
-def _merge_order(runtime, remote_numbers: dict[str, int], fast_forward: bool, created: list[str]) -> None:
+_TIMELINE_ID = re.compile(r"#\^([0-9a-f]{8})\)\)$", re.MULTILINE)
+
+
+def _timeline_days(repo, commit: str) -> list[list[str]]:
+    """The memory IDs of each day file of the commit's timeline, in the order the file lists them."""
+    from dulwich.object_store import iter_tree_contents
+
+    store = repo.object_store
+    days = []
+    for entry in iter_tree_contents(store, store[commit.encode()].tree):
+        if entry.path.startswith(TIMELINE.encode() + b"/") and entry.path.endswith(b".md"):
+            days.append(_TIMELINE_ID.findall(store[entry.sha].data.decode("utf-8", "replace")))
+    return days
+
+
+def _merge_order(runtime, remote_numbers: dict[str, int], remote_days: list[list[str]], fast_forward: bool,
+                 created: list[str]) -> None:
     """Creation order after a sync, so both machines render the same views.
 
-    Fast-forward: take the remote's numbers for the records its recent view
-    lists (its machine numbered them last). Merge: the records new here keep
-    the slots the transaction gave them, in the remote's order. Orders are
-    merged, never reset.
+    Fast-forward (the tree becomes the remote's): the order the remote's
+    views were rendered with, as far as they show it — the numbers its
+    recent view lists, and each timeline day's order for the records below
+    them (numbered under the lowest listed) — so the views rendered here are
+    the remote's byte for byte and the sync adds no commit. Merge: the
+    records new here keep the slots the transaction gave them, in the
+    remote's order (the other machine then fast-forwards to the merge).
+    Orders are merged, never reset.
     """
     order = runtime.created_order
     if fast_forward:
-        numbers = {i: remote_numbers.get(i, n) for i, n in order.items()}
+        listed = {i: n for i, n in remote_numbers.items() if i in order and n >= 0}
+        rest = [i for i in order if i not in listed]  # oldest first
+        position = {memory_id: slot for slot, memory_id in enumerate(rest)}
+        for day in remote_days:
+            ids = [i for i in day if i in position]
+            for slot, memory_id in zip(sorted(position[i] for i in ids), ids):
+                rest[slot] = memory_id
+        start = max(0, min(listed.values(), default=len(rest)) - len(rest))
+        numbers = {**{memory_id: start + k for k, memory_id in enumerate(rest)}, **listed}
         runtime.created_order = dict(sorted(numbers.items(), key=lambda item: item[1]))
         return
     fresh = [i for i in created if i in order]

@@ -5,11 +5,13 @@ from __future__ import annotations
 import pytest
 from dulwich.repo import Repo
 
+from openprogram_memory.config import write_config_value
 from openprogram_memory.failures import FailureCode, MemoryFailure
 from openprogram_memory.sync import sync
 from openprogram_memory.transaction.engine import Policy
 from openprogram_memory.sync.archives import union
 from openprogram_memory.sources.archive import SourceMessage, parse_archive
+from openprogram_memory.transaction.check import check_workspace
 
 from .helpers import add, bare_remote, fsck, machine, memory_files, reopen
 
@@ -270,3 +272,22 @@ def test_a_merge_never_overwrites_an_invalid_hand_edit_and_a_merge_beside_it_kee
     assert "`openprogram memory edit topics/dana.md`" in failure.message
     assert memory_files(a) == files and Repo(str(a.root)).head() == head
     assert (a.root / "topics/dana.md").read_text() == typed
+
+
+def test_more_records_than_the_recent_view_holds_settle_with_the_same_fresh_views(pair):
+    remote, a, b = pair
+    for ws in (a, b):  # the recent view lists fewer records than A has: the rest are ordered by the timeline alone
+        write_config_value(ws.settings.state_dir, "memory.recent.limit", 3)
+    sources = ["openprogram/s1/u1", "openprogram/s1/u2", "openprogram/s1/u3"]  # three days of evidence
+    for n in range(12):
+        add(a, f"topics/t{n % 2}.md", f"Dana keeps note number {n}.", sources[n % 3])
+    add(b, "topics/tea.md", "Dana likes tea.")
+    converge(remote, a, b, a, b)
+    assert memory_files(a) == memory_files(b)
+    for ws in (a, b):
+        assert check_workspace(reopen(ws)) == []  # no stale recent_events.jsonl or timeline day
+    heads = [Repo(str(ws.root)).head() for ws in (a, b)]
+    for ws in (a, b, a):
+        again = sync(reopen(ws), remote)
+        assert not again["merged"] and not again["pushed"]  # settled: no merge commit after merge commit
+    assert [Repo(str(ws.root)).head() for ws in (a, b)] == heads
