@@ -7,11 +7,14 @@ from dulwich.repo import Repo
 
 from openprogram_memory.config import write_config_value
 from openprogram_memory.failures import FailureCode, MemoryFailure
+from openprogram_memory.fsutil import atomic_write_text
 from openprogram_memory.sync import sync
 from openprogram_memory.transaction.engine import Policy
 from openprogram_memory.sync.archives import union
 from openprogram_memory.sources.archive import SourceMessage, parse_archive
 from openprogram_memory.transaction.check import check_workspace
+from openprogram_memory.workspace.layout import RUNTIME
+from openprogram_memory.workspace.state import RuntimeState
 
 from .helpers import add, bare_remote, fsck, machine, memory_files, reopen
 
@@ -291,3 +294,21 @@ def test_more_records_than_the_recent_view_holds_settle_with_the_same_fresh_view
         again = sync(reopen(ws), remote)
         assert not again["merged"] and not again["pushed"]  # settled: no merge commit after merge commit
     assert [Repo(str(ws.root)).head() for ws in (a, b)] == heads
+
+
+def test_views_one_machine_rendered_in_its_own_order_are_replaced_by_the_next_sync(pair):
+    remote, a, b = pair
+    sources = ["openprogram/s1/u1", "openprogram/s1/u2", "openprogram/s1/u3"]
+    for n in range(6):
+        add(a, "topics/dana.md", f"Dana keeps note number {n}.", sources[n % 3])
+    converge(remote, a, b)
+    # B numbered the records its own way (as sync left machines before) and rendered its views with it
+    runtime = RuntimeState.load(b.layout)
+    runtime.created_order = {i: n for n, i in enumerate(reversed(runtime.created_order))}
+    atomic_write_text(b.layout.path(RUNTIME), runtime.to_text())
+    reopen(b).rebuild()
+    sync(reopen(b), remote)
+    sync(reopen(a), remote)  # the topics did not change: only the views
+    assert memory_files(a) == memory_files(b)
+    assert check_workspace(reopen(a)) == []
+    assert not sync(reopen(b), remote)["pushed"] and not sync(reopen(a), remote)["pushed"]
