@@ -75,6 +75,11 @@ class BranchSwitch:
 EVER_SUPERSEDED = "ever_superseded"  # meta.json flag; never cleared (a restore may be undone again)
 
 
+def _restoring(nodes: Sequence[Node]) -> dict[str, dict[str, Any]]:
+    """The metadata updates that put rewound ``nodes`` back on a live branch (written markers stay)."""
+    return {node.id: {REWOUND_KEY: None, SUPERSEDED_KEY: None} for node in nodes}
+
+
 def _note_superseded(meta: dict[str, Any], updates: Mapping[str, Mapping[str, Any]]) -> None:
     if any(change.get(SUPERSEDED_KEY) for change in updates.values()):
         meta[EVER_SUPERSEDED] = True
@@ -323,7 +328,8 @@ class SessionStore:
             if parent is None:
                 parent = meta.get("head_id")
             node = self._make_node(session_id, role, content, parent, node_id, created_at, metadata)
-            self._insert_locked(session_id, meta, [node], head=node.id)
+            restored = self._insert_locked(session_id, meta, [node], head=node.id)
+        self._follow_spawned(session_id, meta, restored=restored)
         return node
 
     def insert_nodes(self, session_id: str, nodes: Sequence[Node], *, head: str | None = None,
@@ -331,7 +337,8 @@ class SessionStore:
         """Bulk-add prepared nodes (importers): parents first, one ``meta.json`` write.
 
         Each node's predecessor must already exist or come earlier in
-        ``nodes``; existing ids are refused. Head moves only if ``head`` is given.
+        ``nodes``; existing ids are refused. Head moves only if ``head`` is given
+        (onto a rewound branch: the conversation went back to it, see :meth:`_insert_locked`).
         """
         with self._locked(session_id):
             meta = self._read_meta(session_id)
@@ -340,7 +347,8 @@ class SessionStore:
                 self._check_new_node(session_id, node.id, node.predecessor, seen)
                 validate_role(node.role)
                 seen.add(node.id)
-            self._insert_locked(session_id, meta, list(nodes), head=head, fsync=fsync)
+            restored = self._insert_locked(session_id, meta, list(nodes), head=head, fsync=fsync)
+        self._follow_spawned(session_id, meta, restored=restored)
 
     def refresh_nodes(self, session_id: str, nodes: Sequence[Node]) -> None:
         """Replace existing nodes' role, content, metadata and ``updated_at`` (importers).
@@ -443,18 +451,36 @@ class SessionStore:
         return Node(node_id, parent, validate_role(role), content, stamp, stamp, dict(metadata or {}))
 
     def _insert_locked(self, session_id: str, meta: dict[str, Any], nodes: list[Node], *, head: str | None,
-                       fsync: bool = True) -> None:
+                       fsync: bool = True) -> list[str]:
+        """Add ``nodes`` and move head; return the ids of the rewound turns this restored.
+
+        A head that continues a rewound branch (its nearest stored ancestor, or
+        itself, is rewound) means the conversation went back to that branch:
+        it is restored as :meth:`switch` restores one, in the same commit, so
+        its unwritten turns are pending again and its written ones current.
+        """
         for node in nodes:
             branch = meta["branches"].pop(node.predecessor, None) if node.predecessor else None
             if branch and branch.get("name"):
                 meta["branches"][node.id] = {"name": branch["name"], "archived": False}
             meta["updated_at"] = max(meta["updated_at"], node.created_at)
         meta["node_count"] = int(meta.get("node_count", 0)) + len(nodes)
+        restored: list[Node] = []
         if head is not None:
             meta["head_id"] = head
+            new = {node.id: node for node in nodes}
+            anchor: str | None = head
+            while anchor in new:
+                anchor = new[anchor].predecessor
+            if anchor is not None and self.get_node(session_id, anchor).rewound:  # one read unless it is
+                restored = [node for node in self.walk_back(session_id, anchor) if node.rewound]
+                if anchor in meta["branches"]:
+                    meta["branches"][anchor]["archived"] = False
+        changed = self._merged_nodes(session_id, _restoring(restored))
         if nodes or head is not None:
-            self._commit(session_id, nodes, index_lines=[json.dumps({"id": n.id, "predecessor": n.predecessor})
-                                                          for n in nodes], meta=meta, fsync=fsync)
+            self._commit(session_id, nodes + changed, index_lines=[
+                json.dumps({"id": n.id, "predecessor": n.predecessor}) for n in nodes], meta=meta, fsync=fsync)
+        return [node.id for node in restored]
 
     def _write_nodes(self, session_id: str, nodes: list[Node], *, fsync: bool = True) -> None:
         try:
@@ -616,8 +642,7 @@ class SessionStore:
                 if node.id == fork:
                     break
                 updates[node.id] = {REWOUND_KEY: True, SUPERSEDED_KEY: node.written_to}
-            for node in restored:
-                updates[node.id] = {REWOUND_KEY: None, SUPERSEDED_KEY: None}
+            updates.update(_restoring(restored))
             changed = self._merged_nodes(session_id, updates)
             if abandoned:
                 entry = meta["branches"].get(old_head, {"name": None})
@@ -628,13 +653,7 @@ class SessionStore:
             meta["updated_at"] = max(meta["updated_at"], now_iso())
             _note_superseded(meta, updates)
             self._commit(session_id, changed, meta=meta)
-            spawned = meta.get("spawned", {})
-        gone, back = set(abandoned), {node.id for node in restored}
-        for child, node_id in sorted(spawned.items()):
-            if node_id in gone:
-                self._supersede_spawned(child, f"{session_id}/{node_id}", True)
-            elif node_id in back:
-                self._supersede_spawned(child, f"{session_id}/{node_id}", False)
+        self._follow_spawned(session_id, meta, abandoned=abandoned, restored=[node.id for node in restored])
         return BranchSwitch(abandoned, [node.id for node in reversed(restored)])
 
     def abandon_branch(self, session_id: str, tip: str) -> list[str]:
@@ -664,11 +683,7 @@ class SessionStore:
             meta["branches"][tip] = {"name": entry.get("name"), "archived": True}
             _note_superseded(meta, updates)
             self._commit(session_id, self._merged_nodes(session_id, updates), meta=meta)
-            spawned = meta.get("spawned", {})
-        gone = set(updates)
-        for child, node_id in sorted(spawned.items()):
-            if node_id in gone:
-                self._supersede_spawned(child, f"{session_id}/{node_id}", True)
+        self._follow_spawned(session_id, meta, abandoned=list(updates))
         return abandoned
 
     # -- spawn links -------------------------------------------------------------
@@ -712,6 +727,17 @@ class SessionStore:
     def spawned(self, session_id: str) -> dict[str, str]:
         """``{child session: parent node}`` of the sessions spawned from this one."""
         return dict(self._read_meta(session_id).get("spawned", {}))
+
+    def _follow_spawned(self, session_id: str, meta: Mapping[str, Any], *, abandoned: Sequence[str] = (),
+                        restored: Sequence[str] = ()) -> None:
+        """Supersede the sessions spawned from ``abandoned`` turns and restore those of ``restored`` ones.
+
+        Called after the session's own lock is released (each child takes its own).
+        """
+        gone, back = set(abandoned), set(restored)
+        for child, node_id in sorted(meta.get("spawned", {}).items()):
+            if node_id in gone or node_id in back:
+                self._supersede_spawned(child, f"{session_id}/{node_id}", node_id in gone)
 
     def _supersede_spawned(self, session_id: str, cause: str, superseded: bool) -> None:
         """Supersede (or restore) every turn of a spawned session, and its own spawns, for ``cause``."""

@@ -67,6 +67,22 @@ def test_switching_back_restores_the_old_branch_and_supersedes_the_new_one(store
     assert pending_turns(store, "s", WS) == []  # nothing to write: memory is not touched by a switch
 
 
+def test_a_turn_added_under_an_abandoned_turn_restores_its_branch(store: SessionStore) -> None:
+    """The person went back to the old branch and went on: it is live again, written turns stay written."""
+    store.create_session("s")
+    for node_id, role in (("m1", "user"), ("m2", "assistant"), ("m3", "user"), ("m4", "assistant")):
+        store.append("s", role, f"{node_id} text", node_id=node_id)
+    mark_written(store, "s", ["m1", "m2", "m3"], WS)  # m4 came after the last pass
+    store.rewind("s", "m2")
+    store.append("s", "user", "b3 text", node_id="b3")
+    store.append("s", "user", "m5 text", parent="m4", node_id="m5")
+    assert store.head("s") == "m5"
+    assert [n.id for n in store.get_branch("s")] == ["m1", "m2", "m3", "m4", "m5"]
+    assert not store.get_node("s", "m3").rewound and SUPERSEDED_KEY not in store.get_node("s", "m3").metadata
+    assert [n.id for n in pending_turns(store, "s", WS)] == ["m4", "m5"]  # m3 is not written twice
+    assert store.branch_tips("s", include_archived=True)[0] == "m5"
+
+
 def test_switching_to_a_live_branch_that_was_never_rewound_is_refused(store: SessionStore) -> None:
     store.create_session("s")
     store.append("s", "user", "one", node_id="m1")

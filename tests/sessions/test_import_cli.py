@@ -323,3 +323,47 @@ def test_what_codex_injects_as_user_messages_is_never_written(tmp_path: Path) ->
     report, contents = _write_session(thread)
     assert report["written"] == [n.id for n in branch if n.role == "assistant" or n is users[-1]]
     assert contents == {"The user lives in Lisbon."}
+
+
+BRANCHED = "branched-0001"
+
+
+def branched_transcript(path: Path, turns: list[tuple[str, str | None, str]]) -> None:
+    """A Claude Code transcript of ``(uuid, parentUuid, person's text)`` turns, each answered "Noted." by
+    ``a<uuid>``; a turn whose parent is an earlier turn's answer makes a branch (an edited prompt, a rewind)."""
+    with path.open("w") as handle:
+        for minute, (uuid, parent, text) in enumerate(turns):
+            for role, node_id, parent_id, message in (
+                    ("user", uuid, parent, {"role": "user", "content": text}),
+                    ("assistant", f"a{uuid}", uuid, {"role": "assistant", "id": f"msg_{uuid}", "type": "message",
+                                                     "content": [{"type": "text", "text": "Noted."}]})):
+                handle.write(json.dumps({"type": role, "uuid": node_id, "parentUuid": parent_id,
+                                         "isSidechain": False, "sessionId": BRANCHED, "message": message,
+                                         "timestamp": f"2025-11-01T10:{minute:02d}:0{role == 'assistant'}Z"}) + "\n")
+
+
+def records_by_content(ws: MemoryWorkspace) -> dict[str, bool]:
+    """``{record text: whether its footnote says it is from an abandoned branch}``."""
+    return {record.content: any(e.time and e.time.endswith("(abandoned branch)") for e in record.evidence)
+            for record in ws.records()}
+
+
+def test_going_on_from_an_edited_away_prompt_restores_its_branch_and_writes_it(tmp_path: Path) -> None:
+    """The person edited a prompt (a sibling branch), then went back to the first one and went on: the first
+    branch is live again and written once, the edited one is the abandoned branch now."""
+    first = [("u1", None, "For the web API we'll use Flask."), ("u2", "au1", "My favourite colour is blue."),
+             ("u3", "au1", "My favourite colour is purple."), ("u4", "au3", "I live in Paris.")]
+    branched_transcript(tmp_path / "t.jsonl", first)
+    assert invoke("memory", "import", "claude-code", str(tmp_path / "t.jsonl")).exit_code == 0
+    report, _ = _write_session(BRANCHED)
+    assert report["written"] == ["u1", "au1", "u3", "au3", "u4", "au4"]
+    branched_transcript(tmp_path / "t.jsonl", [*first, ("u5", "au2", "I now work at Acme Corp.")])
+    assert invoke("memory", "import", "claude-code", str(tmp_path / "t.jsonl")).exit_code == 0
+    store = SessionStore(load_settings().sessions_dir)
+    assert [n.id for n in store.get_branch(BRANCHED)] == ["u1", "au1", "u2", "au2", "u5", "au5"]
+    report, _ = _write_session(BRANCHED)
+    assert report["written"] == ["u2", "au2", "u5", "au5"] and report["pending"] == 0
+    records = records_by_content(MemoryWorkspace.open(load_settings(), create=True))
+    assert records["The user's favourite colour is blue."] is False and records["The user now works at Acme Corp."] is False
+    assert records["The user's favourite colour is purple."] is True and records["The user lives in Paris."] is True
+    assert _write_session(BRANCHED)[0]["written"] == []
