@@ -75,11 +75,6 @@ class BranchSwitch:
 EVER_SUPERSEDED = "ever_superseded"  # meta.json flag; never cleared (a restore may be undone again)
 
 
-def _restoring(nodes: Sequence[Node]) -> dict[str, dict[str, Any]]:
-    """The metadata updates that put rewound ``nodes`` back on a live branch (written markers stay)."""
-    return {node.id: {REWOUND_KEY: None, SUPERSEDED_KEY: None} for node in nodes}
-
-
 def _note_superseded(meta: dict[str, Any], updates: Mapping[str, Mapping[str, Any]]) -> None:
     if any(change.get(SUPERSEDED_KEY) for change in updates.values()):
         meta[EVER_SUPERSEDED] = True
@@ -320,7 +315,8 @@ class SessionStore:
     ) -> Node:
         """Add a message under ``parent`` (default: head) and move head to it.
 
-        An explicit ``parent`` other than head forks the session. The
+        An explicit ``parent`` other than head forks the session; one a rewind
+        abandoned goes back to its branch (see :meth:`_insert_locked`). The
         session's ``updated_at`` becomes the node's time if that is later.
         """
         with self._locked(session_id):
@@ -328,8 +324,8 @@ class SessionStore:
             if parent is None:
                 parent = meta.get("head_id")
             node = self._make_node(session_id, role, content, parent, node_id, created_at, metadata)
-            restored = self._insert_locked(session_id, meta, [node], head=node.id)
-        self._follow_spawned(session_id, meta, restored=restored)
+            moved = self._insert_locked(session_id, meta, [node], head=node.id)
+        self._follow_spawned(session_id, meta, abandoned=moved.abandoned, restored=moved.restored)
         return node
 
     def insert_nodes(self, session_id: str, nodes: Sequence[Node], *, head: str | None = None,
@@ -347,8 +343,8 @@ class SessionStore:
                 self._check_new_node(session_id, node.id, node.predecessor, seen)
                 validate_role(node.role)
                 seen.add(node.id)
-            restored = self._insert_locked(session_id, meta, list(nodes), head=head, fsync=fsync)
-        self._follow_spawned(session_id, meta, restored=restored)
+            moved = self._insert_locked(session_id, meta, list(nodes), head=head, fsync=fsync)
+        self._follow_spawned(session_id, meta, abandoned=moved.abandoned, restored=moved.restored)
 
     def refresh_nodes(self, session_id: str, nodes: Sequence[Node]) -> None:
         """Replace existing nodes' role, content, metadata and ``updated_at`` (importers).
@@ -451,13 +447,14 @@ class SessionStore:
         return Node(node_id, parent, validate_role(role), content, stamp, stamp, dict(metadata or {}))
 
     def _insert_locked(self, session_id: str, meta: dict[str, Any], nodes: list[Node], *, head: str | None,
-                       fsync: bool = True) -> list[str]:
-        """Add ``nodes`` and move head; return the ids of the rewound turns this restored.
+                       fsync: bool = True) -> BranchSwitch:
+        """Add ``nodes`` and move head; return the branch move this made (none unless it continues a rewound one).
 
         A head that continues a rewound branch (its nearest stored ancestor, or
-        itself, is rewound) means the conversation went back to that branch:
-        it is restored as :meth:`switch` restores one, in the same commit, so
-        its unwritten turns are pending again and its written ones current.
+        itself, is rewound) means the person went back to that branch and went
+        on: head moves there first as :meth:`switch` moves it (that branch
+        restored, the one left abandoned), in the same commit, so the restored
+        branch's unwritten turns are pending and its written ones current again.
         """
         for node in nodes:
             branch = meta["branches"].pop(node.predecessor, None) if node.predecessor else None
@@ -465,22 +462,20 @@ class SessionStore:
                 meta["branches"][node.id] = {"name": branch["name"], "archived": False}
             meta["updated_at"] = max(meta["updated_at"], node.created_at)
         meta["node_count"] = int(meta.get("node_count", 0)) + len(nodes)
-        restored: list[Node] = []
+        changed: list[Node] = []
+        moved = BranchSwitch([], [])
         if head is not None:
-            meta["head_id"] = head
             new = {node.id: node for node in nodes}
             anchor: str | None = head
             while anchor in new:
                 anchor = new[anchor].predecessor
             if anchor is not None and self.get_node(session_id, anchor).rewound:  # one read unless it is
-                restored = [node for node in self.walk_back(session_id, anchor) if node.rewound]
-                if anchor in meta["branches"]:
-                    meta["branches"][anchor]["archived"] = False
-        changed = self._merged_nodes(session_id, _restoring(restored))
+                changed, moved = self._move_head_locked(session_id, meta, anchor)
+            meta["head_id"] = head
         if nodes or head is not None:
             self._commit(session_id, nodes + changed, index_lines=[
                 json.dumps({"id": n.id, "predecessor": n.predecessor}) for n in nodes], meta=meta, fsync=fsync)
-        return [node.id for node in restored]
+        return moved
 
     def _write_nodes(self, session_id: str, nodes: list[Node], *, fsync: bool = True) -> None:
         try:
@@ -622,39 +617,48 @@ class SessionStore:
         validate_id(to_node, "node id")
         with self._locked(session_id):
             meta = self._read_meta(session_id)
-            target_path = list(self.walk_back(session_id, to_node))
-            old_head = meta.get("head_id")
-            old_branch = [node.id for node in self.walk_back(session_id, old_head)] if old_head else []
-            on_old = set(old_branch)
-            if to_node not in on_old and not target_path[0].rewound:
-                raise MemoryFailure(
-                    FailureCode.INVALID_ARGUMENT,
-                    f"node {to_node!r} is neither on the current branch of session {session_id!r} nor on a "
-                    "rewound one; rewind goes back along the head branch or returns to an abandoned branch "
-                    "(use append --parent to fork elsewhere)",
-                    details={"session": session_id, "node": to_node},
-                )
-            fork = next((node.id for node in target_path if node.id in on_old), None)
-            abandoned = old_branch[: old_branch.index(fork)] if fork is not None else old_branch
-            restored = [node for node in target_path if node.rewound and node.id not in on_old]
-            updates: dict[str, dict[str, Any]] = {}
-            for node in self.walk_back(session_id, old_head) if abandoned else iter(()):
-                if node.id == fork:
-                    break
-                updates[node.id] = {REWOUND_KEY: True, SUPERSEDED_KEY: node.written_to}
-            updates.update(_restoring(restored))
-            changed = self._merged_nodes(session_id, updates)
-            if abandoned:
-                entry = meta["branches"].get(old_head, {"name": None})
-                meta["branches"][old_head] = {"name": entry.get("name"), "archived": True}
-            if to_node in meta["branches"]:
-                meta["branches"][to_node]["archived"] = False
-            meta["head_id"] = to_node
+            changed, moved = self._move_head_locked(session_id, meta, to_node)
             meta["updated_at"] = max(meta["updated_at"], now_iso())
-            _note_superseded(meta, updates)
             self._commit(session_id, changed, meta=meta)
-        self._follow_spawned(session_id, meta, abandoned=abandoned, restored=[node.id for node in restored])
-        return BranchSwitch(abandoned, [node.id for node in reversed(restored)])
+        self._follow_spawned(session_id, meta, abandoned=moved.abandoned, restored=moved.restored)
+        return moved
+
+    def _move_head_locked(self, session_id: str, meta: dict[str, Any], to_node: str) -> tuple[list[Node], BranchSwitch]:
+        """Move ``meta``'s head to ``to_node`` as :meth:`switch` says; return the nodes to commit and the move.
+
+        The caller holds the lock, commits the nodes with ``meta``, then follows the spawned sessions.
+        """
+        target_path = list(self.walk_back(session_id, to_node))
+        old_head = meta.get("head_id")
+        old_branch = [node.id for node in self.walk_back(session_id, old_head)] if old_head else []
+        on_old = set(old_branch)
+        if to_node not in on_old and not target_path[0].rewound:
+            raise MemoryFailure(
+                FailureCode.INVALID_ARGUMENT,
+                f"node {to_node!r} is neither on the current branch of session {session_id!r} nor on a "
+                "rewound one; rewind goes back along the head branch or returns to an abandoned branch "
+                "(use append --parent to fork elsewhere)",
+                details={"session": session_id, "node": to_node},
+            )
+        fork = next((node.id for node in target_path if node.id in on_old), None)
+        abandoned = old_branch[: old_branch.index(fork)] if fork is not None else old_branch
+        restored = [node for node in target_path if node.rewound and node.id not in on_old]
+        updates: dict[str, dict[str, Any]] = {}
+        for node in self.walk_back(session_id, old_head) if abandoned else iter(()):
+            if node.id == fork:
+                break
+            updates[node.id] = {REWOUND_KEY: True, SUPERSEDED_KEY: node.written_to}
+        for node in restored:
+            updates[node.id] = {REWOUND_KEY: None, SUPERSEDED_KEY: None}
+        changed = self._merged_nodes(session_id, updates)
+        if abandoned:
+            entry = meta["branches"].get(old_head, {"name": None})
+            meta["branches"][old_head] = {"name": entry.get("name"), "archived": True}
+        if to_node in meta["branches"]:
+            meta["branches"][to_node]["archived"] = False
+        meta["head_id"] = to_node
+        _note_superseded(meta, updates)
+        return changed, BranchSwitch(abandoned, [node.id for node in reversed(restored)])
 
     def abandon_branch(self, session_id: str, tip: str) -> list[str]:
         """Rewind the branch ending at ``tip`` back to where it meets the head branch; return its ids.

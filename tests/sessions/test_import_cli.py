@@ -364,6 +364,8 @@ def test_going_on_from_an_edited_away_prompt_restores_its_branch_and_writes_it(t
     report, _ = _write_session(BRANCHED)
     assert report["written"] == ["u2", "au2", "u5", "au5"] and report["pending"] == 0
     records = records_by_content(MemoryWorkspace.open(load_settings(), create=True))
-    assert records["The user's favourite colour is blue."] is False and records["The user now works at Acme Corp."] is False
-    assert records["The user's favourite colour is purple."] is True and records["The user lives in Paris."] is True
+    assert records["The user's favourite colour is blue."] is False  # the branch gone back to: current
+    assert records["The user now works at Acme Corp."] is False
+    assert records["The user's favourite colour is purple."] is True  # the edited branch: abandoned now
+    assert records["The user lives in Paris."] is True
     assert _write_session(BRANCHED)[0]["written"] == []
