@@ -50,6 +50,8 @@ class WriterRequest:
     max_rounds: int = MAX_ROUNDS
     # Records resting only on turns a rewind abandoned (writer/superseded.py): keep, update or delete each.
     superseded: list["SupersededRecord"] = field(default_factory=list)
+    # Records kept as from an abandoned branch the person has gone back to: drop their "(abandoned branch)".
+    restored: list["SupersededRecord"] = field(default_factory=list)
     # A spawned session's batch: the parent's spawning turn, as context (never a source to cite).
     parent_context: str | None = None
 

@@ -48,7 +48,7 @@ from .backends import resolve_backend
 from .batching import Pending, batch_turn, cut_batch, is_due, read_pending, source_message
 from .reviewed import Rereview, ReviewLedger
 from .runner import run_writer
-from .superseded import retracted, superseded_records
+from .superseded import branch_records, retracted
 from ..timeutil import utc_seconds
 
 PARENT_CONTEXT_CHARS = 600
@@ -271,11 +271,12 @@ def write_session(ctx: WriteContext, tip: str | None = None, *, force: bool = Fa
         ctx.ws.archive(messages)  # before the writer runs: the archive never lags the markers
         turns = [batch_turn(message, turn.node.id) for message, turn in zip(messages, batch)]
         tokens = sum(turn.tokens for turn in batch)
-        candidates = superseded_records(ctx.ws.cache.snapshot, ctx.store, ctx.workspace_id, ctx.session_id)
+        reconsider = branch_records(ctx.ws.cache.snapshot, ctx.store, ctx.workspace_id, ctx.session_id)
         outcome = run_writer(ctx.ws, ctx.backend, turns, stage="write", session_id=ctx.session_id, tokens=tokens,
                              now=ctx.now, lock_timeout=WRITER_LOCK_TIMEOUT,
                              message=f"memory: write {len(turns)} turn(s) of session {ctx.session_id}",
-                             superseded=candidates, parent_context=parent_context(ctx.store, ctx.session_id))
+                             superseded=reconsider.superseded, restored=reconsider.restored,
+                             parent_context=parent_context(ctx.store, ctx.session_id))
         batch_ids = [turn.node.id for turn in batch]
         if outcome.changed:
             span = pending.walk.span_through(batch[-1].node.id)

@@ -48,7 +48,8 @@ Records from an abandoned branch (``request.superseded``, architecture §15): on
 whose slot the batch fills again is replaced — new text, the abandoned
 sources dropped, the new one cited, same block ID; one the batch does not
 touch is kept, its evidence labels marked ``…, abandoned branch`` (the
-archived message it cites stays: the archive is append-only).
+archived message it cites stays: the archive is append-only). Once the
+person goes back to that branch (``request.restored``), the mark is dropped.
 
 Each record cites its source turn with a 1–3 word keyword from the
 statement. A batch with nothing new ends with an explicit
@@ -182,6 +183,7 @@ class _Plan:
     planned: list[_Planned] = field(default_factory=list)
     actions: list[dict[str, Any]] = field(default_factory=list)
     superseded: tuple[SupersededRecord, ...] = ()  # records resting only on an abandoned branch
+    restored: tuple[SupersededRecord, ...] = ()  # records marked as from one the person went back to
 
     def __post_init__(self) -> None:
         self.known = _project_topics(self.tree)
@@ -357,19 +359,26 @@ class _Plan:
                           and s["source"] != turn.source_id] + [source]
 
     def keep_abandoned(self) -> None:
-        """Records from an abandoned branch the batch did not touch stay, marked as such in their evidence."""
-        handled = {p.memory_id for p in self.planned if p.touched}
+        """Records from an abandoned branch the batch did not touch stay, marked as such in their evidence;
+        those marked before whose branch the person went back to lose the mark."""
         for candidate in self.superseded:
-            record = self.tree.find(candidate.memory_id)
-            if record is None or candidate.memory_id in handled:
-                continue
-            sources = [{"source": s["source"], "label": s["label"]} for s in record.sources]
-            time = (record.time or "undated") + ABANDONED_QUALIFIER  # its footnote time says where it came from
-            self.planned = [p for p in self.planned if p.memory_id != record.memory_id]
-            self.planned.append(_Planned(record.content, "fact", time, sources, record.topic,
-                                         record.headings, _record_stamp(record), memory_id=record.memory_id))
-            self.actions.append({"action": "keep", "target": "^" + record.memory_id, "topic": record.topic,
-                                 "reason": "from an abandoned branch; the new branch does not say otherwise"})
+            self._retime(candidate, ABANDONED_QUALIFIER, "keep",
+                         "from an abandoned branch; the new branch does not say otherwise")
+        for candidate in self.restored:
+            self._retime(candidate, "", "restore", "its branch is the current one again")
+
+    def _retime(self, candidate: SupersededRecord, qualifier: str, action: str, reason: str) -> None:
+        """Plan ``candidate`` unchanged but for its footnote time (``qualifier`` says where it came from)."""
+        record = self.tree.find(candidate.memory_id)
+        if record is None or any(p.touched and p.memory_id == record.memory_id for p in self.planned):
+            return  # gone, or the batch said something about it already
+        sources = [{"source": s["source"], "label": s["label"]} for s in record.sources]
+        self.planned = [p for p in self.planned if p.memory_id != record.memory_id]
+        self.planned.append(_Planned(record.content, "fact", (record.time or "undated") + qualifier, sources,
+                                     record.topic, record.headings, _record_stamp(record),
+                                     memory_id=record.memory_id))
+        self.actions.append({"action": action, "target": "^" + record.memory_id, "topic": record.topic,
+                             "reason": reason})
 
     def changes(self) -> list[dict[str, Any]]:
         """The planned operations. Each record keeps its own keyword: records of one file citing
@@ -412,13 +421,14 @@ def _project_topics(tree: TreeState) -> dict[str, str]:
 
 
 def plan_statements(turns: list[BatchTurn], tree: TreeState, superseded: Sequence[SupersededRecord] = (),
-                    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+                    restored: Sequence[SupersededRecord] = ()) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """``(memory_changes, actions)`` for the person's turns of a batch against ``tree``.
 
     ``superseded`` records (from an abandoned branch) whose slot the batch
-    fills again are replaced; the others are kept and marked.
+    fills again are replaced; the others are kept and marked. ``restored``
+    records (marked, their branch current again) lose the mark.
     """
-    plan = _Plan(tree, superseded=tuple(superseded))
+    plan = _Plan(tree, superseded=tuple(superseded), restored=tuple(restored))
     for turn in turns:
         if turn.role != "user":
             continue
@@ -445,7 +455,7 @@ class RulesWriter:
         """Plan and apply this batch's records in ``staging``; say so when there are none."""
         tree = ws.cache.snapshot()  # the baseline this staging copy starts from
         user_turns = [t for t in request.turns if t.role == "user"]
-        changes, actions = plan_statements(request.turns, tree, request.superseded)
+        changes, actions = plan_statements(request.turns, tree, request.superseded, request.restored)
         run = WriterRun(backend=self.name, rounds=1, committed=True, stop_reason="end_turn",
                         prompt=f"rules: durable statements from {len(user_turns)} user turn(s) of "
                                f"{len(request.turns)}: " + ", ".join(t.node_id for t in user_turns))

@@ -85,6 +85,7 @@ def run_writer(
     stamp: bool = False,
     require_commit: bool = False,
     superseded: Sequence[SupersededRecord] = (),
+    restored: Sequence[SupersededRecord] = (),
     parent_context: str | None = None,
 ) -> WriterOutcome:
     """Run ``backend`` on ``turns`` in one staged transaction; repair once; raise on failure.
@@ -97,13 +98,13 @@ def run_writer(
     attempt_options = dict(tokens=tokens, now=now, lock_timeout=lock_timeout, message=message,
                            runtime_update=runtime_update, stamp=stamp, require_commit=require_commit)
     request = WriterRequest(stage=stage, turns=list(turns), topic_paths=[], session_id=session_id,
-                            superseded=list(superseded), parent_context=parent_context)
+                            superseded=list(superseded), restored=list(restored), parent_context=parent_context)
     first = _attempt(ws, backend, request, **attempt_options)  # type: ignore[arg-type]
     if first.rejection is None:
         return WriterOutcome(first.result, first.run, 1, first.superseded)  # type: ignore[arg-type]
     repair = WriterRequest(stage=REPAIR_STAGES.get(stage, REPAIR_STAGE), turns=list(turns), topic_paths=[],
                            session_id=session_id, rejection=rejection_message(first.rejection, first.staged, turns),
-                           superseded=list(superseded), parent_context=parent_context)
+                           superseded=list(superseded), restored=list(restored), parent_context=parent_context)
     second = _attempt(ws, backend, repair, **attempt_options)  # type: ignore[arg-type]
     if second.rejection is None:
         return WriterOutcome(second.result, second.run, 2, second.superseded)  # type: ignore[arg-type]

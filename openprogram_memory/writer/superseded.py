@@ -9,7 +9,10 @@ through the one transaction. Nothing here edits memory; a branch switch
 alone never retracts (only a written pass does).
 
 A record already kept and marked as from an abandoned branch (its footnote
-time qualified ``(abandoned branch)``) is not offered again.
+time qualified ``(abandoned branch)``) is not offered again. When the person
+goes back to that branch (``SessionStore.switch``, or a new turn under it),
+its turns are no longer superseded and such a record is *restored*: the next
+pass drops the qualifier, since what the branch said is current again.
 """
 
 from __future__ import annotations
@@ -86,23 +89,33 @@ class _Turns:
             return False  # a source outside the store (another provider, a deleted session) is never abandoned
 
 
-def superseded_records(tree: Callable[[], TreeState], store: SessionStore, workspace_id: str,
-                       session_id: str) -> list[SupersededRecord]:
-    """Candidates for retraction among the records citing ``session_id`` or its spawned sessions.
+@dataclass(frozen=True)
+class BranchRecords:
+    """The records a pass reconsiders because a branch of their session was abandoned or went back to."""
+
+    superseded: list[SupersededRecord]  # every source superseded, not marked yet: candidates for retraction
+    restored: list[SupersededRecord]  # marked as from an abandoned branch, which is current again
+
+
+def branch_records(tree: Callable[[], TreeState], store: SessionStore, workspace_id: str,
+                   session_id: str) -> BranchRecords:
+    """Candidates for retraction and restored records among those citing ``session_id`` or its spawned sessions.
 
     ``tree`` gives the installed tree, asked only when a session was ever rewound: a snapshot costs a stat
     pass over every topic file, which a pass of a session never rewound (the common case) need not pay."""
+    out = BranchRecords([], [])
     sessions = related_sessions(store, session_id)
     if not any(store.ever_superseded(s) for s in sessions):
-        return []  # the common case costs a meta.json read, not a scan of every record
+        return out  # the common case costs a meta.json read, not a scan of every record
     turns = _Turns(store, workspace_id, sessions)
-    out = []
     for record in tree().records():
         sources = record.source_ids
         if not sources or not any(turns.session_of(s) in turns.sessions for s in sources):
             continue
-        if all(turns.superseded(s) for s in sources) and not is_marked_abandoned(record):
-            out.append(SupersededRecord(record.memory_id, record.topic, record.content, tuple(sources)))
+        superseded, marked = all(turns.superseded(s) for s in sources), is_marked_abandoned(record)
+        if superseded != marked:  # superseded and not yet marked, or marked and back on a live branch
+            (out.superseded if superseded else out.restored).append(
+                SupersededRecord(record.memory_id, record.topic, record.content, tuple(sources)))
     return out
 
 

@@ -12,6 +12,7 @@ from openprogram_memory.transaction.staging import Staging
 from openprogram_memory.writer import tools
 from openprogram_memory.writer.backend import WriterRequest
 from openprogram_memory.writer.prompts import system_prompt, user_message
+from openprogram_memory.writer.superseded import SupersededRecord
 from openprogram_memory.writer.tools import TOOLS, run_tool
 
 
@@ -113,3 +114,13 @@ def test_user_message_has_turns_verbatim_and_the_tree() -> None:
     assert "- topics/core.md" in text and "Session: s2" in text and "rejection" not in text
     repair = user_message(WriterRequest(stage="write-repair", turns=[], topic_paths=[], rejection="bad line 3"))
     assert "<rejection>\nbad line 3\n</rejection>" in repair and "(no topic files yet)" in repair
+
+
+def test_user_message_asks_to_drop_the_mark_of_records_whose_branch_is_back() -> None:
+    back = SupersededRecord("a1b2c3d4", "topics/core.md", "We use Flask.", ("openprogram/s2/u1",))
+    text = user_message(WriterRequest(stage="write", turns=batch_turns(), topic_paths=[], restored=[back]))
+    assert "## Records from a branch the person went back to" in text
+    assert "remove ` (abandoned branch)` from each one's footnote time" in text
+    assert '<record memory_id="a1b2c3d4" topic="topics/core.md">\nWe use Flask.\n</record>' in text
+    plain = user_message(WriterRequest(stage="write", turns=batch_turns(), topic_paths=[]))
+    assert "went back to" not in plain

@@ -101,6 +101,28 @@ def test_a_rewind_that_does_not_contradict_retracts_nothing_and_marks_the_old_re
     assert again["passes"] == 0 and again["retracted"] == []
 
 
+def test_going_on_from_the_abandoned_branch_makes_its_records_current_and_marks_the_other(rules_ws, store):
+    """Flask written, rewound to Frankfurt (Flask marked), then the person continues the Flask branch: Flask is
+    current again without its turn being written twice, and Frankfurt is the abandoned branch's record now."""
+    opening(store)
+    write(rules_ws)
+    store.rewind("s", "m2")
+    turn(store, "s", "b3", "user", "Our staging cluster runs in Frankfurt.", 10)
+    write(rules_ws)
+    turn(store, "s", "m5", "user", "Our production cluster runs in Dublin.", 20, parent="m4")
+    report = write(rules_ws).to_json()
+    assert report["written"] == ["m5"] and report["retracted"] == []
+    records = {r.content: r for r in rules_ws.records()}
+    flask = next(r for text, r in records.items() if "Flask" in text)
+    assert [e.time for e in flask.evidence] == [flask.time]  # no "(abandoned branch)" any more
+    assert f"Time: `{flask.time} (abandoned branch)`" not in (rules_ws.root / flask.topic).read_text()
+    frankfurt = records["Our staging cluster runs in Frankfurt."]
+    assert [e.time for e in frankfurt.evidence] == [f"{frankfurt.time} (abandoned branch)"]
+    assert "Our production cluster runs in Dublin." in records
+    again = write(rules_ws).to_json()  # nothing pending, nothing reconsidered twice
+    assert again["passes"] == 0 and again["retracted"] == []
+
+
 def test_flipping_branches_without_writing_changes_nothing(rules_ws, store):
     opening(store)
     write(rules_ws)

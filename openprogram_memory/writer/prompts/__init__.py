@@ -18,6 +18,7 @@ from ...failures import FailureCode, MemoryFailure
 
 if TYPE_CHECKING:
     from ..backend import WriterRequest
+    from ..superseded import SupersededRecord
 
 # stage → prompt files, concatenated in order
 STAGE_PROMPTS: dict[str, tuple[str, ...]] = {
@@ -73,6 +74,8 @@ def user_message(request: "WriterRequest") -> str:
         parts.append("## Batch\n\n(no turns)")
     if request.superseded:
         parts.append(superseded_section(request))
+    if request.restored:
+        parts.append(restored_section(request))
     tree = "\n".join(f"- {path}" for path in request.topic_paths) or "(no topic files yet)"
     parts.append(f"## Current topic files\n\n{tree}\n\nRead files with the tools before you change them.")
     parts.append("When you are done, call commit_edits.")
@@ -89,7 +92,21 @@ def superseded_section(request: "WriterRequest") -> str:
         "says so) if the new branch changes it; remove it with `delete_record` if the new branch says "
         "otherwise or it only made sense on the abandoned branch.",
     ]
-    for record in request.superseded:
-        lines.append(f'<record memory_id="{escape(record.memory_id)}" topic="{escape(record.topic)}">\n'
-                     f"{record.content}\n</record>")
-    return "\n\n".join(lines)
+    return "\n\n".join(lines + _record_lines(request.superseded))
+
+
+def restored_section(request: "WriterRequest") -> str:
+    """The records kept as from an abandoned branch that the person has gone back to."""
+    lines = [
+        "## Records from a branch the person went back to",
+        "These records were kept as from an abandoned branch (their footnote time ends in "
+        "` (abandoned branch)`); the person has since gone back to that branch, so they are current again. "
+        "Unless the batch above says otherwise, remove ` (abandoned branch)` from each one's footnote time "
+        "and leave its text and sources as they are.",
+    ]
+    return "\n\n".join(lines + _record_lines(request.restored))
+
+
+def _record_lines(records: "list[SupersededRecord]") -> list[str]:
+    return [f'<record memory_id="{escape(record.memory_id)}" topic="{escape(record.topic)}">\n'
+            f"{record.content}\n</record>" for record in records]
