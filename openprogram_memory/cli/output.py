@@ -74,16 +74,19 @@ def fail(failure: MemoryFailure, as_json: bool) -> None:
 
 
 def human_details(details: dict[str, Any]) -> Iterator[str]:
-    """A failure's details as lines for people: no Python ``None`` or list syntax; a list gives a line per item
-    (an item that says why, such as a skipped file, by its reason). Files all skipped for looking like one other
-    format are said once by the message (with their count), not again per file (``--json`` lists them)."""
+    """A failure's details as lines for people: no Python ``None``, list or dict syntax; a list gives a line per
+    item (an item that says why, such as a skipped file or a rejected edit, by its reason or message). Files all
+    skipped for looking like one other format are said once by the message (with their count), not again per file
+    (``--json`` lists them)."""
     for key, value in details.items():
         if key == "draft" or value is None or (key == "skipped_files" and details.get("looks_like")):
             continue
         label = str(key).replace("_", " ")
         for item in value if isinstance(value, list) else [value]:
-            text = item.get("reason", item) if isinstance(item, dict) else item
-            yield f"{label}: {text}"
+            if isinstance(item, dict):
+                item = item.get("reason") or item.get("message") or ", ".join(
+                    f"{k}: {v}" for k, v in item.items() if v is not None and not isinstance(v, (dict, list)))
+            yield f"{label}: {item}"
 
 
 @contextmanager

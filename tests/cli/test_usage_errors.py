@@ -122,3 +122,24 @@ def test_a_mistyped_state_dir_is_refused_and_nothing_is_created(argv, monkeypatc
     error = json.loads(out)
     assert code == 65 and error["code"] == "MEMORY_NOT_FOUND" and "openprogram memory init" in error["message"]
     assert not typo.exists()  # neither a workspace nor a session store
+
+
+def test_a_rejected_write_names_each_rejection_in_words_not_python_dicts(monkeypatch, capsys, tmp_path):
+    """COMMIT_REJECTED carries each rejection as an object (for --json); the terminal gets its message."""
+    from openprogram_memory.failures import FailureCode, MemoryFailure
+    from openprogram_memory.writer import pipeline
+
+    def rejected(*_args, **_kwargs):
+        raise MemoryFailure(FailureCode.COMMIT_REJECTED, "the writer's edit was rejected twice", details={
+            "first": {"code": "INVALID_TOPIC_FORMAT", "message": "topics/people.md:5: link to nowhere",
+                      "details": {"rule": "dangling-link"}},
+            "repair": {"code": "INVALID_TOPIC_FORMAT", "message": "topics/people.md:5: still nowhere"},
+            "batch": ["u1", "u2"]})
+
+    monkeypatch.setattr(pipeline, "write_report", rejected)
+    state = str(tmp_path / "state")
+    assert run(monkeypatch, capsys, "memory", "init", "--state", state)[0] == 0
+    code, _out, err = run(monkeypatch, capsys, "memory", "write", "chat", "--force", "--state", state)
+    assert code == 65 and "COMMIT_REJECTED" in err
+    assert "first: topics/people.md:5: link to nowhere" in err and "repair: topics/people.md:5: still nowhere" in err
+    assert "{" not in err and "'code'" not in err
