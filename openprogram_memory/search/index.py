@@ -230,7 +230,12 @@ class SearchIndex:
     def refresh(self) -> RefreshReport:
         """Bring the index up to date with the files on disk."""
         report = RefreshReport()
+        from ..workspace.caches import held_files
+
+        held = held_files(self.root)
         current = scan_topics(self.root)
+        for rel in held:  # a removal held back: the file's last commit is served, under no signature of its own
+            current.setdefault(rel, (0, 0, 0))
         changes: dict[str, tuple[FileSegment, dict[str, list[int]]] | None] = {}
         for rel in self.fid_of:
             if rel not in current:
@@ -240,7 +245,12 @@ class SearchIndex:
             self.unreadable.pop(gone, None)
             self.invalid.pop(gone, None)
         fid_of, live = self.fid_of, self._live
-        stale = [rel for rel, sig in current.items() if rel not in fid_of or live(fid_of[rel])[1].sig != sig]
+        # a file held back from adoption, or no longer, keeps its bytes: read it again when that changes (a held
+        # file's problem names its rule first, "[rule] …"; a record rule's its line, "line N: …")
+        again = {rel for rel in held if self.invalid.get(rel) != held[rel]} | {
+            rel for rel, why in self.invalid.items() if why.startswith("[") and rel not in held}
+        stale = [rel for rel, sig in current.items()
+                 if rel not in fid_of or rel in again or live(fid_of[rel])[1].sig != sig]
         new_refs: set[tuple[str, str]] = set()
         with _gc_paused(len(stale) > 8):
             if stale:

@@ -127,6 +127,18 @@ def _paragraph_violations(doc: TopicDoc, definitions: Mapping[str, Definition], 
             used.add(label)
 
 
+def _from_here(rel: str, target_path: str, anchor: str) -> str:
+    """The link as it reads from ``rel``'s folder when it names an archive relative to another folder (a record
+    moved by hand to a deeper or shallower topic file keeps its ``../sources/…``): the fix a person can type."""
+    tail = posixpath.normpath(target_path)
+    while tail.startswith("../"):
+        tail = tail[3:]
+    if not tail.startswith("sources/") or not anchor.startswith("source-"):
+        return ""
+    here = posixpath.relpath(tail, posixpath.dirname(rel) or ".")
+    return f" from {rel}, whose folder needs '{here}#{anchor}'" if here != target_path else ""
+
+
 def _definition_violations(doc: TopicDoc, label: str, definition: Definition, lookup_anchor: AnchorLookup,
                            is_symlink: Callable[[str], bool]) -> Iterator[Violation]:
     """An evidence definition is well formed, dated, and every source link finds its archived frame."""
@@ -144,7 +156,8 @@ def _definition_violations(doc: TopicDoc, label: str, definition: Definition, lo
         archive_rel = posixpath.normpath(posixpath.join(posixpath.dirname(doc.path), target_path))
         if not archive_rel.startswith("sources/") or not anchor.startswith("source-"):
             yield _violation(doc.path, line, "bad-source-target",
-                             f"evidence [^{label}] links {link.target!r}, which is not a source-archive anchor")
+                             f"evidence [^{label}] links {link.target!r}, which is not a source-archive anchor"
+                             + _from_here(doc.path, target_path, anchor))
         elif is_symlink(archive_rel):
             yield _violation(doc.path, line, "symlinked-source",
                              f"evidence [^{label}] links through a symlink: {archive_rel}")

@@ -13,6 +13,7 @@ version and ``status`` / ``memory check`` name the problem.
 
 from __future__ import annotations
 
+import itertools
 from typing import TYPE_CHECKING
 
 from ..failures import MemoryFailure
@@ -40,39 +41,115 @@ def changed_topics(ws: "Workspace", on_disk: dict[str, tuple[int, int, int]] | N
 
 
 def adoptable(ws: "Workspace", candidates: list[str]) -> list[str]:
-    """The candidates that keep every rule of a hand edit, judged together as the one commit that adopts them.
+    """The candidates that keep every rule of a hand edit, judged together as the one commit that adopts them."""
+    return judge(ws, candidates)[0]
+
+
+def judge(ws: "Workspace", candidates: list[str]) -> tuple[list[str], dict[str, str]]:
+    """The candidates that keep every rule of a hand edit, judged together as the one commit that adopts them,
+    and ``{path: problem}`` of those held back by a rule of the tree (a record rule is the cache's to name).
 
     Each is checked against the tree HEAD holds after that commit: the candidates left out keep their committed
     version there. So a rename (a removed file and a new one holding its IDs) goes in whole or not at all: the new
-    file alone would leave one ID in two files of HEAD, and the removal alone dangles the links into it."""
-    tree = ws.tree()
-    invalid = getattr(ws.cache, "invalid", {})
+    file alone would leave one ID in two files of HEAD, and the removal alone dangles the links into it. And no
+    block ID is lost (architecture §3 step 5): a record moved to a file that is held back is not adopted as a
+    delete from the file it left — both stay served from their last commit until the new home is fixed."""
+    tree = on_disk_tree(ws)
+    held_now = getattr(ws.cache, "held", {})
+    invalid = {rel: problem for rel, problem in getattr(ws.cache, "invalid", {}).items() if rel not in held_now}
     chosen = {rel for rel in candidates if rel not in invalid and rel not in ws.cache.unreadable
               and (rel in tree.files or not (ws.root / rel).exists())}  # else breaks a record rule: named by status
+    before = committed_tree(ws, tree, candidates)
+    held: dict[str, str] = {}
     while True:
         after = committed_tree(ws, tree, [rel for rel in candidates if rel not in chosen])
-        blocked = {rel for rel in chosen if _breaks_tree_rule(after, rel)}
+        left_out = {rel: invalid.get(rel) or held.get(rel) or ws.cache.unreadable.get(rel, "")
+                    for rel in candidates if rel not in chosen}
+        blocked = {rel: problem for rel in chosen
+                   if (problem := _tree_rule_problem(after, rel) or _moved_out(ws, tree, before, after, rel, left_out))}
         if not blocked:
-            return sorted(chosen)
-        chosen -= blocked  # (a file left out is held as committed, which may block another: look again)
+            return sorted(chosen), held
+        held.update(blocked)
+        chosen -= set(blocked)  # (a file left out is held as committed, which may block another: look again)
 
 
-def _breaks_tree_rule(tree, rel: str) -> bool:
-    """Whether ``rel`` as ``tree`` holds it (absent: removed) uses an ID twice, links nowhere, or leaves a link
-    of another file dangling."""
+def _tree_rule_problem(tree, rel: str) -> str | None:
+    """What ``rel`` as ``tree`` holds it (absent: removed) breaks: an ID used twice, a link to nowhere, or a link
+    of another file left dangling; None when nothing."""
     from . import validate
 
     if rel in tree.files:
-        if any(validate.duplicate_id_violations(tree, [rel])):
-            return True
-        if any(v.file == rel for v in validate.dangling_link_violations(tree)):
-            return True
+        for violation in itertools.chain(validate.duplicate_id_violations(tree, [rel]),
+                                         (v for v in validate.dangling_link_violations(tree) if v.file == rel)):
+            return f"[{violation.rule}] {violation.message.removeprefix(f'{rel}:{violation.line}: ')}"
     ids = set(tree.files[rel].ids) if rel in tree.files else set()
-    return any(topic == rel and block_id not in ids
-               for other, summary in tree.files.items() if other != rel
-               for _record, topic, block_id in summary.outbound) or (
-        rel not in tree.files and any(topic == rel for summary in tree.files.values()
-                                      for topic, _line in summary.file_link_targets))
+    for other, summary in sorted(tree.files.items()):
+        if other == rel:
+            continue
+        for _record, topic, block_id in summary.outbound:
+            if topic == rel and block_id not in ids:
+                return f"[dangling-link] {other} links {rel}#^{block_id}, which this edit removes"
+        if rel not in tree.files and any(topic == rel for topic, _line in summary.file_link_targets):
+            return f"[dangling-link] {other} links {rel}, which this edit removes"
+    return None
+
+
+def _moved_out(ws: "Workspace", tree, before, after, rel: str, left_out: dict[str, str]) -> str | None:
+    """Why ``rel`` may not be adopted when records it held moved to a file held back (``left_out``: path → its
+    problem): adopting the leaving half alone would lose their IDs. None when no ID went there."""
+    gone = (set(before.files[rel].ids) if rel in before.files else set()) - (
+        set(after.files[rel].ids) if rel in after.files else set())
+    for other, problem in sorted(left_out.items()):
+        moved = sorted(gone & _disk_ids(ws, tree, other)) if gone else []
+        if moved:
+            return (f"[lost-block-id] {', '.join('^' + i for i in moved[:5])}{_MOVED_TO}{other}, which is not "
+                    f"adopted ({problem or 'it breaks a rule'}): fix {other} and both are adopted together")
+    return None
+
+
+_MOVED_TO = " moved to "
+
+
+def moved_from(ws: "Workspace", rel: str) -> list[str]:
+    """The files held back because records they held moved to ``rel`` (taking ``rel`` back alone loses them)."""
+    return sorted(other for other, problem in getattr(ws.cache, "held", {}).items()
+                  if problem.startswith("[lost-block-id] ") and f"{_MOVED_TO}{rel}, " in problem)
+
+
+def _disk_ids(ws: "Workspace", tree, rel: str) -> set[str]:
+    """The block IDs the file ``rel`` holds on disk, valid or not (none when it is gone or not text)."""
+    from ..topics.model import decode_topic
+    from ..workspace.caches import summarize
+
+    if rel in tree.files and rel not in getattr(ws.cache, "invalid", {}):
+        return set(tree.files[rel].ids)
+    try:
+        text = decode_topic((ws.root / rel).read_bytes())
+    except (OSError, UnicodeDecodeError):
+        return set()
+    return set(summarize(rel, text, ws.cache.sources).ids)
+
+
+def on_disk_tree(ws: "Workspace"):
+    """The tree as the files are on disk: what is served, with the files held back from adoption by a rule of the
+    tree as they are (what judging them and ``memory check`` read; served, they are their last commit)."""
+    from ..topics.model import decode_topic
+    from ..workspace.caches import summarize
+
+    tree = ws.tree()
+    held = getattr(ws.cache, "held", {})
+    if not held:
+        return tree
+    texts: dict[str, str | None] = {}
+    for rel in held:
+        try:
+            texts[rel] = decode_topic((ws.root / rel).read_bytes())
+        except FileNotFoundError:
+            texts[rel] = None
+        except (OSError, UnicodeDecodeError):
+            continue  # (not text any more: the cache names it)
+    return tree.with_files({rel: None if text is None else summarize(rel, text, ws.cache.sources)
+                            for rel, text in texts.items()})
 
 
 def rebuild_views(ws: "Workspace", message: str = "memory: rebuild derived views") -> "TxResult":
@@ -119,7 +196,9 @@ def adopt_out_of_band(ws: "Workspace") -> list[str]:
     try:
         with write_lock(ws.layout, EDIT_LOCK_TIMEOUT):
             candidates = changed_topics(ws)
-            paths = adoptable(ws, candidates) if candidates else []
+            paths, held = judge(ws, candidates) if candidates else ([], {})
+            if candidates is not None and hasattr(ws.cache, "hold"):
+                ws.cache.hold(held)  # served from their last commit, named by status and check
             if not paths:
                 return []
             changed = differing_paths(ws.root, paths)  # the stat says which may differ, the bytes which do

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import posixpath
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Iterator
 
@@ -48,9 +49,12 @@ class Problem:
 
 def check_workspace(ws: "Workspace") -> list[Problem]:
     """Every problem found in the installed workspace (empty when it is sound)."""
+    from .adopt import on_disk_tree
+
     tree = ws.tree()
     problems = list(_topic_files(ws))
-    problems += _tree_rules(ws, tree)
+    problems += _tree_rules(ws, on_disk_tree(ws))  # (a file held back from adoption is served as committed)
+    problems += _held(ws, problems)
     problems += _archives(ws)
     if not any(p.rule == "encoding" for p in problems):
         problems += _derived_views(ws, tree, problems)
@@ -70,6 +74,13 @@ def _restore_hint(ws: "Workspace", rel: str) -> str:
     if committed_text(ws.root, rel) is None:  # a file made outside the product: there is no version to take back
         return (f"correct it with `openprogram memory edit {rel}`, or remove it (`rm {ws.root / rel}`): "
                 "it was never committed")
+    from .adopt import moved_from
+
+    left = moved_from(ws, rel)
+    if left:  # (taken back alone, the records that came here are gone from both files: adopted as deleted)
+        return (f"correct it with `openprogram memory edit {rel}`; its record(s) from {', '.join(left)} are held "
+                f"until then; or take the committed versions back together with "
+                f"`git -C {ws.root} checkout -- {' '.join([rel, *left])}`")
     return (f"correct it with `openprogram memory edit {rel}`, or take the committed version back with "
             f"`git -C {ws.root} checkout -- {rel}`")
 
@@ -101,7 +112,7 @@ def _topic_files(ws: "Workspace") -> Iterator[Problem]:
 
 
 def _tree_rules(ws: "Workspace", tree: "TreeState") -> Iterator[Problem]:
-    """IDs unique across the tree, links resolve: the engine's tree rules, on the tree as it is served. (IDs
+    """IDs unique across the tree, links resolve: the engine's tree rules, on the tree as it is on disk. (IDs
     unique within a file, and a citation whose archived message is gone, are rules of the file alone, reported
     with its other rules: a file that breaks one is served from its last commit.)"""
     id_files = tree.id_files()
@@ -120,17 +131,32 @@ def _tree_rules(ws: "Workspace", tree: "TreeState") -> Iterator[Problem]:
     changed = set(differing_paths(ws.root, sorted(involved)))  # (read only when a link dangles)
     for violation in dangling:
         assert violation.file is not None
-        yield Problem(violation.file, violation.line, violation.rule,
-                      violation.message.removeprefix(f"{violation.file}:{violation.line}: "),
-                      _link_fix(ws, violation.file, violation.details.get("target"), changed))
+        target, link_id = violation.details.get("target"), violation.details.get("block_id")
+        moved = _moved_to(tree, target, link_id)
+        message = violation.message.removeprefix(f"{violation.file}:{violation.line}: ")
+        if moved:  # (renamed or moved in an editor that does not update links: Obsidian's default)
+            message += (f"; ^{link_id} is now in {moved}" + (
+                f": {target} was renamed to {moved}" if target not in tree.files else ""))
+        yield Problem(violation.file, violation.line, violation.rule, message,
+                      _link_fix(ws, violation.file, target, changed, moved and f"{moved}#^{link_id}"))
 
 
-def _link_fix(ws: "Workspace", rel: str, target: str | None, changed: set[str]) -> str:
+def _moved_to(tree: "TreeState", target: str | None, block_id: str | None) -> str | None:
+    """The one file of ``tree`` that holds ``block_id`` a link expects in ``target``, if the record went there."""
+    where = list(dict.fromkeys(tree.id_files().get(block_id, ()))) if block_id else []
+    return where[0] if len(where) == 1 and where[0] != target else None
+
+
+def _link_fix(ws: "Workspace", rel: str, target: str | None, changed: set[str], moved: str | None = None) -> str:
     """The fix for a link of ``rel`` that does not resolve. When ``rel`` is as committed, the link broke because
     its target changed outside the product (a block ID or the whole file removed): checking ``rel`` out again
-    would change nothing, so the fix is the target's committed version, or the link itself."""
+    would change nothing, so the fix is the target's committed version, or the link itself. When the ID is now
+    in another file (``moved``: ``path#^id``), the fix is the link: the committed target would hold it twice."""
     from ..workspace.caches import committed_text
 
+    if moved:
+        here = posixpath.relpath(moved, posixpath.dirname(rel) or ".")
+        return f"update the link to `{here}` with `openprogram memory edit {rel}`"
     if rel in changed:  # (this edit made the link, or kept it while its target went)
         return _restore_hint(ws, rel)
     edit = f"remove or correct the link with `openprogram memory edit {rel}`"
@@ -138,6 +164,16 @@ def _link_fix(ws: "Workspace", rel: str, target: str | None, changed: set[str]) 
         return (f"{target} changed outside the product and no longer has what the link points at: take its "
                 f"committed version back with `git -C {ws.root} checkout -- {target}`, or {edit}")
     return edit
+
+
+def _held(ws: "Workspace", found: list[Problem]) -> Iterator[Problem]:
+    """Hand edits held back from adoption by what no finding above names: a record moved to a file that is not
+    valid (adopting the file it left alone would lose its ID). Links and IDs used twice are named above."""
+    for rel, problem in sorted(getattr(ws.cache, "held", {}).items()):
+        rule, _, message = problem.partition("] ")
+        if rule.lstrip("[") in ("dangling-link", "duplicate-id") or any(p.file == rel for p in found):
+            continue
+        yield Problem(rel, None, rule.lstrip("["), message, _restore_hint(ws, rel))
 
 
 def _archives(ws: "Workspace") -> Iterator[Problem]:

@@ -370,6 +370,11 @@ class TopicCache:
         # topic files whose text breaks a record rule (an edit outside the product): {path: first problem};
         # their last committed version is served instead
         self.invalid: dict[str, str] = {}
+        # topic files that keep the record rules but whose edit outside the product breaks a rule of the tree
+        # (a link, an ID used twice or lost): {path: problem}, judged by each adoption; served as invalid ones
+        # (kept in .scriptorium/held.json, so a process that reads without opening the workspace, say a search,
+        # serves them so too)
+        self.held: dict[str, str] = held_files(root)
 
     # -- the on-disk copy, for cold processes ---------------------------
     @property
@@ -430,7 +435,7 @@ class TopicCache:
         path = self.root / rel
         sig = sig or signature(path)
         if sig is None:
-            return None
+            return self._held_removed(rel)
         with self._lock:
             hit = self._files.get(rel)
             if hit and hit[0] == sig:
@@ -457,7 +462,7 @@ class TopicCache:
         outside the product breaks a record rule — of its last committed version (architecture §15): text
         that was never validated never reaches an agent. None when there is no valid version to serve."""
         summary = summarize(rel, text, self.sources)
-        problem = self._first_violation(summary)
+        problem = self._first_violation(summary) or self.held.get(rel)
         if problem is None:
             self.invalid.pop(rel, None)
             return summary
@@ -467,6 +472,36 @@ class TopicCache:
             return None
         last = summarize(rel, committed, self.sources)
         return last if self._first_violation(last) is None else None
+
+    def hold(self, problems: dict[str, str]) -> None:
+        """Serve the files of ``problems`` from their last commit (and name them as invalid) until an adoption
+        judges them again: an edit that was not adopted never reaches an agent, the file alone valid or not."""
+        with self._lock:
+            if problems == self.held:
+                return
+            for rel in set(self.held) | set(problems):
+                self._files.pop(rel, None)
+                self.invalid.pop(rel, None)
+            self.held = dict(problems)
+            self._last = self._last_scan = None
+        from ..fsutil import atomic_write_json
+
+        try:
+            if problems:
+                atomic_write_json(self.root / HELD, problems, fsync=False)
+            else:
+                (self.root / HELD).unlink(missing_ok=True)
+        except OSError:
+            pass  # (this process serves them so still; the next open judges again)
+
+    def _held_removed(self, rel: str) -> FileSummary | None:
+        """A file removed outside the product whose removal was held back (a link still needs it): its last
+        commit, served until the removal is adopted. None for any other file that is not there."""
+        committed = committed_text(self.root, rel) if rel in self.held else None
+        if committed is None:
+            return None
+        self.invalid[rel] = self.held[rel]
+        return summarize(rel, committed, self.sources)
 
     def _first_violation(self, summary: FileSummary) -> str | None:
         """The first record rule the file breaks, as status shows it. A citation whose message is not (yet)
@@ -562,6 +597,10 @@ class TopicCache:
             self.invalid.pop(gone, None)
         for rel, sig in sorted(scanned.items()):
             summary = self.summary(rel, sig)
+            if summary is not None:
+                files[rel] = summary
+        for rel in [rel for rel in self.held if rel not in scanned]:
+            summary = self._held_removed(rel)
             if summary is not None:
                 files[rel] = summary
         # Reuse the previous snapshot's ID index, updated for changed files only.
@@ -744,6 +783,17 @@ def topic_cache(root: Path) -> TopicCache:
         if cache is None:
             cache = _CACHES[key] = TopicCache(key)
         return cache
+
+
+HELD = ".scriptorium/held.json"
+
+
+def held_files(root: Path) -> dict[str, str]:
+    """The topic files the last adoption held back by a rule of the tree: ``{path: problem}``."""
+    from ..fsutil import read_json
+
+    held = read_json(root / HELD, {})
+    return {rel: problem for rel, problem in held.items() if isinstance(problem, str)} if isinstance(held, dict) else {}
 
 
 def left_out_warnings(root: Path, unreadable: dict[str, str], invalid: dict[str, str]) -> list[str]:

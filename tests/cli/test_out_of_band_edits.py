@@ -329,3 +329,106 @@ def test_the_fix_for_a_link_left_dangling_by_another_file_points_at_that_file(ws
     (ws.root / target).write_text(committed_text(ws.root, target))  # what that checkout does
     fresh_process()
     assert run(monkeypatch, capsys, "memory", "check", "--state", state, "--json")[1]["problems"] == []
+
+
+def test_a_record_moved_by_hand_into_a_file_that_is_not_valid_is_not_lost(ws, monkeypatch, capsys):
+    """Cut from bikes.md (line and footnote) and pasted into a file one folder deeper, keeping its ``../sources/…``
+    link, one level too shallow there. The new home is not valid, so the leaving half is not adopted as a delete
+    either: the record is served where it was, status names both files, check gives the link as that folder
+    needs it (and never a checkout of the new home alone, which would lose the record); fixing the link adopts
+    both halves as one commit."""
+    ghent = ws.root / "topics/shops/ghent.md"
+    ws.update(changes=[{"path": "topics/shops/ghent.md",
+                        "content": "# Ghent\n\n" + record("The Ghent shop opens at nine.", "openprogram/s1/u2")}])
+    [moved] = [r.memory_id for r in ws.records() if r.topic == BIKES]
+    bikes = ws.root / BIKES
+    lines = bikes.read_text().splitlines(keepends=True)
+    line = next(text for text in lines if text.rstrip().endswith(f"^{moved}"))
+    footnote = next(text for text in lines if text.startswith("[^") and "](../sources/" in text)
+    bikes.write_text("".join(text for text in lines if text not in (line, footnote)))
+    ghent.write_text(ghent.read_text() + "\n" + line + "\n" + footnote)
+    head = head_topics(ws)
+    fresh_process()
+    state = str(ws.settings.state_dir)
+    code, status = run(monkeypatch, capsys, "memory", "status", "--state", state, "--json")
+    assert code == 0 and head_topics(ws) == head  # neither half adopted
+    [left] = [w for w in status["warnings"] if w.startswith(BIKES)]
+    assert f"^{moved}" in left and "topics/shops/ghent.md" in left and "[bad-source-target]" in left
+    assert any(w.startswith("topics/shops/ghent.md") for w in status["warnings"])
+    code, got = run(monkeypatch, capsys, "memory", "get", moved, "--state", state, "--json")
+    assert code == 0 and got["topic"] == BIKES
+    assert search(monkeypatch, capsys, ws, "Dana bike") == ["Dana runs a bike shop in Ghent."]
+    fresh_process()  # (a search that opens nothing serves it so too)
+    assert search(monkeypatch, capsys, ws, "Dana bike") == ["Dana runs a bike shop in Ghent."]
+    code, report = run(monkeypatch, capsys, "memory", "check", "--state", state, "--json")
+    problems = {(p["file"], p["rule"]): p for p in report["problems"]}
+    assert code == 65 and (BIKES, "lost-block-id") in problems
+    target = problems[("topics/shops/ghent.md", "bad-source-target")]
+    assert "'../../sources/" in target["message"]
+    assert f"checkout -- topics/shops/ghent.md {BIKES}`" in target["fix"]  # both, or the record is lost
+    ghent.write_text(ghent.read_text().replace("](../sources/", "](../../sources/"))
+    fresh_process()
+    code, report = run(monkeypatch, capsys, "memory", "check", "--state", state, "--json")
+    assert (code, report["problems"]) == (0, [])
+    adopted = next(e for e in ws.log(3) if e["message"].startswith("memory: hand edit outside the product"))
+    assert BIKES in adopted["message"] and "topics/shops/ghent.md" in adopted["message"]
+    code, got = run(monkeypatch, capsys, "memory", "get", moved, "--state", state, "--json")
+    assert code == 0 and got["topic"] == "topics/shops/ghent.md"
+    fresh_process()  # bikes.md's bytes did not change when it was adopted: the index reads it again all the same
+    assert search(monkeypatch, capsys, ws, "Dana bike") == ["Dana runs a bike shop in Ghent."]
+
+
+def test_a_rename_that_leaves_a_link_behind_blocks_no_write_and_check_names_the_new_file(ws, monkeypatch, capsys):
+    """Obsidian renames schedule.md to calendar.md without updating the link in people.md. A write that touches
+    people.md goes ahead on the last committed state (the renamed file stays as the person left it); status
+    warns; check says the link dangles because of the rename, with the link as it must read now."""
+    ws.update(changes=[{"path": "topics/schedule.md",
+                        "content": "# Schedule\n\n" + record("Standup is at nine every day.", "openprogram/s1/u2")}])
+    [standup] = [r.memory_id for r in ws.records() if r.topic == "topics/schedule.md"]
+    ws.update(changes=[{"path": "topics/people.md", "content": "# People\n\n## Priya\n\n" + record(
+        f"Priya runs the [standup](schedule.md#^{standup}).", "openprogram/s1/u3")}])
+    os.rename(ws.root / "topics/schedule.md", ws.root / "topics/calendar.md")
+    fresh_process()
+    state = str(ws.settings.state_dir)
+    assert run(monkeypatch, capsys, "session", "new", "--id", "chat", "--state", state, "--json")[0] == 0
+    for text in ("Priya owns billing.", "Noted."):
+        code, _ = run(monkeypatch, capsys, "session", "append", "chat", "--role",
+                      "user" if text.startswith("Priya") else "assistant", "--text", text, "--state", state, "--json")
+        assert code == 0
+    code, written = run(monkeypatch, capsys, "memory", "write", "chat", "--force", "--state", state, "--json")
+    assert code == 0 and written["changed_files"] == ["topics/people.md"]
+    assert "Priya owns billing." in head_topics(ws)["topics/people.md"]
+    assert (ws.root / "topics/calendar.md").exists() and not (ws.root / "topics/schedule.md").exists()
+    code, status = run(monkeypatch, capsys, "memory", "status", "--state", state, "--json")
+    assert any(w.startswith("topics/schedule.md") and "topics/people.md" in w for w in status["warnings"])
+    code, report = run(monkeypatch, capsys, "memory", "check", "--state", state, "--json")
+    [link] = [p for p in report["problems"] if (p["file"], p["rule"]) == ("topics/people.md", "dangling-link")]
+    assert "topics/schedule.md was renamed to topics/calendar.md" in link["message"]
+    assert f"`calendar.md#^{standup}`" in link["fix"] and "checkout" not in link["fix"]
+    people = ws.root / "topics/people.md"
+    people.write_text(people.read_text().replace("(schedule.md#", "(calendar.md#"))  # the fix as check gives it
+    fresh_process()
+    code, report = run(monkeypatch, capsys, "memory", "check", "--state", state, "--json")
+    assert (code, report["problems"]) == (0, [])
+
+
+def test_status_warns_of_a_block_id_renamed_while_a_link_needs_it_and_search_keeps_the_old_one(
+        ws, monkeypatch, capsys):
+    """Renaming ``^old`` by hand while work.md links it: check rejects it, so status warns too, and nothing
+    serves the new ID, which was never adopted."""
+    target = linked_pair(ws)
+    people = ws.root / "topics/people.md"
+    renamed = target[:-1] + ("f" if target[-1] != "f" else "e")
+    people.write_text(people.read_text().replace(f"^{target}", f"^{renamed}"))
+    fresh_process()
+    state = str(ws.settings.state_dir)
+    code, report = run(monkeypatch, capsys, "memory", "check", "--state", state, "--json")
+    assert code == 65 and ("topics/work.md", "dangling-link") in {(p["file"], p["rule"]) for p in report["problems"]}
+    code, status = run(monkeypatch, capsys, "memory", "status", "--state", state, "--json")
+    [warning] = [w for w in status["warnings"] if w.startswith("topics/people.md")]
+    assert f"^{target}" in warning and "topics/work.md" in warning
+    fresh_process()
+    code, found = run(monkeypatch, capsys, "memory", "search", "Dana owner", "--state", state, "--json")
+    ids = [hit["memory_id"] for hit in found["results"]]
+    assert target in ids and renamed not in ids
+    assert run(monkeypatch, capsys, "memory", "get", renamed, "--state", state, "--json")[0] != 0
