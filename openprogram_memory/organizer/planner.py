@@ -23,6 +23,13 @@ Four stages, each seeing the result of the ones before (via :class:`DraftTree`):
    under the title stay. A file that is still too big keeps its first
    :data:`MAX_TOPIC_RECORDS` records and the rest go, in order, to
    ``<topic>/part-2.md``, ``part-3.md`` …
+   A split happens once: a section whose file an earlier split made
+   (``<topic>/<section-slug>.md``, or ``-2.md`` … after it, holding that
+   section's heading chain) goes on to that file, whatever the topic's size,
+   so new records about Walter in ``people.md`` join ``people/walter.md``
+   and never make a ``people/walter-2.md``; such twins left by older
+   versions (``walter.md`` and ``walter-2.md``, one section) become one
+   file, the unnumbered one.
 4. **order the core** — within each core section: rules, then
    preferences, then identity (stable otherwise).
 
@@ -34,6 +41,7 @@ loses a block ID (STRUCTURED policy with no deletes).
 from __future__ import annotations
 
 import hashlib
+import re
 from typing import Any, Callable, Mapping
 
 from ..workspace.layout import CORE_TOPIC
@@ -185,26 +193,88 @@ def clean_core(draft: DraftTree) -> None:
 
 
 # -- 3. overgrown topics ----------------------------------------------------
+_NUMBERED_RE = re.compile(r"^(?P<base>.+)-\d+\.md$")
+
+
 def split_topics(draft: DraftTree) -> None:
-    """Split every non-core topic over :data:`MAX_TOPIC_RECORDS` records."""
+    """Split every non-core topic over :data:`MAX_TOPIC_RECORDS` records; send sections of a topic split before
+    to the files that split made."""
+    children = _children(draft)
+    _join_twins(draft, children)
     for topic in sorted(draft.files):
-        if topic == CORE_TOPIC or draft.count(topic) <= MAX_TOPIC_RECORDS:
+        stem = topic.removesuffix(".md")
+        overgrown = draft.count(topic) > MAX_TOPIC_RECORDS
+        if topic == CORE_TOPIC or not overgrown and not children.get(stem):
             continue  # (counted without reading the file's records)
         records = draft.records(topic)
-        stem = topic.removesuffix(".md")
+        if not records:
+            continue
         titled = all(r.chain and r.chain[0] == records[0].chain[0] for r in records)
         depth = 2 if titled else 1
         keys = list(dict.fromkeys(r.chain[:depth] for r in records if len(r.chain) >= depth))
         targets = [topic]
-        if len(keys) >= 2:
-            for key in keys:
-                group = [r for r in records if r.chain[:depth] == key]
+        for key in keys:
+            group = [r for r in records if r.chain[:depth] == key]
+            home = _section_file(draft, children.get(stem, []), stem, key)
+            if home is not None:  # split before: the section's file takes it (a record whose citation clashes stays)
+                group = [r for r in group if not draft.conflicts(r, home)]
+                if group:
+                    _move_in_runs(draft, group, home, f"section {' > '.join(key)!r} of {topic} was split to {home}")
+            elif overgrown and len(keys) >= 2:
                 target = draft.free_topic(f"{stem}/{slugify(key[-1], 'section')}.md")
                 _move_in_runs(draft, group, target, f"{topic} has {len(records)} records (> {MAX_TOPIC_RECORDS}): "
                               f"section {' > '.join(key)!r} gets its own file")
                 targets.append(target)
         for target in targets:
             _chunk(draft, target)
+
+
+def _children(draft: DraftTree) -> dict[str, list[str]]:
+    """Topic stem → the files directly under its folder (``topics/people`` → ``topics/people/walter.md`` …)."""
+    out: dict[str, list[str]] = {}
+    for rel in sorted(draft.files):
+        out.setdefault(rel.rpartition("/")[0], []).append(rel)
+    return out
+
+
+def _unnumbered(rel: str) -> str:
+    """``people/walter-2.md`` → ``people/walter.md`` (the name :meth:`DraftTree.free_topic` numbered)."""
+    match = _NUMBERED_RE.match(rel)
+    return f"{match['base']}.md" if match else rel
+
+
+def _section_chain(draft: DraftTree, topic: str) -> tuple[str, ...]:
+    """The heading chain every record of ``topic`` is under (a file a split made holds one section), or ()."""
+    chains = [r.chain for r in draft.records(topic)]
+    common = chains[0] if chains else ()
+    for chain in chains[1:]:
+        while chain[:len(common)] != common:
+            common = common[:-1]
+    return common
+
+
+def _section_file(draft: DraftTree, siblings: list[str], stem: str, key: tuple[str, ...]) -> str | None:
+    """The file an earlier split gave section ``key`` of ``<stem>.md``: ``<stem>/<slug>.md`` or a numbered one
+    after it (``-2.md`` …) that holds that section, the unnumbered first; None if there is none."""
+    first = f"{stem}/{slugify(key[-1], 'section')}.md"
+    named = sorted((rel for rel in siblings if first in (rel, _unnumbered(rel))), key=lambda rel: rel != first)
+    return next((rel for rel in named if draft.exists(rel) and _section_chain(draft, rel) == key), None)
+
+
+def _join_twins(draft: DraftTree, children: dict[str, list[str]]) -> None:
+    """``walter-2.md`` (``-3.md`` …) holding the same section as ``walter.md`` beside it: one topic in two files
+    (an older organizer split ``people.md`` again); its records go to the end of ``walter.md``, in order."""
+    for siblings in children.values():
+        for rel in siblings:
+            first = _unnumbered(rel)
+            if first == rel or first not in siblings or not draft.exists(first) or not draft.exists(rel):
+                continue
+            chain = _section_chain(draft, first)
+            if chain and _section_chain(draft, rel) == chain:
+                records = [r for r in draft.records(rel) if not draft.conflicts(r, first)]
+                if records:
+                    _move_in_runs(draft, records, first, f"{rel} holds the same section as {first}: "
+                                  f"{' > '.join(chain)!r}")
 
 
 def _chunk(draft: DraftTree, topic: str) -> None:

@@ -261,3 +261,84 @@ def test_a_topic_grown_past_the_limit_by_records_the_core_cleanup_moved_in_is_sp
     assert by_topic["topics/core.md"] == 1
     assert by_topic["topics/projects/orbit.md"] == 30
     assert by_topic["topics/projects/orbit/part-2.md"] == 1
+
+
+def _people(sections: dict[str, list[str]], sources: list[str], title: bool = True) -> list[tuple[str, str | None]]:
+    lines: list[tuple[str, str | None]] = [("# People", None)] if title else []
+    for person, facts in sections.items():
+        lines.append((f"## {person}", None))
+        lines += [(fact, sources.pop(0)) for fact in facts]
+    return lines
+
+
+def _files(ws) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for record in ws.records():
+        out.setdefault(record.topic, []).append(record.memory_id)
+    return out
+
+
+def test_a_split_happens_once_new_records_join_the_section_file_it_made(tmp_path):
+    """people.md was split into people/<name>.md; the writer keeps filing new facts under ``## Walter`` in
+    people.md. The next organize, overgrown or not, sends them to people/walter.md (was: a second split made
+    people/walter-2.md, … 41 files for 20 people)."""
+    ws = workspace(tmp_path / "state")
+    sources = archive(ws, 80)
+    names = ["Walter", "Priya", "Omar", "Lena", "Kenji", "Sofia", "Marco", "Aisha", "Tomas", "Yuki", "Nadia",
+             "Felix", "Ines", "Ravi", "Clara", "Hugo"]
+    ws.update(changes=[{"path": "topics/people.md", "content": topic(_people(
+        {n: [f"{n} is a colleague who lives in city number {i}.", f"{n} owns service number {i}."]
+         for i, n in enumerate(names)}, sources))}])
+    reorganize(ws, now=NOW)
+    split = _files(ws)
+    assert "topics/people.md" not in split and len(split["topics/people/walter.md"]) == 2
+
+    # small: only the sections an earlier split gave a file move
+    ws.update(changes=[{"path": "topics/people.md", "content": topic(_people(
+        {"Walter": ["Walter likes hiking on the weekend."], "Dana": ["Dana plays the cello every Sunday."]},
+        sources)).replace("[^n", "[^s")}])
+    reorganize(ws, now=NOW)
+    files = _files(ws)
+    assert len(files["topics/people/walter.md"]) == 3 and files["topics/people.md"] == [
+        r.memory_id for r in ws.records() if r.content.startswith("Dana")]
+
+    # overgrown: split again, onto the same files; only a new person gets a new one (Dana's record: elsewhere)
+    ws.update(changes=[{"path": "topics/people.md", "content": topic(_people(
+        {**{n: [f"{n} has a dog named Rex{i}.", f"{n} speaks {i} languages."] for i, n in enumerate(names)},
+         "Zoe": ["Zoe runs the Tuesday standup."]}, sources)).replace("[^n", "[^t")}], base_revision=ws.revision())
+    ids = {r.memory_id for r in ws.records()}
+    report = reorganize(ws, now=NOW)
+    files = _files(ws)
+    assert sorted(files) == sorted([f"topics/people/{n.lower()}.md" for n in names] + ["topics/people/zoe.md"])
+    assert not [f for f in report["changed_files"] if f.endswith("-2.md")]
+    walter = [ws.get(i)["content"] for i in files["topics/people/walter.md"]]
+    assert walter[2:] == ["Walter likes hiking on the weekend.", "Walter has a dog named Rex0.",
+                          "Walter speaks 0 languages."]
+    assert {ws.get(i)["memory_id"] for i in ids} == ids  # no block ID lost
+    assert reorganize(ws, now=NOW)["changed_files"] == []
+
+
+def test_two_files_of_one_section_left_by_an_older_organizer_become_one(tmp_path):
+    """people/walter.md and people/walter-2.md under the same ``People > Walter`` are one topic in two files: the
+    numbered one's records join the first, in order, every ID kept. A numbered file of another section stays."""
+    ws = workspace(tmp_path / "state")
+    sources = archive(ws, 6)
+    ws.update(changes=[
+        {"path": "topics/people/walter.md", "content": topic(_people(
+            {"Walter": ["Walter owns the billing service.", "Walter lives in Madrid."]}, sources))},
+        {"path": "topics/people/walter-2.md", "content": topic(_people(
+            {"Walter": ["Walter speaks Portuguese fluently.", "Walter has a dog named Rex."]}, sources))
+         .replace("[^n", "[^w")},
+        {"path": "topics/people/c-2.md", "content": topic(_people({"C": ["C is a colleague in Oslo."]}, sources))},
+        {"path": "topics/people/c.md", "content": topic(_people({"C++": ["The C++ guild meets on Monday."]},
+                                                                sources))},
+    ])
+    order = [i for f in ("topics/people/walter.md", "topics/people/walter-2.md") for i in _files(ws)[f]]
+    report = reorganize(ws, now=NOW)
+    assert report["changed_files"] == ["topics/people/walter-2.md", "topics/people/walter.md"]
+    assert not (ws.root / "topics/people/walter-2.md").exists()
+    files = _files(ws)
+    assert files["topics/people/walter.md"] == order
+    assert ws.get(order[-1])["headings"] == ["People", "Walter"]
+    assert len(files["topics/people/c.md"]) == len(files["topics/people/c-2.md"]) == 1
+    assert reorganize(ws, now=NOW)["changed_files"] == []
