@@ -35,10 +35,14 @@ from ..workspace.state import RuntimeState, revision_files, signatures_key
 from .model import TOOL_LOOP_PREFIXES, is_model_organizer, organize_with_model
 from .planner import plan_rules, topic_fingerprint
 
+# the rules organizer's version, bumped when it plans what an older one left alone (2: a section split before
+# goes to its file, twins like walter.md + walter-2.md become one): the records below are kept per version, so a
+# tree an older organizer left tidy is planned once more in full
+RULES_VERSION = 2
 # the manifest's record of the topic files as the last rules organize left them (architecture §2.5)
-ORGANIZED = "organized"
+ORGANIZED = f"organized.{RULES_VERSION}"
 # … and of every memory file's signature then: a sleep that finds them all unchanged plans nothing
-ORGANIZED_AT = "organized_at"
+ORGANIZED_AT = f"organized_at.{RULES_VERSION}"
 # root → ((watch token, runtime.json's signature), revision) of a tree found organized
 _VOUCHED: dict[Path, tuple[tuple[watch.Token | None, Signature | None], str]] = {}
 

@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 from openprogram_memory.cli.app import app
 from openprogram_memory.failures import FailureCode, MemoryFailure
 from openprogram_memory.organizer import classify_statement, reorganize, register_planner
+from openprogram_memory.organizer import planner, sleep
 from openprogram_memory.organizer.sleep import PLANNERS
 from openprogram_memory.workspace.state import RuntimeState
 from organizer.helpers import archive, digest, load_messy, topic, workspace
@@ -342,3 +343,25 @@ def test_two_files_of_one_section_left_by_an_older_organizer_become_one(tmp_path
     assert ws.get(order[-1])["headings"] == ["People", "Walter"]
     assert len(files["topics/people/c.md"]) == len(files["topics/people/c-2.md"]) == 1
     assert reorganize(ws, now=NOW)["changed_files"] == []
+
+
+def test_twins_an_older_organizer_left_tidy_are_joined_by_the_next_sleep(tmp_path, monkeypatch):
+    """A workspace the previous version organized (its manifest says nothing changed since) still gets its
+    walter.md + walter-2.md joined by a plain ``memory sleep``, not 'Nothing to organize'."""
+    ws = workspace(tmp_path / "state")
+    sources = archive(ws, 2)
+    ws.update(changes=[
+        {"path": "topics/people/walter.md", "content": topic(_people({"Walter": ["Walter lives in Madrid."]},
+                                                                     sources))},
+        {"path": "topics/people/walter-2.md", "content": topic(_people(
+            {"Walter": ["Walter speaks Portuguese fluently."]}, sources)).replace("[^n", "[^w")},
+    ])
+    with monkeypatch.context() as old:  # the previous version: its manifest records, no twin join
+        old.setattr(sleep, "ORGANIZED", "organized")
+        old.setattr(sleep, "ORGANIZED_AT", "organized_at")
+        old.setattr(planner, "_join_twins", lambda draft, children: None)
+        reorganize(ws, now=NOW)
+        assert reorganize(ws, now=NOW)["changed_files"] == []
+    report = reorganize(ws, now=NOW)
+    assert report["changed_files"] == ["topics/people/walter-2.md", "topics/people/walter.md"]
+    assert list(_files(ws)) == ["topics/people/walter.md"]
