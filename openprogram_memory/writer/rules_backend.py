@@ -188,6 +188,7 @@ class _Plan:
     def __post_init__(self) -> None:
         self.known = _project_topics(self.tree)
         self.new_titles: dict[str, str] = {}
+        self._people_files: dict[str, str] | None = None
         self.abandoned_ids = {record.memory_id for record in self.superseded}
         self.abandoned_sources = {source for record in self.superseded for source in record.sources}
 
@@ -204,13 +205,31 @@ class _Plan:
             return NOTES[0], self._chain(NOTES[0], NOTES[1], None)
         if statement.kind == "people":
             person = statement.subject or "Others"
-            return PEOPLE[0], self._chain(PEOPLE[0], PEOPLE[1], person[:1].upper() + person[1:])
+            section = person[:1].upper() + person[1:]
+            topic = self._person_topics().get(section.casefold(), PEOPLE[0])
+            return topic, self._chain(topic, PEOPLE[1], section)
         if statement.kind == "personal":
             return PERSONAL[0], self._chain(PERSONAL[0], PERSONAL[1], None)
         name = project_name(statement.text, self.known) or statement.subject
+        held = self._person_topics().get(name.casefold()) if name and name.casefold() not in self.known else None
+        if name and held is not None:  # ("Walter is on call every other weekend": a person memory knows)
+            return held, self._chain(held, PEOPLE[1], name[:1].upper() + name[1:])
         if name and name.casefold() not in _UNNAMED:
             return self._project(name, statement.kind)
         return NOTES[0], self._chain(NOTES[0], NOTES[1], PROJECT_SECTIONS[statement.kind])
+
+    def _person_topics(self) -> dict[str, str]:
+        """``{person's section, casefolded: the file that holds it}``: people.md's ``## Walter``, or the file the
+        organizer split it into (``topics/people/walter.md``), where a new fact about them goes (not back into
+        people.md, and not into a project topic named after them)."""
+        if self._people_files is None:
+            folder = PEOPLE[0].removesuffix(".md") + "/"
+            self._people_files = {}
+            for path in sorted(p for p in self.tree.files if p.startswith(folder)) + [PEOPLE[0]]:
+                for record in self.tree.files[path].records if path in self.tree.files else ():
+                    if record.headings:
+                        self._people_files.setdefault(record.headings[-1].casefold(), path)
+        return self._people_files
 
     def _project(self, name: str, kind: str) -> tuple[str, tuple[str, ...]]:
         topic = self.known.get(name.casefold()) or f"{PROJECTS_DIR}/{slugify(name, 'project')}.md"

@@ -781,6 +781,23 @@ def test_a_decision_about_another_named_project_is_no_update_of_the_first(rules_
         "We decided to use Postgres for the bravo project.": ["openprogram/t/tu0"]}
 
 
+def test_a_new_fact_about_a_person_goes_to_the_file_their_section_was_split_into(rules_ws, store):
+    """The organizer split people.md into people/<name>.md: a fact about Walter joins his file, not a second
+    ``## Walter`` back in people.md (a person in two files until the next sleep)."""
+    say(store, "s", ["Walter owns the billing service.", "Priya leads the design team."])
+    write(rules_ws)
+    walter = next(r.memory_id for r in rules_ws.records() if r.content.startswith("Walter"))
+    rules_ws.update(memory_changes=[{"op": "move_records", "memory_ids": [walter], "destination": {
+        "topic_path": "topics/people/walter.md", "headings": ["Walter"], "position": "end"}}])
+    say(store, "t", ["Walter is our release manager.", "Walter is on call every other weekend."], start=LATER)
+    write(rules_ws, "t")
+    assert {text: r.topic for text, r in records(rules_ws).items()} == {
+        "Walter owns the billing service.": "topics/people/walter.md",
+        "Walter is our release manager.": "topics/people/walter.md",
+        "Walter is on call every other weekend.": "topics/people/walter.md",  # (a schedule: of a person, no project)
+        "Priya leads the design team.": "topics/people.md"}
+
+
 def test_the_same_said_of_two_people_is_two_records(rules_ws, store):
     """Alike word for word but for whom they are about: neither is an update of the other."""
     say(store, "s", ["Marguerite is on my team and works from Porto.", "Ignatius is on my team and works from Porto."])
