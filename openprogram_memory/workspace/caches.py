@@ -187,7 +187,7 @@ def resolve_relative(from_file: str, target: str) -> str:
     return posixpath.normpath(posixpath.join(posixpath.dirname(from_file), target))
 
 
-_DISK_HEADER = ("openprogram-memory tree cache", 10)  # 2: archives as (signature, ParsedArchive); 3: module renamed; 4: served versions; 5: trust frames; 6: eager index keys; 7: parse and records packed per file; 8: archives packed; 9: file links kept; 10: the writer's slotted key eager
+_DISK_HEADER = ("openprogram-memory tree cache", 11)  # 2: archives as (signature, ParsedArchive); 3: module renamed; 4: served versions; 5: trust frames; 6: eager index keys; 7: parse and records packed per file; 8: archives packed; 9: file links kept; 10: the writer's slotted key eager; 11: the token index key eager
 
 
 class SourceCache:

@@ -10,6 +10,7 @@ import pytest
 
 from engine.helpers import linked_pair, make_workspace, record
 from openprogram_memory.failures import FailureCode, MemoryFailure
+from openprogram_memory.placement.similarity import near_duplicate_prefix, records_with_any, tokens
 from openprogram_memory.sources.archive import ParsedArchive
 from openprogram_memory.workspace import caches
 from openprogram_memory.workspace.caches import FileSummary
@@ -53,6 +54,19 @@ def test_a_one_record_transaction_reads_only_the_files_it_touches(tmp_path):
     fresh._disk_loaded = True  # parse every file from its bytes
     assert {rel: s.ids for rel, s in fresh.snapshot().files.items()} == \
         {rel: s.ids for rel, s in cache.snapshot().files.items()}
+
+
+def test_a_cold_process_finds_duplicate_candidates_reading_only_the_files_that_hold_them(tmp_path):
+    # what the rules writer does for every statement: the token index over the whole tree, then the records of
+    # the files holding the statement's rarest tokens — without reading every file's records first
+    ws = make_workspace(tmp_path / "state")
+    _seed(ws)
+    cache = _cold(ws)
+    tree = ws.tree()
+    said = frozenset(tokens("Fact number 7 about tea."))
+    found = records_with_any(tree, near_duplicate_prefix(said, tree, 1.0))
+    assert [r.content for r in found] == ["Fact number 7 about tea."]
+    assert _unpacked(cache) == {"topics/t07.md"}  # not the 15 files of the tree
 
 
 def test_a_link_made_dangling_is_refused_from_the_stored_links(tmp_path):
