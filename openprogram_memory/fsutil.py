@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import marshal
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, TypeVar
+
+T = TypeVar("T")
 
 DIR_MODE = 0o700
 FILE_MODE = 0o600
@@ -29,6 +32,28 @@ def ensure_dir(path: Path) -> Path:
             if not directory.is_dir():
                 raise
     return path
+
+
+def marshalled(cache: Path, build: Callable[[], T], usable: Callable[[Any], bool]) -> T:
+    """``build()`` (plain data: dicts, lists, strings, bytes, numbers), kept in the file ``cache`` as marshal for
+    the next process: read from there when it is there and ``usable``, else built and saved again.
+
+    For data derived from a file the package ships, slow to decode from its own format (JSON, base64) and fast
+    to read as marshal; ``cache``'s name says which version of that file and of Python it holds. A cache that
+    cannot be written (a read-only home) only costs speed; ``build``'s errors are the caller's.
+    """
+    try:
+        value = marshal.loads(cache.read_bytes())
+        if usable(value):
+            return value
+    except (OSError, ValueError, EOFError, TypeError):
+        pass
+    value = build()
+    try:
+        atomic_write_bytes(cache, marshal.dumps(value), fsync=False)  # type: ignore[arg-type]  # (plain data)
+    except (OSError, ValueError):  # (ValueError: a value marshal cannot write)
+        pass
+    return value
 
 
 def fsync_dir(path: Path) -> None:

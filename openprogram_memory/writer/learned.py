@@ -19,14 +19,18 @@ offline; the weights are read once, on the first call.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import math
 import re
+import sys
 from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, NamedTuple
 
+from ..config import user_cache_dir
+from ..fsutil import marshalled
 from . import lexicon as lx
 from . import wordvectors
 from .negatives import is_negative
@@ -110,11 +114,21 @@ def _model() -> Model:
     with its rules alone and says so once in the log — memory never takes down the caller. (Without the word-vector
     table, every sentence reads as one with no known word: the word features still count.)"""
     try:
-        return model_from(json.loads(MODEL_PATH.read_text(encoding="utf-8")))
+        return model_from(_weights())
     except (OSError, ValueError, KeyError, TypeError) as error:
         logging.getLogger(__name__).warning("writer classifier off, rules only: %s: %s (run "
                                             "scripts/train_writer_model.py)", MODEL_PATH, error)
         return Model((NONE,), {}, [])
+
+
+def _weights() -> dict:
+    """The JSON of :data:`MODEL_PATH`, read from a marshal copy in the user's cache when there is one for these
+    very bytes: decoding the JSON costs a fresh process (every ``memory write`` from a hook) ~100 ms, the copy
+    ~30 ms. The copy is named by a hash of the file, so a retrained model is never read from the old one's."""
+    data = MODEL_PATH.read_bytes()
+    digest = hashlib.blake2b(data, digest_size=12).hexdigest()
+    cache = user_cache_dir() / f"writer-model-{digest}-py{sys.version_info[0]}{sys.version_info[1]}.marshal"
+    return marshalled(cache, lambda: json.loads(data.decode("utf-8")), lambda value: isinstance(value, dict))
 
 
 def probabilities(sentence: str) -> dict[str, float]:

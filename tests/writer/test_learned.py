@@ -154,6 +154,30 @@ def test_without_usable_weights_the_writer_goes_on_with_its_rules(content, tmp_p
         learned._model.cache_clear()
 
 
+def test_a_fresh_process_reads_the_weights_from_its_cache_and_a_retrained_model_afresh(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    model = json.loads(learned.MODEL_PATH.read_text(encoding="utf-8"))
+    shipped = tmp_path / "sentences.json"
+    shipped.write_text(json.dumps(model), encoding="utf-8")
+    monkeypatch.setattr(learned, "MODEL_PATH", shipped)
+    said = "Juan Pablo is taking over as on-call lead from next month."
+    learned._model.cache_clear()
+    try:
+        first = learned.probabilities(said)
+        assert len(list((tmp_path / "cache").rglob("writer-model-*.marshal"))) == 1
+        learned._model.cache_clear()  # a fresh process: the weights come from the cache, the same
+        assert learned.probabilities(said) == first
+        # retrained: two kinds' bias weights swap places (the file keeps its size); its weights are read afresh
+        row = model["weights"]["bias"]
+        row[0], row[-1] = row[-1], row[0]
+        shipped.write_text(json.dumps(model), encoding="utf-8")
+        learned._model.cache_clear()
+        assert learned.probabilities(said) != first
+        assert learned._model().weights["bias"] == row
+    finally:
+        learned._model.cache_clear()
+
+
 def _sure_of(monkeypatch, **probs: float) -> None:
     """The classifier, made to give every sentence these probabilities (the rest to "none")."""
     probs = {**dict.fromkeys(("none", "identity", "people", "preference", "rule", "decision", "fact", "schedule",
