@@ -305,15 +305,20 @@ def check(state: Optional[str] = StateOption, json: bool = JsonOption,
 
         ws = open_workspace(memory_settings(state))
         problems = check_workspace(ws)
-        repaired = repaired_on_open(ws)
+        on_open = repaired_on_open(ws)
+        repaired: list[str] = []
         if repair and problems:
             from ..transaction.repair import repair_workspace
 
-            repaired += repair_workspace(ws, problems)
+            repaired = repair_workspace(ws, problems)
             problems = check_workspace(ws)
-        data = {"ok": not problems, "problems": [p.to_json() for p in problems], "repaired": repaired}
+        data = {"ok": not problems, "problems": [p.to_json() for p in problems], "repaired": on_open + repaired}
 
         def human() -> None:
+            # what opening did (every command does it: adopt valid hand edits, recover a crash) in the words status
+            # uses; "repaired:" only for what --repair did
+            for note in ws.opening_notes():
+                console.print(escape(note))
             for note in repaired:
                 console.print(f"repaired: {escape(note)}")
             if not problems:

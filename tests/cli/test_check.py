@@ -231,6 +231,19 @@ def test_an_adoption_names_only_the_files_whose_bytes_changed(ws, monkeypatch, c
         "memory: hand edit outside the product: topics/people.md"]
 
 
+def test_plain_check_says_it_adopted_a_hand_edit_not_that_it_repaired_one(ws, monkeypatch, capsys):
+    """Opening adopts a valid hand edit (as every command does); the human report says so in the words status
+    uses, and keeps "repaired:" for what --repair did."""
+    people = ws.root / "topics/people.md"
+    people.write_text(people.read_text().replace("runs a bike shop", "runs a bike shop in Ghent"), encoding="utf-8")
+    monkeypatch.setattr(sys, "argv", ["openprogram", "memory", "check", "--state", str(ws.settings.state_dir)])
+    with pytest.raises(SystemExit) as exit_:
+        app_module.main()
+    out = capsys.readouterr().out
+    assert exit_.value.code == 0
+    assert "adopted hand edit(s) outside the product: topics/people.md" in out and "repaired" not in out
+
+
 def test_repair_never_adopts_a_rewritten_archive(ws, monkeypatch, capsys):
     archive = ws.root / "sources/openprogram/_v2/s1.md"
     archive.write_text(archive.read_text().replace("I run a bike shop.", "I run a car shop."), encoding="utf-8")
