@@ -137,4 +137,25 @@ def push(root: Path, url: str, old: str | None, new: str) -> bool:
             raise PushRejected(status[BRANCH].decode("utf-8", "replace") if isinstance(status[BRANCH], bytes)
                                else str(status[BRANCH]))
         repo.refs[TRACKING] = target
+    if expected is None and _is_local(client):
+        _point_head_at_branch(path)
     return True
+
+
+def _point_head_at_branch(path: str) -> None:
+    """Make a local remote's HEAD name ``main`` when sync just created it and HEAD names no branch that exists.
+
+    ``git init --bare`` points HEAD at ``master``; left so, a ``git clone`` of the remote checks nothing out
+    ("remote HEAD refers to nonexistent ref"). Only a repository on this machine can be changed: the git
+    protocol (ssh, git, https) has no command to set a remote's HEAD, so there it is the server's setting
+    (``git symbolic-ref HEAD refs/heads/main`` on the server, or the hosting site's default branch). A HEAD that
+    names a branch that exists is someone's choice and is left alone.
+    """
+    from dulwich.repo import Repo
+
+    try:
+        with Repo(path) as remote:
+            if remote.refs.follow(b"HEAD")[1] is None:  # HEAD names a branch that does not exist
+                remote.refs.set_symbolic_ref(b"HEAD", BRANCH)
+    except Exception:  # the push went through; a clone that warns is no reason to report a failed sync
+        pass

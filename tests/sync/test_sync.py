@@ -312,3 +312,17 @@ def test_views_one_machine_rendered_in_its_own_order_are_replaced_by_the_next_sy
     assert memory_files(a) == memory_files(b)
     assert check_workspace(reopen(a)) == []
     assert not sync(reopen(b), remote)["pushed"] and not sync(reopen(a), remote)["pushed"]
+
+
+def test_a_clone_of_a_fresh_remote_checks_out_what_sync_pushed(pair, tmp_path):
+    """A new bare remote's HEAD names ``master``; sync pushes ``main`` and points HEAD at it, so a hand ``git
+    clone`` checks the memory out instead of warning "remote HEAD refers to nonexistent ref"."""
+    import subprocess
+
+    remote, a, _ = pair
+    add(a, "topics/dana.md", "Dana runs a bike shop.")
+    assert sync(reopen(a), remote)["pushed"]
+    clone = subprocess.run(["git", "clone", remote, str(tmp_path / "clone")], capture_output=True, text=True,
+                           check=True)
+    assert "nonexistent ref" not in clone.stderr
+    assert (tmp_path / "clone/topics/dana.md").read_bytes() == (a.root / "topics/dana.md").read_bytes()
