@@ -14,6 +14,7 @@ version and ``status`` / ``memory check`` name the problem.
 from __future__ import annotations
 
 import itertools
+import posixpath
 from typing import TYPE_CHECKING
 
 from ..failures import MemoryFailure
@@ -91,7 +92,16 @@ def _tree_rule_problem(tree, rel: str) -> str | None:
                 return f"[dangling-link] {other} links {rel}#^{block_id}, which this edit removes"
         if rel not in tree.files and any(topic == rel for topic, _line in summary.file_link_targets):
             return f"[dangling-link] {other} links {rel}, which this edit removes"
+    for violation in validate.dangling_link_violations(tree):
+        if violation.file != rel and _names(violation.details.get("note"), rel):
+            return f"[dangling-link] {violation.file} links [[{violation.details['note']}]], which this edit breaks"
     return None
+
+
+def _names(note: str | None, rel: str) -> bool:
+    """Whether a dangling wikilink's note (None: not a wikilink) is ``rel`` by name: the file it broke, kept or
+    removed (a wikilink names a note, so a removed target leaves nothing to resolve to)."""
+    return note is not None and posixpath.basename(note).lower() == posixpath.basename(rel).lower().removesuffix(".md")
 
 
 def _moved_out(ws: "Workspace", tree, before, after, rel: str, left_out: dict[str, str]) -> str | None:

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
 
 from ..failures import FailureCode
 from ..topics.rules import RECORD_RULES, Violation, check_strict, ids_unique_in_file, raise_first, record_violations
+from ..topics.wikilinks import WikilinkIndex
+from ..workspace.layout import SOURCES, TIMELINE
 from .result import Policy
 
 __all__ = ["RULES", "Violation", "check_strict", "raise_first", "record_violations", "duplicate_id_violations",
@@ -128,8 +130,13 @@ def dangling_link_violations(tree: "TreeState", baseline: "TreeState | None" = N
     vanished = {(rel, i) for rel in changed if rel in before for i in before[rel].ids
                 if rel not in id_files.get(i, ())}
     removed = {rel for rel in changed if rel in before and rel not in tree.files}
+    # a wikilink names a note, so a file added (a shorter path for the name) can break one as a removal can
+    added_or_removed = removed or any(rel not in before for rel in changed if rel in tree.files)
+    wikilinks = _WikilinkCheck(tree, baseline if not whole else None)
     for path, summary in tree.files.items():
         own = whole or path in changed
+        if summary.wikilink_targets and (own or vanished or added_or_removed):
+            yield from wikilinks.violations(path, summary.wikilink_targets, own)
         if not own and not vanished:
             continue
         for topic, line in summary.file_link_targets:  # a link to a whole file: the file must exist
@@ -142,3 +149,46 @@ def dangling_link_violations(tree: "TreeState", baseline: "TreeState | None" = N
             yield _tree_violation("dangling-link", f"{path}:{line}: link to {topic}#^{block_id} does not "
                                   "resolve (links must point at an existing block ID in that file)",
                                   file=path, line=line, target=topic, block_id=block_id)
+
+
+class _WikilinkCheck:
+    """The wikilinks (``[[people#^id]]``) of one tree that do not resolve; the names are indexed on first use.
+
+    A wikilink is resolved by note name as Obsidian resolves it (:mod:`openprogram_memory.topics.wikilinks`).
+    Against a baseline, one of a file the edit does not write is the edit's only when it resolved before.
+    """
+
+    def __init__(self, tree: "TreeState", baseline: "TreeState | None") -> None:
+        self.tree, self.baseline = tree, baseline
+        self._indexes: dict[int, WikilinkIndex] = {}
+
+    def _target(self, tree: "TreeState", note: str, path: str) -> str | None:
+        index = self._indexes.get(id(tree))
+        if index is None:
+            index = self._indexes[id(tree)] = WikilinkIndex(tree.files)
+        return index.resolve(note, path)
+
+    def _resolves(self, tree: "TreeState", note: str, block_id: str | None, path: str) -> bool:
+        topic = self._target(tree, note, path)
+        return topic is not None and (block_id is None or block_id in tree.files[topic].ids)
+
+    def violations(self, path: str, targets: list[tuple[str, str | None, int]], own: bool) -> Iterator[Violation]:
+        for note, block_id, line in targets:
+            if self._resolves(self.tree, note, block_id, path):
+                continue
+            topic = self._target(self.tree, note, path)
+            if topic is None and note.lower().startswith(_OUTSIDE_TOPICS):
+                continue  # a vault opened at the memory directory links to the archive or the timeline: no records
+            if not own and (self.baseline is None or not self._resolves(self.baseline, note, block_id, path)):
+                continue  # it dangled before this edit: named by `memory check`, not this edit's to answer for
+            written = f"[[{note}#^{block_id}]]" if block_id else f"[[{note}]]"
+            if topic is None:
+                yield _tree_violation("dangling-link", f"{path}:{line}: link to {written} does not resolve (no "
+                                      "such topic file)", file=path, line=line, note=note)
+            else:
+                yield _tree_violation("dangling-link", f"{path}:{line}: link to {written} ({topic}) does not "
+                                      "resolve (links must point at an existing block ID in that file)",
+                                      file=path, line=line, target=topic, block_id=block_id, note=note)
+
+
+_OUTSIDE_TOPICS = (SOURCES + "/", TIMELINE + "/")

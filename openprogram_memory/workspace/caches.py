@@ -24,6 +24,7 @@ from ..sources.archive import ArchiveFile, ParsedArchive, SourceMessage
 from ..topics.model import TopicDoc, decode_topic, file_links, parse_topic, record_links
 from ..topics.normalize import time_date
 from ..topics.rules import ids_unique_in_file, record_violations
+from ..topics.wikilinks import wikilinks
 from .scan import Signature, TreeScan, scan, signature, topic_files
 
 
@@ -143,6 +144,13 @@ class FileSummary:
         return [(topic, paragraph.line) for paragraph in self.doc.paragraphs() for target in file_links(paragraph)
                 if (topic := resolve_relative(self.path, target)).startswith("topics/")]
 
+    @functools.cached_property
+    def wikilink_targets(self) -> list[tuple[str, str | None, int]]:
+        """``(note as written, block id or None, line)`` for every Obsidian wikilink of a record (resolved against
+        the tree, by name: :class:`~openprogram_memory.topics.wikilinks.WikilinkIndex`)."""
+        return [(note, block_id, paragraph.line) for paragraph in self.doc.paragraphs()
+                for note, block_id in wikilinks(paragraph)]
+
     # -- in the tree cache: the parse and the records stay packed until asked for ---------------------
     # A cold process unpickles the whole tree's summaries (at 10,000 records ~140 ms, most of it the
     # parsed documents and records); a transaction reads those of the files it touches. Derived values
@@ -174,7 +182,7 @@ class FileSummary:
 
 
 _PACKED = ("doc", "records")
-_KEPT = ("ids", "archives", "unresolved_archives", "link_targets", "file_link_targets")
+_KEPT = ("ids", "archives", "unresolved_archives", "link_targets", "file_link_targets", "wikilink_targets")
 _DERIVED = frozenset(name for name, value in vars(FileSummary).items()
                      if isinstance(value, functools.cached_property) and name not in _KEPT)  # they hold records
 _UNPACK_LOCK = threading.Lock()
@@ -187,7 +195,7 @@ def resolve_relative(from_file: str, target: str) -> str:
     return posixpath.normpath(posixpath.join(posixpath.dirname(from_file), target))
 
 
-_DISK_HEADER = ("openprogram-memory tree cache", 11)  # 2: archives as (signature, ParsedArchive); 3: module renamed; 4: served versions; 5: trust frames; 6: eager index keys; 7: parse and records packed per file; 8: archives packed; 9: file links kept; 10: the writer's slotted key eager; 11: the token index key eager
+_DISK_HEADER = ("openprogram-memory tree cache", 12)  # 2: archives as (signature, ParsedArchive); 3: module renamed; 4: served versions; 5: trust frames; 6: eager index keys; 7: parse and records packed per file; 8: archives packed; 9: file links kept; 10: the writer's slotted key eager; 11: the token index key eager; 12: wikilinks kept
 
 
 class SourceCache:

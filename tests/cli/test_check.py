@@ -275,6 +275,28 @@ def test_an_edit_outside_that_removes_a_linked_record_is_not_adopted(ws, monkeyp
     assert not any("adopted" in note for note in report["repaired"])
 
 
+def test_a_wikilink_typed_in_obsidian_is_checked_like_a_link(ws, monkeypatch, capsys):
+    """A hand edit whose ``[[people#^id]]`` resolves is adopted; one that dangles is not, and check names it with
+    the rule and fix of a dangling link; so is an edit of the target that breaks another file's wikilink."""
+    people, work = ws.root / "topics/people.md", ws.root / "topics/work.md"
+    target = next(r.memory_id for r in ws.records() if r.topic == "topics/people.md")
+    work.write_text(work.read_text().replace(f"[shop](people.md#^{target})", f"[[people#^{target}|shop]]"),
+                    encoding="utf-8")
+    code, report = check(monkeypatch, capsys, ws.settings.state_dir)
+    assert (code, report["repaired"]) == (0, ["adopted hand edit(s) outside the product: topics/work.md"])
+    people.write_text(people.read_text().replace(f" ^{target}", " ^0fedcba9"), encoding="utf-8")
+    code, report = check(monkeypatch, capsys, ws.settings.state_dir)
+    assert code == 65 and ("topics/work.md", "dangling-link") in {(p["file"], p["rule"]) for p in report["problems"]}
+    assert not any("adopted" in note for note in report["repaired"])
+    people.write_text(people.read_text().replace(" ^0fedcba9", f" ^{target}"), encoding="utf-8")
+    work.write_text(work.read_text().replace("[[people#", "[[peple#"), encoding="utf-8")
+    code, report = check(monkeypatch, capsys, ws.settings.state_dir)
+    dangling = [p for p in report["problems"] if p["rule"] == "dangling-link"]
+    assert code == 65 and [(p["file"], p["line"]) for p in dangling] == [("topics/work.md", 1)]
+    assert "[[peple#^" in dangling[0]["message"] and "openprogram memory edit topics/work.md" in dangling[0]["fix"]
+    assert not any("adopted" in note for note in report["repaired"])
+
+
 def test_an_id_also_used_in_another_file_is_named_with_both_places(ws, monkeypatch, capsys):
     people = (ws.root / "topics/people.md").read_text()
     (ws.root / "topics/copy.md").write_text("# Copied\n\n" + people, encoding="utf-8")  # pasted into a new file

@@ -77,6 +77,46 @@ def test_link_to_existing_record_is_accepted(ws):
     assert target in relations
 
 
+def test_obsidian_wikilinks_resolve_by_note_name_and_are_never_rewritten(ws):
+    """``[[note#^id]]`` as Obsidian writes it: by file name without .md from the topics dir (or the memory dir),
+    any case, with a label or as an embed; a link to a heading needs the note, an attachment is not read."""
+    target = ids_of(ws, "topics/people/dana.md")[0]
+    links = (f"See [[dana#^{target}]], [[people/dana.md#^{target}|the shop]], [[topics/people/dana#^{target}]], "
+             f"![[Dana#^{target}]], [[./people/dana#^{target}]], [[billing#Stack]], [[Dana]] and ![[photo.png]].")
+    ws.update(changes=[{"path": "topics/notes.md", "content": "# Notes\n\n" + record(links)}])
+    assert links in ws.read_topic("topics/notes.md")
+
+
+@pytest.mark.parametrize("link", ["[[dana#^deadbeef]]", "[[platform]]", "[[people/platform#^deadbeef|x]]",
+                                  "![[billing#^deadbeef]]", "[[#^deadbeef]]"])
+def test_a_dangling_wikilink_is_refused_like_a_dangling_link(ws, link):
+    text = "# Notes\n\n" + record(f"See {link} for details.")
+    failure = rejected(ws, FailureCode.INVALID_TOPIC_FORMAT, changes=[{"path": "topics/notes.md", "content": text}])
+    assert (failure.details["rule"], failure.details["file"], failure.details["line"]) == (
+        "dangling-link", "topics/notes.md", 3)
+    assert link.lstrip("!").split("|")[0].removesuffix("]]") in failure.message
+
+
+def test_an_edit_that_breaks_a_wikilink_of_another_file_is_refused(ws):
+    """Deleting the note or record a wikilink names, or adding a note with a shorter path for its name (Obsidian
+    then resolves the link to that one), breaks the link: refused, as for a markdown link."""
+    target = ids_of(ws, "topics/people/dana.md")[0]
+    ws.update(changes=[{"path": "topics/notes.md", "content": "# Notes\n\n" + record(f"See [[dana#^{target}]].")}])
+    failure = rejected(ws, FailureCode.INVALID_TOPIC_FORMAT, base_revision=ws.revision(),
+                       changes=[{"path": "topics/people/dana.md", "action": "delete"}])
+    assert (failure.details["rule"], failure.details["file"]) == ("dangling-link", "topics/notes.md")
+    failure = rejected(ws, FailureCode.INVALID_TOPIC_FORMAT, changes=[
+        {"path": "topics/dana.md", "content": "# Dana\n\n" + record("Dana is tall.", "openprogram/s1/u3")}])
+    assert (failure.details["rule"], failure.details["file"]) == ("dangling-link", "topics/notes.md")
+    assert "topics/dana.md" in failure.message
+    assert ws.update(changes=[{"path": "topics/work/notes/dana.md", "content": "# Dana\n\n" + record(
+        "Dana is tall.", "openprogram/s1/u3")}]).memory_committed  # a longer path for the name: the link stays
+    ws.update(changes=[{"path": "topics/notes.md", "content": ws.read_topic("topics/notes.md").replace(
+        "[[dana#", "[[people/dana#")}])  # (the path Obsidian writes once the name is not unique)
+    assert ws.update(changes=[{"path": "topics/dana.md", "content": "# Dana\n\n" + record(
+        "Dana is short.", "openprogram/s1/u2")}]).memory_committed
+
+
 def test_lost_block_id_on_hand_edit(ws):
     text = ws.read_topic("topics/people/dana.md")
     block_id = ids_of(ws, "topics/people/dana.md")[0]
