@@ -70,7 +70,7 @@ _STATE_RE = re.compile(
     re.I,
 )
 _STATUS_RE = re.compile(
-    r"\b(?:pass|passes|passing|passed|(?<!red[- /])(?<!red and )(?<!red or )(?<!red vs )(?<!anything )green(?!\s+(?:tea|beans|salad|veg|vegetables|card|light|energy|onions?|peppers?|curry))|red(?![- /]green)(?!\s+(?:and|or|vs)\s+green)(?!\s+(?:meat|wine|peppers?|onions?|lentils|beans|cabbage|card|light|herring|flag|tape|velvet|curry))|failing|failed|broken|fixed|merged|works now|working now|"
+    r"\b(?:pass|passes|passing|passed|(?<!red[- /])(?<!red and )(?<!red or )(?<!red vs )(?<!anything )(?<!colour is )(?<!color is )green(?!\s+(?:tea|beans|salad|veg|vegetables|card|light|energy|onions?|peppers?|curry))|(?<!colour is )(?<!color is )red(?![- /]green)(?!\s+(?:and|or|vs)\s+green)(?!\s+(?:meat|wine|peppers?|onions?|lentils|beans|cabbage|card|light|herring|flag|tape|velvet|curry))|failing|failed|broken|fixed|merged|works now|working now|"
     r"(?:is|are) done(?!\s+(?:via|through|by|with)\b)|finished|crashed|crashing|timing out|timed out|flaky|flakes|hanging|hangs|went down|"
     r"is down|are down|is up|looks good|lgtm|worked(?! examples?)|didn't work|doesn't work|does not work|not working|"
     r"still failing|erroring|errored|blew up|exploded|acting up|borked|busted|a mess|messy|weird|wrong|"

@@ -1252,6 +1252,10 @@ def test_a_request_after_a_comma_is_not_part_of_the_statement_before_it():
     ("don't love jest tbh", "jest"),
     ("i'm way more comfortable with emacs bindings", "emacs bindings"),
     ("bullet points are much easier for me to scan", "bullet points"),
+    ("My favourite colour is green.", "green"),  # a colour, not a build's status
+    ("my favorite color is red", "red"),
+    ("my favorite color is green", "green"),
+    ("My favourite colour is red.", "red"),
 ])
 def test_likes_and_dislikes_said_sideways_are_preferences(said, holds):
     found = extract_statements(said)
