@@ -277,6 +277,16 @@ def test_a_web_edit_is_compare_and_set_on_its_own_file(client, ws):
     assert bad.status == 400 and bad.body["code"] == "INVALID_ARGUMENT"
 
 
+def _edit_dave(client, web_edit: str, topic: dict, edited: str):
+    """dave.md saved from the page as ``edited``: by PUT of the topic (compare-and-set on the digest read with
+    ``topic``) or by POST of a change."""
+    if web_edit == "put":
+        return client.request("PUT", "/api/memory/topics/topics/people/dave.md",
+                              {"content": edited, "base_digest": topic["digest"]}, auth=True)
+    return client.request("POST", "/api/memory/changes",
+                          {"changes": [{"path": "topics/people/dave.md", "content": edited}]}, auth=True)
+
+
 @pytest.mark.parametrize("web_edit", ["put", "post"])
 def test_a_hand_edit_made_while_serving_is_adopted_as_its_own_commit_before_a_web_edit(client, ws, web_edit):
     """core.md edited in another editor while the server runs: the next web edit adopts it first ("hand edit
@@ -287,12 +297,7 @@ def test_a_hand_edit_made_while_serving_is_adopted_as_its_own_commit_before_a_we
     core = ws.root / "topics/core.md"
     core.write_text(core.read_text().replace("metric units.", "metric units only."), encoding="utf-8")
     edited = topic["content"].replace("runs a bike shop.", "runs a bike shop in town.")
-    if web_edit == "put":
-        answer = client.request("PUT", "/api/memory/topics/topics/people/dave.md",
-                                {"content": edited, "base_digest": topic["digest"]}, auth=True)
-    else:
-        answer = client.request("POST", "/api/memory/changes",
-                                {"changes": [{"path": "topics/people/dave.md", "content": edited}]}, auth=True)
+    answer = _edit_dave(client, web_edit, topic, edited)
     assert answer.status == 200, answer.body
     assert answer.body["changed_files"] == ["topics/people/dave.md"]
     assert answer.body["warnings"] == ["adopted hand edit(s) outside the product: topics/core.md"]  # check's words
@@ -328,12 +333,7 @@ def test_an_invalid_hand_edit_made_while_serving_neither_blocks_a_web_edit_nor_g
     head = ws.log(1)[0]["commit"]
     topic = client.get("/api/memory/topics/topics/people/dave.md").body
     edited = topic["content"].replace("Dave runs", "Dave still runs")
-    if web_edit == "put":
-        answer = client.request("PUT", "/api/memory/topics/topics/people/dave.md",
-                                {"content": edited, "base_digest": topic["digest"]}, auth=True)
-    else:
-        answer = client.request("POST", "/api/memory/changes",
-                                {"changes": [{"path": "topics/people/dave.md", "content": edited}]}, auth=True)
+    answer = _edit_dave(client, web_edit, topic, edited)
     assert answer.status == 200, answer.body
     assert answer.body["changed_files"] == ["topics/people/dave.md"]
     [warning] = answer.body["warnings"]

@@ -144,6 +144,11 @@ def test_lines_appended_before_file_events_are_live_are_imported(tmp_path: Path)
         thread.join(10)
 
 
+def _chat_outcomes(watcher) -> list:
+    """The outcomes of the session "chat" over the watcher's polls so far, in order."""
+    return [o for poll in list(watcher.polls) for o in poll if o.session == "chat"]
+
+
 def test_a_session_whose_write_must_be_retried_waits_for_the_regular_poll_not_every_tick(tmp_path: Path, fake) -> None:
     """An invalid hand edit (or a dropped connection) fails the write retryably: its idle deadline has passed,
     yet the watcher must not retry it at every tick (twice a second); a new turn makes it due again."""
@@ -157,7 +162,7 @@ def test_a_session_whose_write_must_be_retried_waits_for_the_regular_poll_not_ev
         store.append("chat", "user", "I'm Dana. Always answer in metric units.")
 
         def tries() -> list:
-            return [o for poll in list(watcher.polls) for o in poll if o.session == "chat"]
+            return _chat_outcomes(watcher)
 
         wait_until(lambda: tries(), 15)
         time.sleep(3)  # six ticks
@@ -195,7 +200,7 @@ def test_a_failed_poll_keeps_the_retried_session_at_the_regular_pace(tmp_path: P
         store.append("chat", "user", "I'm Dana. Always answer in metric units.")
 
         def tries() -> list:
-            return [o for poll in list(watcher.polls) for o in poll if o.session == "chat"]
+            return _chat_outcomes(watcher)
 
         wait_until(lambda: any(o.ok for o in tries()), 30)
     assert [(o.ok, o.recorded) for o in tries()] == [(False, False), (True, True)]
