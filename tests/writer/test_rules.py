@@ -1285,18 +1285,13 @@ def test_a_time_word_inside_a_file_name_is_no_schedule(said):
     '"never cache the rates endpoint" — that\'s what the comment in rates.go says, but it\'s stale. fix it',
     "my teammate Olu wrote in a comment that we decided to always use UTC, i doubt it",
     "can you turn this list into a table: name, team, start date",
-])
-def test_someone_elses_words_and_the_parts_of_a_request_are_not_the_person_speaking(said):
-    assert extract_statements(said) == []
-
-
-@pytest.mark.parametrize("said", [
+    # in single quotes too (an apostrophe inside a word is no closing mark)
     "translate to Spanish pls: 'the office is closed every Monday for cleaning'",
     "their receipts say 'we never refund anything after 30 days', is that even legal here?",
     "a parent just emailed me 'I'm vegetarian and we've decided he's skipping swimming' - how do I reply?",
     "the landlord texted me 'I always collect the rent on the 3rd' - can he change it like that?",
 ])
-def test_words_in_single_quotes_that_someone_else_wrote_are_not_the_person_speaking(said):
+def test_someone_elses_words_and_the_parts_of_a_request_are_not_the_person_speaking(said):
     assert extract_statements(said) == []
 
 
