@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from pathlib import Path
@@ -144,6 +145,20 @@ def test_lines_appended_before_file_events_are_live_are_imported(tmp_path: Path)
         thread.join(10)
 
 
+@contextlib.contextmanager
+def _chat_write_failing_once(cfg, fake):
+    """A watcher running over ``cfg``, and a session "chat" with one turn whose first write fails retryably (a
+    dropped connection): ``(store, watcher)``."""
+    from openprogram_memory.failures import FailureCode
+
+    store = SessionStore(cfg.sessions_dir)
+    fake.queue.append(MemoryFailure(FailureCode.MODEL_TRANSPORT, "connection reset", retryable=True))
+    with Watcher(cfg) as watcher:
+        store.create_session("chat")
+        store.append("chat", "user", "I'm Dana. Always answer in metric units.")
+        yield store, watcher
+
+
 def _chat_outcomes(watcher) -> list:
     """The outcomes of the session "chat" over the watcher's polls so far, in order."""
     return [o for poll in list(watcher.polls) for o in poll if o.session == "chat"]
@@ -152,15 +167,8 @@ def _chat_outcomes(watcher) -> list:
 def test_a_session_whose_write_must_be_retried_waits_for_the_regular_poll_not_every_tick(tmp_path: Path, fake) -> None:
     """An invalid hand edit (or a dropped connection) fails the write retryably: its idle deadline has passed,
     yet the watcher must not retry it at every tick (twice a second); a new turn makes it due again."""
-    from openprogram_memory.failures import FailureCode
-
     cfg = with_values(settings(idle=1), memory__watcher__poll_seconds=3600)
-    store = SessionStore(cfg.sessions_dir)
-    fake.queue.append(MemoryFailure(FailureCode.MODEL_TRANSPORT, "connection reset", retryable=True))
-    with Watcher(cfg) as watcher:
-        store.create_session("chat")
-        store.append("chat", "user", "I'm Dana. Always answer in metric units.")
-
+    with _chat_write_failing_once(cfg, fake) as (store, watcher):
         def tries() -> list:
             return _chat_outcomes(watcher)
 
@@ -193,12 +201,7 @@ def test_a_failed_poll_keeps_the_retried_session_at_the_regular_pace(tmp_path: P
     monkeypatch.setattr(module, "watch_once", watch_once)
     poll_every = 4
     cfg = with_values(settings(idle=1), memory__watcher__poll_seconds=poll_every)
-    store = SessionStore(cfg.sessions_dir)
-    fake.queue.append(MemoryFailure(FailureCode.MODEL_TRANSPORT, "connection reset", retryable=True))
-    with Watcher(cfg) as watcher:
-        store.create_session("chat")
-        store.append("chat", "user", "I'm Dana. Always answer in metric units.")
-
+    with _chat_write_failing_once(cfg, fake) as (_store, watcher):
         def tries() -> list:
             return _chat_outcomes(watcher)
 
