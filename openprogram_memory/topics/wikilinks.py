@@ -2,8 +2,10 @@
 
 People edit the workspace in Obsidian, which writes links between notes
 this way. They must not dangle, like ``[text](other.md#^id)`` (architecture
-§2.1), and the product never rewrites them. A wikilink names a note, not a
-path: it is resolved as Obsidian resolves it, with the topics directory as
+§2.1); the product rewrites one only when it moves the record the link
+names, or the record holding it (:func:`rewrite_wikilinks`, as Obsidian
+does when it renames a note). A wikilink names a note, not a path: it is
+resolved as Obsidian resolves it, with the topics directory as
 the vault (the only place records live; a leading ``topics/`` is accepted
 too, so a vault opened at the memory directory resolves the same):
 
@@ -21,7 +23,7 @@ from __future__ import annotations
 import posixpath
 import re
 from collections import defaultdict
-from typing import Iterable
+from typing import Iterable, Mapping
 
 from .model import Paragraph
 
@@ -72,3 +74,58 @@ class WikilinkIndex:
                       if path.lower().removesuffix(".md").endswith("/" + wanted)]
         # Obsidian takes the shortest path when a name is ambiguous (it writes a longer one only to tell apart)
         return min(candidates, key=lambda path: (len(path), path)) if candidates else None
+
+    def note_for(self, path: str, source: str, written: str) -> str:
+        """How a link from ``source`` in the form of ``written`` (a note as typed) names the topic file ``path``.
+
+        The form Obsidian keeps when it renames a note: a same-file link stays one, a relative link stays
+        relative, a path stays a path (with its ``topics/`` and ``.md`` if it had them) and a bare name is the
+        file's name, or its path from the vault when a shorter path has that name.
+        """
+        written = written.strip()
+        if not written and path == source:
+            return ""
+        stem = path.removesuffix(".md")
+        suffix = ".md" if written.lower().endswith(".md") else ""
+        if written.startswith(("./", "../")):
+            relative = posixpath.relpath(stem, posixpath.dirname(source) or ".")
+            return (relative if relative.startswith("../") else "./" + relative) + suffix
+        name = posixpath.basename(stem)
+        if "/" not in written and self.resolve(name, source) == path:
+            return name + suffix
+        return (stem if written.lower().startswith(VAULT) else stem.removeprefix(VAULT)) + suffix
+
+
+def rewrite_wikilinks(body: str, before: WikilinkIndex, after: WikilinkIndex, old_source: str, new_source: str,
+                      moves: Mapping[str, tuple[str, str, str]]) -> str:
+    """``body``, written in ``old_source`` and now in ``new_source``, with every wikilink an edit moved rewritten.
+
+    ``moves`` maps a block ID the edit moved or merged to ``(file it was in, file it is in, ID to link)``: a link
+    that named it there is pointed at its new place (a merged ID at the kept one: Obsidian reads only a record's
+    last ID). Any other link keeps its note, and is rewritten only when its own record changed file and the note
+    no longer names it from there (``[[#^id]]``, ``[[./note]]``). The label and an embed's ``!`` are kept; a link
+    to no note is left as written.
+    """
+    def fix(match: re.Match[str]) -> str:
+        written, start, end = match.group(1), match.start(1) - match.start(), match.end(1) - match.start()
+        note, sep, fragment = written.partition("#")
+        bare = note.strip().removesuffix(".md")
+        if _ATTACHMENT_RE.search(bare):
+            return match.group(0)
+        block_id = fragment.strip()[1:].strip() if fragment.strip().startswith("^") else None
+        resolved, as_written = before.resolve(bare, old_source), fragment
+        if block_id is not None and block_id in moves:
+            was, now, link_id = moves[block_id]
+            if resolved != was:
+                return match.group(0)  # it named another note (and dangled): not a link to the moved record
+            fragment = f"^{link_id}" if link_id != block_id else fragment
+        elif old_source != new_source and resolved is not None and resolved.lower() in after.paths:
+            now = resolved
+        else:
+            return match.group(0)
+        if after.resolve(bare, new_source) == now and fragment == as_written:
+            return match.group(0)
+        target = after.note_for(now, new_source, note) + sep + fragment
+        return match.group(0)[:start] + target + match.group(0)[end:]
+
+    return WIKILINK_RE.sub(fix, body)

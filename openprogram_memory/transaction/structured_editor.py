@@ -15,6 +15,8 @@ from ..failures import FailureCode
 from ..sources.archive import SourceMessage, archive_relpath_for, make_source_id, split_source_id
 from ..topics.ids import evidence_id, keyword_evidence_id, source_anchor
 from ..topics.model import CITATION_RE, RECORD_LINK_RE, Definition, Paragraph, TopicDoc, parse_topic
+from ..topics.normalize import has_records
+from ..topics.wikilinks import WikilinkIndex, rewrite_wikilinks
 from ..workspace.caches import TreeState
 from .staging import Staging
 from .structured_markdown import (
@@ -85,6 +87,7 @@ class TopicEditor:
         self.deleted_by: dict[str, int] = {}
         self.new_source_ids: dict[str, str] = {}
         self.new_sources: dict[str, SourceMessage] = {}
+        self.merged: dict[str, str] = {}  # an ID a merge made an alias → the identity of the record that kept it
 
     # -- documents ------------------------------------------------------
     def doc(self, rel: str) -> TopicDoc:
@@ -204,6 +207,7 @@ class TopicEditor:
             ids.extend(paragraph.ids)
             for alias in paragraph.ids:
                 self.where[alias] = keep_rel
+                self.merged[alias] = keep.ids[-1]
             self.touched.add(rel)
         ids.append(keep.ids[-1])
         extra = "".join(f"[^{label}]" for label in citations if label not in keep.citations)
@@ -331,8 +335,10 @@ class TopicEditor:
 
     # -- links ---------------------------------------------------------
     def _rewrite_links(self) -> None:
-        """Point every link at a moved record to its new file."""
+        """Point every link at a moved record to its new file (a wikilink at a merged one to the record kept)."""
         relocated = self.where.relocated()
+        if relocated or self.merged:
+            self._rewrite_wikilinks(relocated)
         if not relocated:
             return
         files = set(self.touched)
@@ -349,6 +355,33 @@ class TopicEditor:
                     return f"[{match.group(1)}]({link_path(relocated[block_id], rel)}#^{block_id})"
 
                 body = RECORD_LINK_RE.sub(fix, paragraph.body)
+                if body != paragraph.body:
+                    paragraph.set(body, paragraph.ids)
+                    self.touched.add(rel)
+
+    def _rewrite_wikilinks(self, relocated: dict[str, str]) -> None:
+        """Point every Obsidian wikilink at a moved or merged record to where it is now, in the link's own form,
+        and keep a moved record's own wikilinks on their targets: a move the product makes must not leave one
+        dangling (the edit would be refused), and Obsidian rewrites them alike when it renames a note."""
+        moves = {}
+        for memory_id in relocated.keys() | self.merged.keys():
+            kept = memory_id
+            while kept in self.merged:  # merged into a record that a later change merged again
+                kept = self.merged[kept]
+            origin, now = self.where.origin(memory_id), self.where.get(memory_id)
+            if origin is not None and now is not None:
+                moves[memory_id] = (origin, now, kept)
+        before = WikilinkIndex(self.tree.files)
+        after = WikilinkIndex((self.tree.files.keys() | self.touched)
+                              - {rel for rel in self.touched if not has_records(self.docs[rel])})
+        files = self.touched | {rel for rel, summary in self.tree.files.items()
+                                if any(block_id in moves for _note, block_id, _line in summary.wikilink_targets)}
+        for rel in sorted(files):
+            if rel not in self.touched and not self.staging.exists(rel):
+                continue
+            for paragraph in self.doc(rel).paragraphs():
+                written_in = (self.where.origin(paragraph.identity) if paragraph.identity else None) or rel
+                body = rewrite_wikilinks(paragraph.body, before, after, written_in, rel, moves)
                 if body != paragraph.body:
                     paragraph.set(body, paragraph.ids)
                     self.touched.add(rel)

@@ -124,6 +124,23 @@ def test_flat_overgrown_topic_is_split_into_parts(tmp_path):
     assert reorganize(ws, now=NOW)["changed_files"] == []
 
 
+def test_a_split_takes_the_wikilinks_to_the_records_it_moves_along(tmp_path):
+    """A record another note links in Obsidian (``[[log#^id]]``) is split off to log/part-3.md: the sleep is not
+    refused for a dangling link, the link names the new file; a link to a record that stays is not touched."""
+    ws = workspace(tmp_path / "state")
+    sources = archive(ws, 71)
+    lines = [("# Log", None)] + [(f"Entry about item {n} and nothing else.", sources[n]) for n in range(70)]
+    ws.update(changes=[{"path": "topics/log.md", "content": topic(lines)}])
+    order = [r.memory_id for r in ws.records()]
+    ws.update(changes=[{"path": "topics/people.md", "content": topic([("# People", None), (
+        f"Dana keeps [[log#^{order[65]}|the entry]] and ![[Log#^{order[0]}]].", sources[70])])}])
+    report = reorganize(ws, now=NOW)
+    assert "topics/log/part-3.md" in report["changed_files"] and ws.get(order[65])["topic"] == "topics/log/part-3.md"
+    assert (f"Dana keeps [[part-3#^{order[65]}|the entry]] and ![[Log#^{order[0]}]]."
+            in (ws.root / "topics/people.md").read_text())
+    assert reorganize(ws, now=NOW)["changed_files"] == []
+
+
 def test_tidy_workspace_only_stamps_runtime(tmp_path):
     ws = workspace(tmp_path / "state")
     sources = archive(ws, 1)
@@ -215,6 +232,24 @@ def test_merging_near_duplicates_keeps_the_richer_wording(tmp_path):
     (kept,) = ws.records()
     assert kept.content == "Dana lives in Oslo near the old harbour, Norway."
     assert ws.get(newer)["memory_id"] == ws.get(older)["memory_id"] == kept.memory_id
+
+
+def test_a_wikilink_to_a_merged_duplicate_names_the_kept_record(tmp_path):
+    """Obsidian reads only a record's last block ID, so a wikilink to a duplicate the organizer merges away
+    (its ID now an alias) is pointed at the kept record's ID, the note and label as written."""
+    ws = workspace(tmp_path / "state")
+    sources = archive(ws, 3)
+    ws.update(changes=[{"path": "topics/notes.md", "content": topic([
+        ("# Notes", None),
+        ("Dana lives in Oslo near the old harbour.", sources[0]),
+        ("Dana lives in Oslo near the old harbour, Norway.", sources[1]),
+    ])}])
+    older, newer = [r.memory_id for r in ws.records()]
+    ws.update(changes=[{"path": "topics/people.md", "content": topic([
+        ("# People", None), (f"Where Dana lives: [[notes#^{older}|home]].", sources[2])])}])
+    report = reorganize(ws, now=NOW)
+    assert report["merged"] == 1 and ws.get(older)["memory_id"] == newer
+    assert f"Where Dana lives: [[notes#^{newer}|home]]." in (ws.root / "topics/people.md").read_text()
 
 
 def test_near_duplicates_filed_under_two_projects_are_each_about_their_own(tmp_path):

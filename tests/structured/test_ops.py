@@ -223,6 +223,28 @@ def test_move_rewrites_links_to_moved_records(ws):
     assert all(t == f"topics/deep/c.md#^{target}" for ts in relations["outbound"].values() for t in ts)
 
 
+def test_move_rewrites_wikilinks_to_moved_records_in_their_own_form(ws):
+    """Wikilinks typed in Obsidian follow a moved record as Obsidian writes them when it renames a note: a bare
+    name stays the name (the path once a shorter path has that name), a path stays a path, a relative link stays
+    relative, label and embed kept; the moved record's own ``[[#^id]]`` names the file it left."""
+    other = create(ws, "Other fact.", topic="topics/a.md")
+    target = create(ws, f"Target fact, unlike [[#^{other}]].", topic="topics/a.md")
+    ws.update(memory_changes=[
+        create_op(f"See [[a#^{target}|the target]], ![[topics/a.md#^{target}]] and [[./a#^{target}]].",
+                  topic="topics/b.md"),
+        create_op(f"Same file [[#^{target}]], not [[#^{other}]].", topic="topics/a.md"),
+    ])
+    ws.update(memory_changes=[{"op": "move_records", "memory_ids": [target], "destination": dest("topics/deep/d.md")}])
+    assert (f"See [[d#^{target}|the target]], ![[topics/deep/d.md#^{target}]] and [[./deep/d#^{target}]]."
+            in topic_text(ws, "topics/b.md"))
+    assert f"Same file [[d#^{target}]], not [[#^{other}]]." in topic_text(ws, "topics/a.md")
+    assert f"Target fact, unlike [[a#^{other}]]." in topic_text(ws, "topics/deep/d.md")
+    create(ws, "A shorter path named e.", topic="topics/e.md")
+    ws.update(memory_changes=[{"op": "move_records", "memory_ids": [target], "destination": dest("topics/deep/e.md")}])
+    assert f"See [[deep/e#^{target}|the target]]" in topic_text(ws, "topics/b.md")
+    assert ws.get(target)["topic"] == "topics/deep/e.md"
+
+
 def test_move_rebases_the_moved_records_own_links(ws):
     other = create(ws, "Other.", topic="topics/a.md")
     mover = ws.update(memory_changes=[create_op(f"Points at [other](a.md#^{other}).", topic="topics/b.md")]).block_ids[0]
