@@ -97,14 +97,15 @@ class WikilinkIndex:
 
 
 def rewrite_wikilinks(body: str, before: WikilinkIndex, after: WikilinkIndex, old_source: str, new_source: str,
-                      moves: Mapping[str, tuple[str, str, str]]) -> str:
+                      moves: Mapping[str, tuple[str, str, str]], renamed: Mapping[str, str]) -> str:
     """``body``, written in ``old_source`` and now in ``new_source``, with every wikilink an edit moved rewritten.
 
     ``moves`` maps a block ID the edit moved or merged to ``(file it was in, file it is in, ID to link)``: a link
     that named it there is pointed at its new place (a merged ID at the kept one: Obsidian reads only a record's
-    last ID). Any other link keeps its note, and is rewritten only when its own record changed file and the note
-    no longer names it from there (``[[#^id]]``, ``[[./note]]``). The label and an embed's ``!`` are kept; a link
-    to no note is left as written.
+    last ID). ``renamed`` maps a file the edit removed to the one file all its records went to: a link to that
+    note (or a heading in it) names that file. Any other link keeps its note, and is rewritten only when its own
+    record changed file and the note no longer names it from there (``[[#^id]]``, ``[[./note]]``). The label and
+    an embed's ``!`` are kept; a link to no note is left as written.
     """
     def fix(match: re.Match[str]) -> str:
         written, start, end = match.group(1), match.start(1) - match.start(), match.end(1) - match.start()
@@ -119,8 +120,9 @@ def rewrite_wikilinks(body: str, before: WikilinkIndex, after: WikilinkIndex, ol
             if resolved != was:
                 return match.group(0)  # it named another note (and dangled): not a link to the moved record
             fragment = f"^{link_id}" if link_id != block_id else fragment
-        elif old_source != new_source and resolved is not None and resolved.lower() in after.paths:
-            now = resolved
+        elif resolved is not None and (resolved in renamed or old_source != new_source
+                                       and resolved.lower() in after.paths):
+            now = renamed.get(resolved, resolved)
         else:
             return match.group(0)
         if after.resolve(bare, new_source) == now and fragment == as_written:

@@ -360,9 +360,10 @@ class TopicEditor:
                     self.touched.add(rel)
 
     def _rewrite_wikilinks(self, relocated: dict[str, str]) -> None:
-        """Point every Obsidian wikilink at a moved or merged record to where it is now, in the link's own form,
-        and keep a moved record's own wikilinks on their targets: a move the product makes must not leave one
-        dangling (the edit would be refused), and Obsidian rewrites them alike when it renames a note."""
+        """Point every Obsidian wikilink at a moved or merged record to where it is now, in the link's own form (at
+        a note all of whose records moved to one file, to that file), and keep a moved record's own wikilinks on
+        their targets: a move the product makes must not leave one dangling (the edit would be refused), and
+        Obsidian rewrites them alike when it renames a note."""
         moves = {}
         for memory_id in relocated.keys() | self.merged.keys():
             kept = memory_id
@@ -371,17 +372,24 @@ class TopicEditor:
             origin, now = self.where.origin(memory_id), self.where.get(memory_id)
             if origin is not None and now is not None:
                 moves[memory_id] = (origin, now, kept)
+        gone = {rel for rel in self.touched if not has_records(self.docs[rel])}
+        renamed: dict[str, str] = {}  # a file emptied into one other file was renamed: links to the note follow it
+        for rel in gone & self.tree.files.keys():
+            homes = {self.where.get(memory_id) for memory_id in self.tree.files[rel].ids}
+            home = homes.pop() if len(homes) == 1 else None
+            if home is not None:
+                renamed[rel] = home
         before = WikilinkIndex(self.tree.files)
-        after = WikilinkIndex((self.tree.files.keys() | self.touched)
-                              - {rel for rel in self.touched if not has_records(self.docs[rel])})
-        files = self.touched | {rel for rel, summary in self.tree.files.items()
-                                if any(block_id in moves for _note, block_id, _line in summary.wikilink_targets)}
+        after = WikilinkIndex((self.tree.files.keys() | self.touched) - gone)
+        files = self.touched | {rel for rel, summary in self.tree.files.items() if any(
+            block_id in moves or (renamed and before.resolve(note, rel) in renamed)
+            for note, block_id, _line in summary.wikilink_targets)}
         for rel in sorted(files):
             if rel not in self.touched and not self.staging.exists(rel):
                 continue
             for paragraph in self.doc(rel).paragraphs():
                 written_in = (self.where.origin(paragraph.identity) if paragraph.identity else None) or rel
-                body = rewrite_wikilinks(paragraph.body, before, after, written_in, rel, moves)
+                body = rewrite_wikilinks(paragraph.body, before, after, written_in, rel, moves, renamed)
                 if body != paragraph.body:
                     paragraph.set(body, paragraph.ids)
                     self.touched.add(rel)

@@ -380,6 +380,25 @@ def test_two_files_of_one_section_left_by_an_older_organizer_become_one(tmp_path
     assert reorganize(ws, now=NOW)["changed_files"] == []
 
 
+def test_joining_twins_renames_the_wikilinks_to_the_file_that_goes(tmp_path):
+    """walter-2.md's records all join walter.md and walter-2.md goes: a note linking the file itself in Obsidian
+    (``[[walter-2]]``, ``[[people/walter-2#Walter|his file]]``) follows it there, as when Obsidian renames a note."""
+    ws = workspace(tmp_path / "state")
+    sources = archive(ws, 3)
+    ws.update(changes=[
+        {"path": "topics/people/walter.md", "content": topic(_people({"Walter": ["Walter lives in Madrid."]},
+                                                                     sources))},
+        {"path": "topics/people/walter-2.md", "content": topic(_people(
+            {"Walter": ["Walter speaks Portuguese fluently."]}, sources)).replace("[^n", "[^w")},
+        {"path": "topics/dana.md", "content": topic([("# Dana", None), (
+            "Dana works with Walter ([[walter-2]], [[people/walter-2#Walter|his file]]).", sources[0])])},
+    ])
+    report = reorganize(ws, now=NOW)
+    assert report["changed_files"] == ["topics/dana.md", "topics/people/walter-2.md", "topics/people/walter.md"]
+    assert ("Dana works with Walter ([[walter]], [[people/walter#Walter|his file]])."
+            in (ws.root / "topics/dana.md").read_text())
+
+
 def test_twins_an_older_organizer_left_tidy_are_joined_by_the_next_sleep(tmp_path, monkeypatch):
     """A workspace the previous version organized (its manifest says nothing changed since) still gets its
     walter.md + walter-2.md joined by a plain ``memory sleep``, not 'Nothing to organize'."""
