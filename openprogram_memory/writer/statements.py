@@ -762,7 +762,7 @@ _PREFERENCE_RE = re.compile(
     rf"{_I}{_ADV}\s+(?:prefer|like|love|enjoy|hate|dislike|detest|loathe|adore|appreciate|can't stand|"
     rf"cannot stand|can't bear|don't mind|despise|avoid)\b|"
     rf"{_I}{_ADV}\s+(?:don't|do not|dont)(?:{_ADV})\s+(?:like|want|enjoy|care for|need|love|use)\b|"
-    rf"{_I}'?d (?:much |really |way |far )?(?:rather|prefer)\b|{_I}'?d (?:really )?(?:like|love)\s+(?!to\b|you to\b|it if\b)|"
+    rf"{_I}'?d (?:much |really |way |far )?(?:rather|prefer)\b|{_I}'?d (?:really )?(?:like|love)\s+(?!to\b|you to\b|it if\b|(?:some |your )?help\b)|"
     rf"(?:for me,?\s+)?[\w`.+#-]+(?:\s+[\w`.+#-]+)?\s+beats?\s+[\w`.+#-]+(?:\s+[\w`.+#-]+)?(?:\s+for me)?$|{_I} would (?:much |really )?(?:rather|prefer)\b|"
     rf"(?:(?:[\w`.+#-]+\s+){{1,3}}?(?:is|are)\s+)?my\s+(?:all-time\s+)?(?:favou?rite|go-to|preferred|default)\b(?!\s+person\b)|"
     rf"{_I}{_ADV}\s+tend\s+to\s+(?!forget\b)\w+|"

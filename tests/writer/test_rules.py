@@ -1318,6 +1318,8 @@ def test_a_rule_the_person_quotes_as_their_own_is_still_theirs():
     "please research coworking spaces in Tbilisi for me",  # an errand: look something up, sum something up
     "pls look up the ferry times to Hvar for me",
     "Please summarize the attached minutes for me.",
+    "I'd love some help planning the offsite",  # help wanted now, no liking
+    "i'd like your help untangling these invoices",
 ])
 def test_what_is_scoped_to_now_or_asks_for_one_thing_is_no_record(said):
     assert extract_statements(said) == []
