@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..topics.model import Heading
+from ..topics.wikilinks import WikilinkIndex
 from ..transaction.structured import definition_meaning
 from ..workspace.caches import TreeState
 
@@ -83,12 +84,15 @@ class DraftTree:
     (:meth:`count` needs none of them)."""
 
     def __init__(self, files: MutableMapping[str, list[DraftRecord]], titles: MutableMapping[str, str | None],
-                 meanings: MutableMapping[str, dict[str, tuple]], sizes: Callable[[str], int] | None = None) -> None:
+                 meanings: MutableMapping[str, dict[str, tuple]], sizes: Callable[[str], int] | None = None,
+                 tree: TreeState | None = None) -> None:
         self.files = files
         self.titles = titles
         self.meanings = meanings
         self.changes: list[dict[str, Any]] = []
         self._sizes = sizes
+        self._tree = tree
+        self._linked: tuple[set[str | None], set[str]] | None = None
 
     @classmethod
     def from_tree(cls, tree: TreeState, created_order: dict[str, int]) -> "DraftTree":
@@ -126,7 +130,7 @@ class DraftTree:
         def size(rel: str) -> int:
             return len(read[rel]) if rel in read else len(tree.files[rel].records)
 
-        return cls(files, _Lazy(set(tree.files), title_of), meanings, size)
+        return cls(files, _Lazy(set(tree.files), title_of), meanings, size, tree)
 
     def count(self, topic: str) -> int:
         """How many records ``topic`` holds now (without reading a file no stage has touched)."""
@@ -142,6 +146,26 @@ class DraftTree:
 
     def exists(self, topic: str) -> bool:
         return bool(self.files.get(topic))
+
+    def may_empty(self, topic: str, homes: int) -> bool:
+        """Whether moving every record of ``topic`` to ``homes`` files leaves each link to the note as a whole a
+        target.
+
+        The file goes when its last record leaves. A wikilink to the note or a heading in it (``[[people]]``,
+        ``[[people#Walter]]``) follows it when all its records go to one file (a rename, as Obsidian does); a
+        markdown link to the file (``[x](people.md)``) is not rewritten. Either left with no target would refuse
+        the organize as a dangling link, every night.
+        """
+        if self._tree is None:
+            return True
+        if self._linked is None:  # (read once, only when a plan would empty a file)
+            index = WikilinkIndex(self._tree.files)
+            self._linked = (
+                {index.resolve(note, rel) for rel, summary in self._tree.files.items()
+                 for note, block_id, _line in summary.wikilink_targets if note and block_id is None},
+                {target for summary in self._tree.files.values() for target, _line in summary.file_link_targets})
+        wikilinked, file_linked = self._linked
+        return topic not in file_linked and (topic not in wikilinked or homes == 1)
 
     def conflicts(self, record: DraftRecord, topic: str) -> bool:
         """Would ``record``'s evidence clash with a same-labelled definition in ``topic``?"""

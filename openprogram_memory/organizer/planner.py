@@ -30,6 +30,11 @@ Four stages, each seeing the result of the ones before (via :class:`DraftTree`):
    and never make a ``people/walter-2.md``; such twins left by older
    versions (``walter.md`` and ``walter-2.md``, one section) become one
    file, the unnumbered one.
+   A file another record links as a whole note is never emptied where
+   that link would be left with no target (:meth:`DraftTree.may_empty`):
+   ``people.md`` that ``[[people]]`` or ``[x](people.md)`` names, all of it
+   under ``## <name>``, stays whole (a topic file holds only cited
+   records, so no index note could stand in for it).
 4. **order the core** — within each core section: rules, then
    preferences, then identity (stable otherwise).
 
@@ -212,15 +217,24 @@ def split_topics(draft: DraftTree) -> None:
         titled = all(r.chain and r.chain[0] == records[0].chain[0] for r in records)
         depth = 2 if titled else 1
         keys = list(dict.fromkeys(r.chain[:depth] for r in records if len(r.chain) >= depth))
-        targets = [topic]
+        # (key, records, the file an earlier split gave it or None for a new one)
+        sections: list[tuple[tuple[str, ...], list[DraftRecord], str | None]] = []
         for key in keys:
             group = [r for r in records if r.chain[:depth] == key]
             home = _section_file(draft, children.get(stem, []), stem, key)
             if home is not None:  # split before: the section's file takes it (a record whose citation clashes stays)
-                group = [r for r in group if not draft.conflicts(r, home)]
+                sections.append((key, [r for r in group if not draft.conflicts(r, home)], home))
+            elif overgrown and len(keys) >= 2:
+                sections.append((key, group, None))
+        if sum(len(group) for _key, group, _home in sections) == len(records) and not draft.may_empty(
+                topic, len({home or " > ".join(key) for key, _group, home in sections})):
+            continue  # it would empty the file, and a link to the note as a whole would have no target: left whole
+        targets = [topic]
+        for key, group, home in sections:
+            if home is not None:
                 if group:
                     _move_in_runs(draft, group, home, f"section {' > '.join(key)!r} of {topic} was split to {home}")
-            elif overgrown and len(keys) >= 2:
+            else:
                 target = draft.free_topic(f"{stem}/{slugify(key[-1], 'section')}.md")
                 _move_in_runs(draft, group, target, f"{topic} has {len(records)} records (> {MAX_TOPIC_RECORDS}): "
                               f"section {' > '.join(key)!r} gets its own file")
@@ -272,7 +286,7 @@ def _join_twins(draft: DraftTree, children: dict[str, list[str]]) -> None:
             chain = _section_chain(draft, first)
             if chain and _section_chain(draft, rel) == chain:
                 records = [r for r in draft.records(rel) if not draft.conflicts(r, first)]
-                if records:
+                if records and (len(records) < draft.count(rel) or draft.may_empty(rel, 1)):
                     _move_in_runs(draft, records, first, f"{rel} holds the same section as {first}: "
                                   f"{' > '.join(chain)!r}")
 

@@ -13,6 +13,7 @@ from openprogram_memory.failures import FailureCode, MemoryFailure
 from openprogram_memory.organizer import classify_statement, reorganize, register_planner
 from openprogram_memory.organizer import planner, sleep
 from openprogram_memory.organizer.sleep import PLANNERS
+from openprogram_memory.transaction.check import check_workspace
 from openprogram_memory.workspace.state import RuntimeState
 from organizer.helpers import archive, digest, load_messy, topic, workspace
 
@@ -419,3 +420,65 @@ def test_twins_an_older_organizer_left_tidy_are_joined_by_the_next_sleep(tmp_pat
     report = reorganize(ws, now=NOW)
     assert report["changed_files"] == ["topics/people/walter-2.md", "topics/people/walter.md"]
     assert list(_files(ws)) == ["topics/people/walter.md"]
+
+
+@pytest.mark.parametrize("link", ["[[people]], [[People#Walter|Walter's entry]]", "[the people note](people.md)"])
+def test_an_overgrown_topic_another_note_links_as_a_whole_is_left_whole(tmp_path, link):
+    """people.md (16 people, 32 records, all under ``## <name>``) is over the limit, but dana.md links the note
+    itself (Obsidian ``[[people]]`` or ``[x](people.md)``): a split by person would empty it, and the link would
+    have no single new home. The sleep leaves people.md whole instead of being refused every night."""
+    ws = workspace(tmp_path / "state")
+    sources = archive(ws, 33)
+    names = ["Walter", "Priya", "Omar", "Lena", "Kenji", "Sofia", "Marco", "Aisha", "Tomas", "Yuki", "Nadia",
+             "Felix", "Ines", "Ravi", "Clara", "Hugo"]
+    ws.update(changes=[{"path": "topics/people.md", "content": topic(_people(
+        {n: [f"{n} is a colleague who lives in city number {i}.", f"{n} owns service number {i}."]
+         for i, n in enumerate(names)}, sources))}])
+    ws.update(changes=[{"path": "topics/dana.md", "content": topic([("# Dana", None), (
+        f"Dana keeps a list of her colleagues: {link}.", sources.pop())])}])
+    before = _files(ws)
+    result = CliRunner().invoke(app, ["memory", "sleep", "--state", str(tmp_path / "state"), "--json"])
+    assert result.exit_code == 0, result.stdout
+    ws = workspace(tmp_path / "state")
+    assert _files(ws) == before  # people.md whole, every ID where it was
+    assert f"Dana keeps a list of her colleagues: {link}." in (ws.root / "topics/dana.md").read_text()
+    assert check_workspace(ws) == []  # no link dangles
+    assert reorganize(ws, now=NOW)["changed_files"] == []
+
+
+def test_twins_a_markdown_link_names_by_file_are_left_apart(tmp_path):
+    """walter-2.md would join walter.md, but dana.md links it by file (``[x](people/walter-2.md)``), which a
+    rename does not rewrite: the sleep leaves the twins apart instead of being refused for a dangling link."""
+    ws = workspace(tmp_path / "state")
+    sources = archive(ws, 3)
+    ws.update(changes=[
+        {"path": "topics/people/walter.md", "content": topic(_people({"Walter": ["Walter lives in Madrid."]},
+                                                                     sources))},
+        {"path": "topics/people/walter-2.md", "content": topic(_people(
+            {"Walter": ["Walter speaks Portuguese fluently."]}, sources)).replace("[^n", "[^w")},
+        {"path": "topics/dana.md", "content": topic([("# Dana", None), (
+            "Dana works with Walter ([his second file](people/walter-2.md)).", sources[0])])},
+    ])
+    before = _files(ws)
+    assert reorganize(ws, now=NOW)["changed_files"] == []
+    assert _files(ws) == before and check_workspace(ws) == []
+
+
+def test_an_overgrown_topic_linked_as_a_whole_is_split_when_the_note_keeps_a_record(tmp_path):
+    """The same people.md with one record directly under ``# People``: that record stays, so the note ``[[people]]``
+    names still exists and the split by person goes ahead."""
+    ws = workspace(tmp_path / "state")
+    sources = archive(ws, 34)
+    names = ["Walter", "Priya", "Omar", "Lena", "Kenji", "Sofia", "Marco", "Aisha", "Tomas", "Yuki", "Nadia",
+             "Felix", "Ines", "Ravi", "Clara", "Hugo"]
+    lines = [("# People", None), ("Everyone here works at the Lisbon office.", sources.pop())]
+    ws.update(changes=[{"path": "topics/people.md", "content": topic(lines + _people(
+        {n: [f"{n} is a colleague who lives in city number {i}.", f"{n} owns service number {i}."]
+         for i, n in enumerate(names)}, sources)[1:])}])
+    ws.update(changes=[{"path": "topics/dana.md", "content": topic([("# Dana", None), (
+        "Dana keeps a list of her colleagues: [[people]].", sources.pop())])}])
+    ids = {r.memory_id for r in ws.records()}
+    reorganize(ws, now=NOW)
+    files = _files(ws)
+    assert len(files["topics/people.md"]) == 1 and len(files["topics/people/walter.md"]) == 2
+    assert {i for f in files.values() for i in f} == ids and check_workspace(ws) == []
