@@ -249,7 +249,9 @@ def _uncommitted_fix(ws: "Workspace", rel: str, state: str, repairable: bool) ->
     if rel.startswith("sources/"):
         return f"sources/ is append-only and this is not an append that parses whole: {back}"
     if state == "deleted":  # (there is no file left to edit: the problems are in the files that still need it)
-        return f"{back}; or correct the problem(s) named in this report in the files that still need it"
+        from ..workspace.caches import deleted_fix
+
+        return deleted_fix(ws.root, rel)
     return f"correct the problem(s) named in this report with `openprogram memory edit {rel}`; {back}"
 
 

@@ -806,13 +806,23 @@ def held_files(root: Path) -> dict[str, str]:
 
 def left_out_warnings(root: Path, unreadable: dict[str, str], invalid: dict[str, str]) -> list[str]:
     """What status, search, recall and the core say of topic files left out of memory (not text) or served from
-    their last committed version (an edit made outside the product breaks a record rule), and how to fix them."""
+    their last committed version (an edit made outside the product breaks a record rule, or a deletion is held
+    back because another file still needs the file), and how to fix them."""
     return [f"{rel} {reason}: left out of memory (search, recall, core) until fixed — save it as UTF-8, "
             f"or `git -C {root} checkout -- {rel}` for the committed version"
             for rel, reason in sorted(unreadable.items())] + [
+            f"{rel} {problem}: deleted outside the product and held back; search, recall and the core use its last "
+            f"committed version until it is fixed — {deleted_fix(root, rel)}" if not (root / rel).exists() else
             f"{rel} {problem}: edited outside the product and not valid; search, recall and the core use "
             f"its last committed version until it is fixed (`openprogram memory check`, "
             f"`openprogram memory edit {rel}`)" for rel, problem in sorted(invalid.items())]
+
+
+def deleted_fix(root: Path, rel: str) -> str:
+    """The fix for topic file ``rel`` deleted outside the product while another file still needs it (the deletion
+    is held back): there is no file left to edit, so the fix is its committed version, or the files that need it."""
+    return (f"`git -C {root} checkout -- {rel}` takes the committed version back; or correct the problem(s) "
+            "`openprogram memory check` names in the files that still need it")
 
 
 def committed_text(root: Path, rel: str) -> str | None:

@@ -300,6 +300,22 @@ def test_a_file_another_links_to_as_a_whole_is_not_removed_by_deleting_it(ws, mo
     assert ("topics/work.md", "dangling-link") in {(p["file"], p["rule"]) for p in report["problems"]}
 
 
+def test_status_gives_the_fix_check_gives_for_a_deletion_held_back(ws, monkeypatch, capsys):
+    """people.md deleted by hand while work.md links a record in it: the deletion is not adopted. Status names the
+    same fix as check (its committed version, or the file that needs it), never `memory edit` of a file that is
+    gone."""
+    linked_pair(ws)
+    (ws.root / "topics/people.md").unlink()
+    fresh_process()
+    state = str(ws.settings.state_dir)
+    code, report = run(monkeypatch, capsys, "memory", "check", "--state", state, "--json")
+    [fix] = [p["fix"] for p in report["problems"] if (p["file"], p["rule"]) == ("topics/people.md", "uncommitted")]
+    assert code == 65 and "checkout -- topics/people.md`" in fix
+    code, status = run(monkeypatch, capsys, "memory", "status", "--state", state, "--json")
+    [warning] = [w for w in status["warnings"] if w.startswith("topics/people.md")]
+    assert "topics/work.md" in warning and fix in warning and "memory edit topics/people.md" not in warning
+
+
 LOST_TARGET = {
     "its record deleted": ("topics/people.md", lambda ws: (ws.root / "topics/people.md").write_text("# People\n")),
     "its file deleted": (BIKES, lambda ws: (ws.root / BIKES).unlink()),
