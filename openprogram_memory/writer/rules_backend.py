@@ -74,7 +74,7 @@ from ..transaction.structured import TopicEditor, parse_request
 from ..workspace.layout import CORE_TOPIC
 from ..workspace.caches import RecordInfo, TreeState
 from .backend import NOTHING_DURABLE, BatchTurn, WriterRequest, WriterRun
-from .statements import Statement, extract_statements, same_attribute, slotted_records
+from .statements import Statement, extract_statements, same_attribute, slotted_records, subject_person
 from ..topics.normalize import ABANDONED_QUALIFIER
 from .superseded import SupersededRecord
 
@@ -204,7 +204,7 @@ class _Plan:
                     return self._project(name, statement.kind)
             return NOTES[0], self._chain(NOTES[0], NOTES[1], None)
         if statement.kind == "people":
-            person = statement.subject or "Others"
+            person = statement.subject or subject_person(statement.text) or "Others"  # ("Trent is my colleague and …")
             section = person[:1].upper() + person[1:]
             topic = self._person_topics().get(section.casefold(), PEOPLE[0])
             return topic, self._chain(topic, PEOPLE[1], section)

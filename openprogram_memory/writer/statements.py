@@ -684,7 +684,7 @@ def _people(clause: str) -> list[Statement]:
                      r"(?:owns|runs|handles|maintains|manages|builds|is responsible for)\b", clause)
     if owned and _is_name_word(owned.group("n").split()[0]):
         return [Statement(finish(clause), "people", owned.group("n"), subject=owned.group("n"))]
-    name = _subject_person(clause)
+    name = subject_person(clause)
     if name is None:
         return []
     rest = clause[len(name):].strip()
@@ -729,7 +729,8 @@ def _people(clause: str) -> list[Statement]:
     return [Statement(finish(third_person(clause)), "people", name, subject=name)]
 
 
-def _subject_person(clause: str) -> str | None:
+def subject_person(clause: str) -> str | None:
+    """The person a clause opens on ("Trent is my colleague …": Trent), not a thing named like one ("Postgres …")."""
     name = leading_name(clause, 2)
     if name is None:
         return None
@@ -1156,7 +1157,7 @@ def _decision(clause: str, hint: str | None) -> list[Statement]:
         clause = clause[filler.end():]  # "Yeah and I decided …": no one decided with the person
     match = _DECISION_I_RE.match(clause)
     if not match:
-        person = _subject_person(clause)  # ("…: Ana owns deploys" is about Ana)
+        person = subject_person(clause)  # ("…: Ana owns deploys" is about Ana)
         if hint == "decision" and len(clause.split()) >= 2 and not (
                 person and _PERSON_VERB_RE.match(clause[len(person):].strip())):
             text = clause if re.match(r"^(?:we|our|the)\b", clause, re.I) else f"We decided: {clause}"
@@ -1234,7 +1235,7 @@ def _schedule(clause: str) -> list[Statement]:
     if _LEAVE_RE.match(clause):  # a span of dates the person is away
         return [Statement(finish(third_person(clause)), "schedule", keyword(clause))]
     named = _COLLEAGUE_RE.match(clause)
-    person = _subject_person(clause)
+    person = subject_person(clause)
     acts = person and re.match(r"(?:\s+(?:from|at|in|on)\s+\w+)?\s+(?:(?!is\s+(?:(?:only|usually|always|never|also)\s+)*"
                                r"(?:in|off|out|away|around|here|available|on site)\b)(?!is\s+(?:at\s+\d|every|each)\b)"
                                r"(?!runs\s+(?:on|at|every|each|"
@@ -1474,7 +1475,7 @@ def _people_continued(clause: str) -> list[Statement]:
     not read as one ("Ana is our PM and she sets sprint priorities", "Tomasz owns the pipeline and Aisha is doing
     all the figures")."""
     clause = clause.strip(" .;")
-    name = _subject_person(clause)
+    name = subject_person(clause)
     if name is None or _TRANSIENT_RE.search(clause):
         return []
     if not _PEOPLE_NEXT_RE.match(clause[len(name):]):
@@ -1692,7 +1693,7 @@ def _named_in_clause(clause: str, person: str | None) -> str:
     """A clause's "her"/"him" as ``person`` (named in an earlier sentence) — but not as the clause's own subject:
     "Nadia took over from him" is someone else; past a comma, :func:`_pieces` names it ("Giulia is our designer,
     loop her in")."""
-    subject = _subject_person(clause)
+    subject = subject_person(clause)
     if subject is None:
         return _named(clause, person)
     if not person or subject.startswith(person) or person.startswith(subject):
@@ -1805,7 +1806,7 @@ def _pieces(clause: str, hint: str | None) -> list[tuple[str, list[Statement]]]:
                 nxt = f"the {thing} {nxt}"
         kin = list(_KIN_NAME_RE.finditer(current))  # ("… with my wife Lucia, she does the editing": Lucia)
         first = _statements(current, hint)
-        person = (_asked_person(current) if _rule(current, hint) else _subject_person(current)) or \
+        person = (_asked_person(current) if _rule(current, hint) else subject_person(current)) or \
             _COLLEAGUE_NAME(current) or (kin[-1].group("n") if kin else None)
         pronoun = _PRONOUN_RE.match(nxt)
         if person and pronoun:
@@ -2614,7 +2615,7 @@ def _by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
             if then and not out and is_negative(parts[0][0]):
                 continue  # "I'm on the bus, so keep replies short": because of the moment, for the moment
             if then and not _OUTLIVES_RE.search(clause) and not (
-                    (any(st.kind in ("personal", "identity") for st in out) or _subject_person(parts[0][0]))
+                    (any(st.kind in ("personal", "identity") for st in out) or subject_person(parts[0][0]))
                     and not _POINTS_HERE_RE.search(clause)):  # ("Rahul finds the edge cases, so cc him on …")
                 then = None  # "…, so flag those in the PR": read as it stands, no rule for its reason alone (but
                 # what the person is makes it theirs: "I'm colour blind so avoid red/green badges")
@@ -2690,7 +2691,7 @@ def _by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
                         # by him first": the migrations
                         statement = replace(statement, text=re.sub(r"\bthem\b", things.group("p"), statement.text, 1))
                     keep(statement)
-            name = _subject_person(clause)
+            name = subject_person(clause)
             if name and re.match(r"^[A-Z]", clause) and len(name.split()) <= 3 and clause[len(name):].startswith(" "):
                 person = person if person and name.startswith(person) else name
             told = _TOLD_RE.findall(clause)  # "talk to Siobhán — she's the core facility tech": Siobhán (unless the

@@ -789,13 +789,16 @@ def test_a_new_fact_about_a_person_goes_to_the_file_their_section_was_split_into
     walter = next(r.memory_id for r in rules_ws.records() if r.content.startswith("Walter"))
     rules_ws.update(memory_changes=[{"op": "move_records", "memory_ids": [walter], "destination": {
         "topic_path": "topics/people/walter.md", "headings": ["Walter"], "position": "end"}}])
-    say(store, "t", ["Walter is our release manager.", "Walter is on call every other weekend."], start=LATER)
+    say(store, "t", ["Walter is our release manager.", "Walter is on call every other weekend.",
+                     "Ignatius is my colleague and lives in Porto."], start=LATER)
     write(rules_ws, "t")
     assert {text: r.topic for text, r in records(rules_ws).items()} == {
         "Walter owns the billing service.": "topics/people/walter.md",
         "Walter is our release manager.": "topics/people/walter.md",
         "Walter is on call every other weekend.": "topics/people/walter.md",  # (a schedule: of a person, no project)
-        "Priya leads the design team.": "topics/people.md"}
+        "Priya leads the design team.": "topics/people.md",
+        "Ignatius is the user's colleague and lives in Porto.": "topics/people.md"}
+    assert [r.headings[-1] for r in rules_ws.records() if r.content.startswith("Ignatius")] == ["Ignatius"]
 
 
 def test_the_same_said_of_two_people_is_two_records(rules_ws, store):
