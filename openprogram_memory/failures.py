@@ -137,6 +137,12 @@ class MemoryFailure(Exception):
         return EXIT_REJECTED
 
     @property
+    def hint(self) -> str | None:
+        """What to do about it, when the failure names it: the command in ``details["repair"]``."""
+        repair = self.details.get("repair")
+        return f"run `{repair}`" if isinstance(repair, str) and repair else None
+
+    @property
     def http_status(self) -> int:
         return _HTTP_STATUS.get(self.code, 400)
 
@@ -154,6 +160,18 @@ class MemoryFailure(Exception):
 
 
 WriteFailure = MemoryFailure
+
+
+def problem_line(what: str, record: dict[str, Any], log: Any) -> str:
+    """One line for a recorded problem (``memory status``: the writer's last failure, a hook's last problem):
+    ``what``, when, for which session, its code and the first line of its message, then what to do — the
+    failure's own hint when it had one, else where its log is."""
+    session = record.get("session")
+    lines = str(record.get("message") or "").strip().splitlines()
+    hint = record.get("hint")
+    todo = hint if isinstance(hint, str) and hint else f"its log: {log}"
+    return (f"{what} at {record.get('at')}{f' (session {session})' if session else ''}: {record.get('code')}: "
+            f"{lines[0] if lines else '(no message)'} — {todo}")
 
 
 def as_failure(exc: BaseException, fallback: FailureCode = FailureCode.TRANSACTION_FAILURE_UNKNOWN) -> MemoryFailure:

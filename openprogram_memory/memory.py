@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from .config import Settings, load_settings
-from .failures import FailureCode, MemoryFailure
+from .failures import FailureCode, MemoryFailure, problem_line
 from .fsutil import ensure_dir, read_json
 from .workspace.layout import CORE_RENDER, CORE_TOPIC, SCRIPTORIUM, Layout, check_topic_path, resolves_inside
 from .workspace.state import (EDIT_LOCK_TIMEOUT, REVISIONS, SCHEDULED_KINDS, RuntimeState, note_person_deletes,
@@ -398,12 +398,20 @@ class MemoryWorkspace:
                 command = command if isinstance(command, str) else f"memory {kind}"  # (recorded before it was kept)
                 warnings.append(f"the last `{command}` failed at {outcome['at']}: {outcome['code']}: "
                                 f"{outcome['message']}")
+        last_failure = None
+        if isinstance(failure, dict):
+            lines = str(failure.get("message") or "").strip().splitlines()
+            last_failure = {"code": failure.get("reason_code"), "retryable": failure.get("retryable"),
+                            "at": failure.get("at"), "session": failure.get("session"),
+                            "message": lines[0] if lines else None, "hint": failure.get("hint"),
+                            "log": str(self.layout.state("events.jsonl"))}
+            if writer.get("last_outcome") == "failure":  # (a later success has made it history)
+                warnings.append(problem_line("the last write failed", last_failure, last_failure["log"]))
         problem = writer.get("last_hook_problem")
         if isinstance(problem, dict):  # a hook's input it could not use writes nothing: not a writer failure
             where = ", ".join(str(part) for part in (problem.get("hook_event"), problem.get("stage")) if part)
-            warnings.append(f"the last {problem.get('hook')} hook problem{f' ({where})' if where else ''} at "
-                            f"{problem.get('at')}: {problem.get('code')}: {problem.get('message')} — its log: "
-                            f"{problem.get('log')}")
+            warnings.append(problem_line(f"the last {problem.get('hook')} hook problem{f' ({where})' if where else ''}",
+                                         problem, problem.get("log")))
         warnings += self.git_warnings()
         return {
             "revision": revision,
@@ -415,8 +423,7 @@ class MemoryWorkspace:
                 "model": self.settings["memory.writer.model"],
                 "last_success": writer.get("last_success_at"),
                 "last_outcome": writer.get("last_outcome"),
-                "last_failure": ({"code": failure.get("reason_code"), "retryable": failure.get("retryable"),
-                                  "at": failure.get("at")} if isinstance(failure, dict) else None),
+                "last_failure": last_failure,
                 "pending": writer.get("pending"),
             },
             "last_organize": runtime.last_global_at,

@@ -1,7 +1,7 @@
 """The writer's runtime files in ``.scriptorium/`` (architecture §2.4).
 
 - ``writer-status.json`` — ``{version, last_outcome, last_success_at,
-  last_failure: {at, reason_code, retryable, message, session} | null,
+  last_failure: {at, reason_code, retryable, message, session, hint?} | null,
   pending, session, updated_at, last_hook_problem: {at, code, message,
   hook, hook_event, stage, session, log} (until a hook call works again)}``;
   ``memory status`` reads it.
@@ -87,7 +87,8 @@ def record_failure(layout: "Layout", session: str | None, failure: MemoryFailure
     status.update(
         last_outcome="failure",
         last_failure={"at": stamp, "reason_code": failure.code.value, "retryable": failure.retryable,
-                      "message": failure.message, "session": session},
+                      "message": failure.message, "session": session,
+                      **({"hint": failure.hint} if failure.hint else {})},
         session=session,
         updated_at=stamp,
     )

@@ -122,6 +122,32 @@ def test_status_warns_about_excluded_core_records(ws):
     assert core["excluded_block_ids"] == status["core"]["excluded_block_ids"] and core["tokens"] <= 2000
 
 
+def test_status_shows_the_last_write_failure_with_its_message_time_session_and_what_to_do(ws):
+    from openprogram_memory.failures import FailureCode, MemoryFailure
+    from openprogram_memory.writer import journal
+
+    damaged = MemoryFailure(FailureCode.COMMIT_REJECTED, "the writer's edit was rejected twice\n(the batch waits)",
+                            details={"repair": "openprogram memory restore HEAD"})
+    journal.record_failure(ws.layout, "s1", damaged, 2)
+    status = json.loads(run("memory", "status", "--json").stdout)
+    failure = status["writer"]["last_failure"]
+    assert (failure["code"], failure["session"], failure["message"]) == (
+        "COMMIT_REJECTED", "s1", "the writer's edit was rejected twice")
+    assert failure["hint"] == "run `openprogram memory restore HEAD`"
+    line = (f"the last write failed at {failure['at']} (session s1): COMMIT_REJECTED: the writer's edit was rejected "
+            "twice — run `openprogram memory restore HEAD`")
+    assert status["warnings"] == [line]
+    assert f"warning: {line}" in " ".join(run("memory", "status").stdout.split())
+    # without a hint of its own: where its log is
+    journal.record_failure(ws.layout, "s1", MemoryFailure(FailureCode.MODEL_TIMEOUT, "no answer in 60 s"), 2)
+    [warning] = json.loads(run("memory", "status", "--json").stdout)["warnings"]
+    assert warning.endswith(f"MODEL_TIMEOUT: no answer in 60 s — its log: {ws.layout.state('events.jsonl')}")
+    # a later success makes it history: still in --json, no longer a warning
+    journal.record_success(ws.layout, "s1", 0)
+    status = json.loads(run("memory", "status", "--json").stdout)
+    assert status["writer"]["last_failure"]["code"] == "MODEL_TIMEOUT" and status["warnings"] == []
+
+
 def test_rejected_apply_exit_code_and_no_change(ws):
     before = ws.revision()
     result = apply_changes(("topics/x.md", "uncited prose\n"))
