@@ -412,6 +412,8 @@ class MemoryWorkspace:
             where = ", ".join(str(part) for part in (problem.get("hook_event"), problem.get("stage")) if part)
             warnings.append(problem_line(f"the last {problem.get('hook')} hook problem{f' ({where})' if where else ''}",
                                          problem, problem.get("log")))
+        deferred = writer.get("last_deferred")
+        deferred = deferred if isinstance(deferred, dict) else None
         warnings += self.git_warnings()
         return {
             "revision": revision,
@@ -424,6 +426,9 @@ class MemoryWorkspace:
                 "last_success": writer.get("last_success_at"),
                 "last_outcome": writer.get("last_outcome"),
                 "last_failure": last_failure,
+                # not a failure: a hook's write found the workspace busy, and its turns wait for the next write
+                "last_deferred": ({key: deferred.get(key) for key in ("at", "session", "hook_event", "message", "log")}
+                                  if deferred else None),
                 "pending": writer.get("pending"),
             },
             "last_organize": runtime.last_global_at,

@@ -9,8 +9,12 @@ stdio on ``.scriptorium/hook.log``, so the agent never waits for it::
 
 Import first (only the lines appended since the last hook, see
 :mod:`openprogram_memory.sessions.importers.tail`), then the write entry of
-architecture §5 through the provider, which records every failure in
-``writer-status.json`` and ``events.jsonl``. The sessions written are the
+architecture §5, which records every failure in ``writer-status.json``
+and ``events.jsonl`` — but a busy workspace: a write that still finds it
+busy after its retries (a long ``SessionEnd`` or forced write holds the
+lock) is recorded as deferred (``last_deferred``, a ``memory.write_deferred``
+event, a line in the log), not as a writer failure: its turns stay pending
+for the next write. The sessions written are the
 ones the transcripts hold, as the import names them: after ``--resume`` or
 ``--continue`` Claude Code may send a ``session_id`` other than the
 transcript's own ``sessionId`` (a session the store does not have). The
@@ -32,7 +36,7 @@ import time
 from functools import partial
 from typing import Callable
 
-from ..config import load_settings
+from ..config import Settings, load_settings
 from ..failures import FailureCode, MemoryFailure, as_failure
 from ..sessions.importers.common import ImportResult
 from ..sessions.importers.tail import STATE_DIR, import_appended
@@ -84,18 +88,31 @@ def run(state: str | None, session: str, transcripts: list[str], force: bool, ev
     if not sessions:
         log.info("no session to write: the import named none and the store has no %s", session)
         return 0
-    from ..provider import FilesMemory
-
-    memory = FilesMemory(settings)
     for name in sessions:
         # Stop and SessionEnd often fire together: the later write must not be lost to the earlier one's lock.
-        failure = _retry_busy(f"write of {name}", WRITE_ATTEMPTS,
-                              partial(memory.write, name, force=force))  # the pipeline records any failure
+        failure = _retry_busy(f"write of {name}", WRITE_ATTEMPTS, partial(_write_once, settings, name, force))
         if failure is None:
             log.info("write of %s (force=%s): ok", name, force)
+        elif failure.code is FailureCode.CONCURRENT_UPDATE:  # nothing wrong: a longer write holds the workspace
+            log.info("write of %s (force=%s) deferred: the workspace stayed busy (%s); its turns stay pending "
+                     "for the next write (the running one, the next hook or the watcher)", name, force,
+                     failure.message)
+            journal.record_deferred(layout, name, failure, hook_event=event, log_path=str(layout.state(WORKER_LOG)))
         else:
             log.warning("write of %s (force=%s): %s", name, force, failure)
     return 0
+
+
+def _write_once(settings: Settings, session: str, force: bool) -> MemoryFailure | None:
+    """One write of ``session``: its failure, or ``None``. The pipeline records every failure but a busy
+    workspace, which :func:`run` records as deferred once its retries are spent."""
+    from ..writer.pipeline import write
+
+    try:
+        write(settings, session, force=force, busy_deferred=True)
+    except Exception as exc:  # memory never takes the agent down: the failure is logged and recorded
+        return as_failure(exc, FailureCode.WRITER_FAILURE_UNKNOWN)
+    return None
 
 
 def _retry_busy(what: str, attempts: int, call: Callable[[], MemoryFailure | None]) -> MemoryFailure | None:

@@ -72,6 +72,11 @@ def status(state: Optional[str] = StateOption, json: bool = JsonOption,
             table.add_row("core", f"{core['tokens']:,} / {core['budget']:,} tokens"
                           + ("" if core["inject"] else " (injection off: effective block is empty)"))
             console.print(table)
+            deferred = writer["last_deferred"]
+            if deferred:  # not a warning: nothing is wrong, the turns are safe in the store
+                console.print(escape(f"note: the {deferred['hook_event'] or 'hook'} hook's write at {deferred['at']} "
+                                     f"(session {deferred['session']}) found the workspace busy: its turns wait for "
+                                     f"the next write — its log: {deferred['log']}"))
             for warning in data["warnings"]:
                 console.print(f"[yellow]warning[/]: {escape(warning)}")
 

@@ -3,7 +3,9 @@
 - ``writer-status.json`` — ``{version, last_outcome, last_success_at,
   last_failure: {at, reason_code, retryable, message, session, hint?} | null,
   pending, session, updated_at, last_hook_problem: {at, code, message,
-  hook, hook_event, stage, session, log} (until a hook call works again)}``;
+  hook, hook_event, stage, session, log} (until a hook call works again),
+  last_deferred: {at, code, message, session, hook_event, log} (a hook's
+  write that found the workspace busy, until that session is written)}``;
   ``memory status`` reads it.
 - ``agent-history.jsonl`` — one line per writer run (stage, session, batch,
   prompt, reply, rounds, tokens, stop reason or error).
@@ -59,7 +61,7 @@ def read_status(layout: "Layout") -> dict[str, Any]:
                               "last_failure": None, "pending": None}
     if isinstance(data, dict):
         status.update({k: v for k, v in data.items()
-                       if k in status or k in ("session", "updated_at", "last_hook_problem")})
+                       if k in status or k in ("session", "updated_at", "last_hook_problem", "last_deferred")})
     return status
 
 
@@ -76,6 +78,9 @@ def record_success(layout: "Layout", session: str, pending: int | None, now: dat
     stamp = utc_seconds(now)
     status.update(last_outcome="success", last_success_at=stamp, pending=pending, session=session,
                   updated_at=stamp)
+    deferred = status.get("last_deferred")
+    if isinstance(deferred, dict) and deferred.get("session") == session:  # the turns that waited are written
+        del status["last_deferred"]
     _write_status(layout, status)
 
 
@@ -124,6 +129,23 @@ def clear_hook_problem(layout: "Layout") -> None:
     status = read_status(layout)
     if status.pop("last_hook_problem", None) is not None:
         _write_status(layout, status)
+
+
+def record_deferred(layout: "Layout", session: str, failure: MemoryFailure, *, hook_event: Any, log_path: str,
+                    now: datetime | None = None) -> None:
+    """A hook's write that found the workspace busy (another write holds the lock past the hook's retries):
+    ``last_deferred`` in the status and one ``memory.write_deferred`` event.
+
+    Not :func:`record_failure`: nothing is wrong — the session's turns stay pending in the store, and the
+    running write, the next hook or the watcher writes them; a success for the session ends the note.
+    """
+    stamp = utc_seconds(now)
+    status = read_status(layout)
+    status["last_deferred"] = {"at": stamp, "code": failure.code.value, "message": failure.message,
+                               "session": session, "hook_event": hook_event, "log": log_path}
+    _write_status(layout, status)
+    emit_event(layout, "memory.write_deferred", {"session": session, "hook_event": hook_event,
+                                                 "code": failure.code.value, "message": failure.message}, now)
 
 
 def record_pending(layout: "Layout", session: str, pending: int) -> None:

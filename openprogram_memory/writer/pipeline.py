@@ -161,7 +161,8 @@ def open_workspace(settings_or_ws: Settings | MemoryWorkspace) -> MemoryWorkspac
 
 
 def write(settings_or_ws: Settings | MemoryWorkspace, session_id: str | None, *, force: bool = False,
-          messages: Any = None, backend: WriterBackend | None = None, now: datetime | None = None) -> None:
+          messages: Any = None, backend: WriterBackend | None = None, now: datetime | None = None,
+          busy_deferred: bool = False) -> None:
     """Write a session into memory: ``None`` (written, or nothing due) or raise MemoryFailure.
 
     ``messages`` (``[{"role": "user"|"assistant", "content": …, "id"?: …}]``)
@@ -169,6 +170,10 @@ def write(settings_or_ws: Settings | MemoryWorkspace, session_id: str | None, *,
     session is created if needed; messages whose ids are already there are
     skipped — :func:`~openprogram_memory.sessions.messages.append_messages`).
     The pass itself always reads the store, so a restart loses nothing.
+
+    ``busy_deferred``: a busy workspace (``CONCURRENT_UPDATE``) is raised
+    but not recorded as a writer failure — the caller retries and records
+    the deferral itself (the Claude Code hook's worker).
     """
     if messages is not None:
         ws = open_workspace(settings_or_ws)
@@ -181,20 +186,21 @@ def write(settings_or_ws: Settings | MemoryWorkspace, session_id: str | None, *,
                 journal.record_failure(ws.layout, session_id, failure, None, now or datetime.now(timezone.utc))
                 raise
         settings_or_ws = ws
-    write_report(settings_or_ws, session_id, force=force, backend=backend, now=now)
+    write_report(settings_or_ws, session_id, force=force, backend=backend, now=now, busy_deferred=busy_deferred)
     return None
 
 
 def write_report(settings_or_ws: Settings | MemoryWorkspace, session_id: str | None, *, force: bool = False,
                  backend: WriterBackend | None = None, now: datetime | None = None,
-                 rereview: Rereview | None = None, should_stop: Callable[[], bool] | None = None) -> WriteReport:
+                 rereview: Rereview | None = None, should_stop: Callable[[], bool] | None = None,
+                 busy_deferred: bool = False) -> WriteReport:
     """:func:`write`, returning what was done (passes, written turns, pending, revision).
 
     ``rereview`` (with ``force``) also reads turns another writer settled as
     nothing durable (:func:`.rereview.rereview_sessions`). When
     ``should_stop()`` (Ctrl-C) turns true, a forced write stops before its
     next pass (each pass is one transaction: what was written stays written)
-    and the report says ``interrupted``.
+    and the report says ``interrupted``. ``busy_deferred`` as in :func:`write`.
     """
     ws = open_workspace(settings_or_ws)
     if not ws.settings["memory.writer.enabled"]:
@@ -208,7 +214,8 @@ def write_report(settings_or_ws: Settings | MemoryWorkspace, session_id: str | N
     try:
         return _write(ctx, force, should_stop)
     except MemoryFailure as failure:
-        _record_failure(ctx, failure)
+        if not (busy_deferred and failure.code is FailureCode.CONCURRENT_UPDATE):  # nothing wrong: it waits
+            _record_failure(ctx, failure)
         raise
     except Exception as exc:
         unknown = as_failure(exc, FailureCode.WRITER_FAILURE_UNKNOWN)
