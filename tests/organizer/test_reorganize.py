@@ -219,15 +219,20 @@ def test_cli_sleep(messy, tmp_path):
     assert human.exit_code == 0 and "Nothing to organize" in human.stdout
 
 
-def test_merging_near_duplicates_keeps_the_richer_wording(tmp_path):
-    ws = workspace(tmp_path / "state")
-    sources = archive(ws, 2)
+def _two_wordings_of_where_dana_lives(ws, sources: list[str]) -> list[str]:
+    """notes.md with two near-duplicate records, the second richer: their IDs, in order."""
     ws.update(changes=[{"path": "topics/notes.md", "content": topic([
         ("# Notes", None),
         ("Dana lives in Oslo near the old harbour.", sources[0]),
         ("Dana lives in Oslo near the old harbour, Norway.", sources[1]),
     ])}])
-    older, newer = [r.memory_id for r in ws.records()]
+    return [r.memory_id for r in ws.records()]
+
+
+def test_merging_near_duplicates_keeps_the_richer_wording(tmp_path):
+    ws = workspace(tmp_path / "state")
+    sources = archive(ws, 2)
+    older, newer = _two_wordings_of_where_dana_lives(ws, sources)
     report = reorganize(ws, now=NOW)
     assert report["merged"] == 1
     (kept,) = ws.records()
@@ -240,12 +245,7 @@ def test_a_wikilink_to_a_merged_duplicate_names_the_kept_record(tmp_path):
     (its ID now an alias) is pointed at the kept record's ID, the note and label as written."""
     ws = workspace(tmp_path / "state")
     sources = archive(ws, 3)
-    ws.update(changes=[{"path": "topics/notes.md", "content": topic([
-        ("# Notes", None),
-        ("Dana lives in Oslo near the old harbour.", sources[0]),
-        ("Dana lives in Oslo near the old harbour, Norway.", sources[1]),
-    ])}])
-    older, newer = [r.memory_id for r in ws.records()]
+    older, newer = _two_wordings_of_where_dana_lives(ws, sources)
     ws.update(changes=[{"path": "topics/people.md", "content": topic([
         ("# People", None), (f"Where Dana lives: [[notes#^{older}|home]].", sources[2])])}])
     report = reorganize(ws, now=NOW)
@@ -315,17 +315,24 @@ def _files(ws) -> dict[str, list[str]]:
     return out
 
 
+COLLEAGUES = ["Walter", "Priya", "Omar", "Lena", "Kenji", "Sofia", "Marco", "Aisha", "Tomas", "Yuki", "Nadia",
+              "Felix", "Ines", "Ravi", "Clara", "Hugo"]
+
+
+def _colleagues(sources: list[str]) -> list[tuple[str, str | None]]:
+    """people.md's lines for the sixteen COLLEAGUES, two records each under ``## <name>`` (32: over the limit)."""
+    return _people({n: [f"{n} is a colleague who lives in city number {i}.", f"{n} owns service number {i}."]
+                    for i, n in enumerate(COLLEAGUES)}, sources)
+
+
 def test_a_split_happens_once_new_records_join_the_section_file_it_made(tmp_path):
     """people.md was split into people/<name>.md; the writer keeps filing new facts under ``## Walter`` in
     people.md. The next organize, overgrown or not, sends them to people/walter.md (was: a second split made
     people/walter-2.md, … 41 files for 20 people)."""
     ws = workspace(tmp_path / "state")
     sources = archive(ws, 80)
-    names = ["Walter", "Priya", "Omar", "Lena", "Kenji", "Sofia", "Marco", "Aisha", "Tomas", "Yuki", "Nadia",
-             "Felix", "Ines", "Ravi", "Clara", "Hugo"]
-    ws.update(changes=[{"path": "topics/people.md", "content": topic(_people(
-        {n: [f"{n} is a colleague who lives in city number {i}.", f"{n} owns service number {i}."]
-         for i, n in enumerate(names)}, sources))}])
+    names = COLLEAGUES
+    ws.update(changes=[{"path": "topics/people.md", "content": topic(_colleagues(sources))}])
     reorganize(ws, now=NOW)
     split = _files(ws)
     assert "topics/people.md" not in split and len(split["topics/people/walter.md"]) == 2
@@ -381,16 +388,24 @@ def test_two_files_of_one_section_left_by_an_older_organizer_become_one(tmp_path
     assert reorganize(ws, now=NOW)["changed_files"] == []
 
 
+def _walter_twins(sources: list[str]) -> list[dict[str, str]]:
+    """The changes that make topics/people/walter.md and walter-2.md, one record of Walter's each (twins an older
+    organizer left)."""
+    return [
+        {"path": "topics/people/walter.md", "content": topic(_people({"Walter": ["Walter lives in Madrid."]},
+                                                                     sources))},
+        {"path": "topics/people/walter-2.md", "content": topic(_people(
+            {"Walter": ["Walter speaks Portuguese fluently."]}, sources)).replace("[^n", "[^w")},
+    ]
+
+
 def test_joining_twins_renames_the_wikilinks_to_the_file_that_goes(tmp_path):
     """walter-2.md's records all join walter.md and walter-2.md goes: a note linking the file itself in Obsidian
     (``[[walter-2]]``, ``[[people/walter-2#Walter|his file]]``) follows it there, as when Obsidian renames a note."""
     ws = workspace(tmp_path / "state")
     sources = archive(ws, 3)
     ws.update(changes=[
-        {"path": "topics/people/walter.md", "content": topic(_people({"Walter": ["Walter lives in Madrid."]},
-                                                                     sources))},
-        {"path": "topics/people/walter-2.md", "content": topic(_people(
-            {"Walter": ["Walter speaks Portuguese fluently."]}, sources)).replace("[^n", "[^w")},
+        *_walter_twins(sources),
         {"path": "topics/dana.md", "content": topic([("# Dana", None), (
             "Dana works with Walter ([[walter-2]], [[people/walter-2#Walter|his file]]).", sources[0])])},
     ])
@@ -406,10 +421,7 @@ def test_twins_an_older_organizer_left_tidy_are_joined_by_the_next_sleep(tmp_pat
     ws = workspace(tmp_path / "state")
     sources = archive(ws, 2)
     ws.update(changes=[
-        {"path": "topics/people/walter.md", "content": topic(_people({"Walter": ["Walter lives in Madrid."]},
-                                                                     sources))},
-        {"path": "topics/people/walter-2.md", "content": topic(_people(
-            {"Walter": ["Walter speaks Portuguese fluently."]}, sources)).replace("[^n", "[^w")},
+        *_walter_twins(sources),
     ])
     with monkeypatch.context() as old:  # the previous version: its manifest records, no twin join
         old.setattr(sleep, "ORGANIZED", "organized")
@@ -429,11 +441,7 @@ def test_an_overgrown_topic_another_note_links_as_a_whole_is_left_whole(tmp_path
     have no single new home. The sleep leaves people.md whole instead of being refused every night."""
     ws = workspace(tmp_path / "state")
     sources = archive(ws, 33)
-    names = ["Walter", "Priya", "Omar", "Lena", "Kenji", "Sofia", "Marco", "Aisha", "Tomas", "Yuki", "Nadia",
-             "Felix", "Ines", "Ravi", "Clara", "Hugo"]
-    ws.update(changes=[{"path": "topics/people.md", "content": topic(_people(
-        {n: [f"{n} is a colleague who lives in city number {i}.", f"{n} owns service number {i}."]
-         for i, n in enumerate(names)}, sources))}])
+    ws.update(changes=[{"path": "topics/people.md", "content": topic(_colleagues(sources))}])
     ws.update(changes=[{"path": "topics/dana.md", "content": topic([("# Dana", None), (
         f"Dana keeps a list of her colleagues: {link}.", sources.pop())])}])
     before = _files(ws)
@@ -452,10 +460,7 @@ def test_twins_a_markdown_link_names_by_file_are_left_apart(tmp_path):
     ws = workspace(tmp_path / "state")
     sources = archive(ws, 3)
     ws.update(changes=[
-        {"path": "topics/people/walter.md", "content": topic(_people({"Walter": ["Walter lives in Madrid."]},
-                                                                     sources))},
-        {"path": "topics/people/walter-2.md", "content": topic(_people(
-            {"Walter": ["Walter speaks Portuguese fluently."]}, sources)).replace("[^n", "[^w")},
+        *_walter_twins(sources),
         {"path": "topics/dana.md", "content": topic([("# Dana", None), (
             "Dana works with Walter ([his second file](people/walter-2.md)).", sources[0])])},
     ])
@@ -469,12 +474,8 @@ def test_an_overgrown_topic_linked_as_a_whole_is_split_when_the_note_keeps_a_rec
     names still exists and the split by person goes ahead."""
     ws = workspace(tmp_path / "state")
     sources = archive(ws, 34)
-    names = ["Walter", "Priya", "Omar", "Lena", "Kenji", "Sofia", "Marco", "Aisha", "Tomas", "Yuki", "Nadia",
-             "Felix", "Ines", "Ravi", "Clara", "Hugo"]
     lines = [("# People", None), ("Everyone here works at the Lisbon office.", sources.pop())]
-    ws.update(changes=[{"path": "topics/people.md", "content": topic(lines + _people(
-        {n: [f"{n} is a colleague who lives in city number {i}.", f"{n} owns service number {i}."]
-         for i, n in enumerate(names)}, sources)[1:])}])
+    ws.update(changes=[{"path": "topics/people.md", "content": topic(lines + _colleagues(sources)[1:])}])
     ws.update(changes=[{"path": "topics/dana.md", "content": topic([("# Dana", None), (
         "Dana keeps a list of her colleagues: [[people]].", sources.pop())])}])
     ids = {r.memory_id for r in ws.records()}
