@@ -159,13 +159,20 @@ def _start_write(settings: Any, event: dict[str, Any], *, force: bool) -> None:
     import subprocess
 
     session = event.get("session_id")
-    if not isinstance(session, str) or not session.strip():
-        raise HookError("MISSING_SESSION_ID", f"{event['hook_event_name']} event without session_id")
+    transcripts = [event[key] for key in ("transcript_path", "agent_transcript_path")
+                   if isinstance(event.get(key), str) and event[key]]
+    # the transcript's own sessionId decides what is written (see .hook_worker): the payload's id is only needed
+    # when there is no transcript to import
+    has_session = isinstance(session, str) and bool(session.strip())
+    if not has_session and not transcripts:
+        raise HookError("MISSING_SESSION_ID",
+                        f"{event['hook_event_name']} event with neither a session_id nor a transcript_path")
     command = [sys.executable, "-m", "openprogram_memory.agents.hook_worker", "--state", str(settings.state_dir),
-               "--session", session, "--event", event["hook_event_name"]]
-    for key in ("transcript_path", "agent_transcript_path"):
-        if isinstance(event.get(key), str) and event[key]:
-            command += ["--transcript", event[key]]
+               "--event", event["hook_event_name"]]
+    if has_session:
+        command += ["--session", session]
+    for transcript in transcripts:
+        command += ["--transcript", transcript]
     if force:
         command.append("--force")
     log_path = settings.memory_dir / ".scriptorium" / WORKER_LOG

@@ -4,7 +4,7 @@ Started by :mod:`.claude_code_hook` for ``Stop``/``SubagentStop`` (per-turn
 write) and ``PreCompact``/``SessionEnd`` (``--force``) in its own session,
 stdio on ``.scriptorium/hook.log``, so the agent never waits for it::
 
-    python -m openprogram_memory.agents.hook_worker --state DIR --session ID [--event NAME]
+    python -m openprogram_memory.agents.hook_worker --state DIR [--session ID] [--event NAME]
         [--transcript PATH]... [--force]
 
 Import first (only the lines appended since the last hook, see
@@ -18,8 +18,8 @@ for the next write. The sessions written are the
 ones the transcripts hold, as the import names them: after ``--resume`` or
 ``--continue`` Claude Code may send a ``session_id`` other than the
 transcript's own ``sessionId`` (a session the store does not have). The
-payload's id is written only when the import names none and the store has
-it. An import or write that finds a lock busy (another hook's import or
+payload's id (it may send none: the transcript is enough) is written only
+when the import names none and the store has it. An import or write that finds a lock busy (another hook's import or
 write of the same conversation) is tried again a few times: nobody waits
 for this process, and a lost forced write would leave the session's last
 turns to the idle watcher. A failed import is recorded once, as a hook
@@ -52,7 +52,7 @@ IMPORT_ATTEMPTS = 8  # each waits LOCK_TIMEOUT (10 s); a 34 MB import runs ~40 s
 LOCK_RETRY_SECONDS = 2.0
 
 
-def run(state: str | None, session: str, transcripts: list[str], force: bool, event: str | None = None) -> int:
+def run(state: str | None, session: str | None, transcripts: list[str], force: bool, event: str | None = None) -> int:
     """Import then write; returns 0 (failures are recorded, not raised)."""
     settings = load_settings(state)
     layout = Layout(settings.memory_dir)
@@ -84,9 +84,10 @@ def run(state: str | None, session: str, transcripts: list[str], force: bool, ev
         touched += [name for name in imported[0].sessions if name not in touched]
     if transcripts and not problem:
         journal.clear_hook_problem(layout)  # the hook works again: status stops warning about the last problem
-    sessions = touched or ([session] if store.exists(session) else [])
+    sessions = touched or ([session] if session and store.exists(session) else [])
     if not sessions:
-        log.info("no session to write: the import named none and the store has no %s", session)
+        log.info("no session to write: the import named none%s",
+                 f" and the store has no {session}" if session else " and the payload no session_id")
         return 0
     for name in sessions:
         # Stop and SessionEnd often fire together: the later write must not be lost to the earlier one's lock.
@@ -130,13 +131,13 @@ def main(argv: list[str] | None = None) -> int:
     """Parse the worker's arguments and :func:`run`; never raises."""
     parser = argparse.ArgumentParser(prog="openprogram_memory.agents.hook_worker")
     parser.add_argument("--state")
-    parser.add_argument("--session", required=True)
+    parser.add_argument("--session")  # the payload's id; a payload with a transcript may come without one
     parser.add_argument("--event")
     parser.add_argument("--transcript", action="append", default=[])
     parser.add_argument("--force", action="store_true")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
-                        format=f"%(asctime)s [{args.session} pid %(process)d] %(levelname)s %(message)s")
+                        format=f"%(asctime)s [{args.session or '-'} pid %(process)d] %(levelname)s %(message)s")
     try:
         return run(args.state, args.session, args.transcript, args.force, args.event)
     except Exception:

@@ -183,8 +183,8 @@ def test_malformed_stdin_exits_0_and_is_recorded_once_as_a_hook_problem(empty_st
     assert any("hook input is not JSON" in w and str(log) in w for w in status_warnings(empty_state))
 
 
-@pytest.mark.parametrize("stdin", [{"session_id": "s1"}, ["SessionStart"],
-                                   {"hook_event_name": "SessionEnd", "transcript_path": "/x.jsonl"}])
+@pytest.mark.parametrize("stdin", [{"session_id": "s1"}, ["SessionStart"], {"hook_event_name": "SessionEnd"},
+                                   {"hook_event_name": "Stop", "session_id": " ", "transcript_path": ""}])
 def test_unusable_events_exit_0_and_are_recorded_once(empty_state: Path, stdin) -> None:
     result = hook(empty_state, stdin)
     assert (result.returncode, result.stdout) == (0, b"")
@@ -239,6 +239,18 @@ def test_a_payload_naming_another_session_writes_the_transcripts_own(empty_state
     forced = hook_log(empty_state).count(f"write of {SESSION} (force=True): ok")
     assert forced == (2 if event == "PreCompact" else 1)
     assert not [e for e in events(empty_state) if e["event"] in ("memory.write_failed", "memory.hook_failed")]
+
+
+@pytest.mark.parametrize("event", ["Stop", "SessionEnd"])
+def test_a_payload_without_session_id_writes_the_transcripts_session(empty_state: Path, event: str) -> None:
+    """The transcript's own sessionId decides what is written: a payload that names no session is no problem."""
+    assert hook(empty_state, {"transcript_path": str(REWIND), "hook_event_name": event}).returncode == 0
+    wait_for(lambda: writer_status(empty_state).get("last_outcome") == "success")
+    assert writer_status(empty_state)["session"] == SESSION
+    assert "FastAPI" in FilesMemory(load_settings(empty_state)).search("billing web framework")
+    wait_for(lambda: not _workers())
+    assert not [e for e in events(empty_state) if e["event"] in ("memory.write_failed", "memory.hook_failed")]
+    assert status_warnings(empty_state) == []
 
 
 def test_a_missing_workspace_is_not_created(tmp_path: Path) -> None:
