@@ -165,6 +165,9 @@ def log(limit: int = typer.Option(20, "--limit", "-n", min=1), state: Optional[s
         entries = ws.log(limit)
 
         def human() -> None:
+            if not entries:  # `memory init` commits nothing: silence would read as a broken history
+                console.print("no history yet: the first change to memory (a write, `openprogram memory apply`, "
+                              "a hand edit adopted) makes the first commit")
             for entry in entries:
                 when = datetime.fromtimestamp(entry["time"], timezone.utc).strftime("%Y-%m-%d %H:%M")
                 console.print(f"[yellow]{entry['commit'][:12]}[/] {when}  {escape(entry['message'].splitlines()[0])}")

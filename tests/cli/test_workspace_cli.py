@@ -247,6 +247,17 @@ def test_export_and_log_and_restore(ws, tmp_path):
     assert missing.exit_code == 65 and json.loads(missing.stdout)["code"] == "MEMORY_NOT_FOUND"
 
 
+def test_log_of_a_workspace_without_history_says_so():
+    """`memory init` makes no commit: an empty log is one line, not nothing."""
+    assert run("memory", "init").exit_code == 0
+    assert json.loads(run("memory", "log", "--json").stdout) == {"commits": []}
+    human = run("memory", "log")
+    assert human.exit_code == 0 and human.stdout.startswith("no history yet: ") and human.stdout.count("\n") == 1
+    MemoryWorkspace.open(load_settings()).archive([
+        SourceMessage("openprogram/s1/u1", "Dana", "user-1", "2026-08-09T10:00:00+08:00", "I run a bike shop.")])
+    assert "no history yet" not in run("memory", "log").stdout
+
+
 def test_memory_verbs_refuse_when_disabled(tmp_path, monkeypatch):
     state = tmp_path / "off"
     monkeypatch.setenv("OPENPROGRAM_MEMORY_BACKEND", "none")
