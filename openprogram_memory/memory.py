@@ -46,6 +46,20 @@ def require_workspace(settings: Settings) -> None:
                             f"no memory workspace at {settings.memory_dir}; run `openprogram memory init`")
 
 
+def require_state(settings: Settings) -> None:
+    """Refuse (``MEMORY_NOT_FOUND``) a state directory a verb beside memory would write in (the session store,
+    ``config set``) unless it is one: it holds a workspace or, where memory is off (``memory.backend=none`` never
+    makes one, yet sessions and the configuration still serve), it exists.
+
+    Without it ``session new`` or ``config set`` under a mistyped ``--state`` made a state directory of its own.
+    """
+    if settings.enabled:
+        require_workspace(settings)
+    elif not settings.state_dir.is_dir():
+        raise MemoryFailure(FailureCode.MEMORY_NOT_FOUND,
+                            f"no state directory at {settings.state_dir} (memory is off); fix the path")
+
+
 class MemoryWorkspace:
     """One ``<state>/memory`` workspace."""
 

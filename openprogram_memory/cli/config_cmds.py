@@ -13,7 +13,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from ..config import KEYS, config_path, env_name, load_settings, write_config_value
+from ..config import KEYS, config_path, env_name, load_settings, parse_value, write_config_value
 from ..failures import FailureCode, MemoryFailure
 from .common import Group, JsonOption, StateOption
 from .output import console, emit, reporting, warn
@@ -24,8 +24,7 @@ config_app = typer.Typer(help="Configuration: flags > OPENPROGRAM_MEMORY_* env >
 
 def _existing_state(state: Optional[str]):
     """The settings of a state directory that exists: reading the configuration of a mistyped ``--state`` is
-    refused rather than answered with defaults. (``config set`` may create the directory: memory can be
-    configured, or turned off, before ``init``.)"""
+    refused rather than answered with defaults."""
     settings = load_settings(state)
     if not settings.state_dir.is_dir():
         raise MemoryFailure(FailureCode.MEMORY_NOT_FOUND,
@@ -63,7 +62,14 @@ def set_(key: str = typer.Argument(...), value: str = typer.Argument(...), state
          json: bool = JsonOption) -> None:
     """Validate and store a value in <state>/config.toml."""
     with reporting(json):
-        settings = load_settings(state)  # may create the state directory: memory can be turned off before init
+        from ..memory import require_state
+
+        settings = load_settings(state)
+        # A mistyped --state gets no config.toml of its own; turning memory off may come before init (and makes
+        # the directory), so that no workspace is ever made there.
+        parsed = parse_value(key, value)  # a bad key or value is named first, whatever the directory
+        if not (key == "memory.backend" and parsed == "none"):
+            require_state(settings)
         stored = write_config_value(settings.state_dir, key, value)
         effective = load_settings(state)
         out = {"ok": True, "key": key, "value": stored, "path": str(config_path(settings.state_dir)),

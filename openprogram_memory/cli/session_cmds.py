@@ -28,9 +28,13 @@ PREVIEW_CHARS = 100
 
 
 def _store(state: Optional[str]) -> "SessionStore":
+    """The session store of a state directory that is one (see :func:`..memory.require_state`)."""
+    from ..memory import require_state
     from ..sessions.store import SessionStore  # imported when a verb runs: keeps CLI start-up fast
 
-    return SessionStore(load_settings(state).sessions_dir)
+    settings = load_settings(state)
+    require_state(settings)
+    return SessionStore(settings.sessions_dir)
 
 
 def _text(text: str) -> str:

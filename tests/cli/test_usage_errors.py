@@ -114,7 +114,10 @@ def test_options_that_contradict_each_other_are_refused(argv, named, monkeypatch
     ["memory", "write", "--all-idle"], ["memory", "watch", "--once"], ["memory", "write", "--session", "s"],
     ["memory", "sync", "--remote", "/nowhere.git"], ["memory", "status"], ["memory", "search", "x"],
     ["memory", "sleep"], ["memory", "backfill"], ["memory", "watch", "--poll"],
-    ["memory", "import", "claude-code", str(TRANSCRIPT)],
+    ["memory", "import", "claude-code", str(TRANSCRIPT)], ["memory", "serve"],
+    ["memory", "config", "set", "memory.writer.trigger_tokens", "16000"], ["session", "new"], ["session", "list"],
+    ["session", "append", "s", "--role", "user", "--text", "hi"], ["session", "show", "s"],
+    ["session", "rewind", "s", "--to", "n1"],
 ])
 def test_a_mistyped_state_dir_is_refused_and_nothing_is_created(argv, monkeypatch, capsys, tmp_path):
     typo = tmp_path / "typo"

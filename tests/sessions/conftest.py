@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from openprogram_memory.config import load_settings
+from openprogram_memory.memory import MemoryWorkspace
 from openprogram_memory.sessions.store import SessionStore
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "sessions"
@@ -18,6 +19,12 @@ def state_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     state = tmp_path / "state"
     monkeypatch.setenv("OPENPROGRAM_STATE", str(state))
     return state
+
+
+@pytest.fixture
+def workspace(state_dir: Path) -> MemoryWorkspace:
+    """The workspace `memory init` makes: every CLI verb but `init` refuses a state directory without one."""
+    return MemoryWorkspace.open(load_settings(), create=True)
 
 
 @pytest.fixture

@@ -14,6 +14,7 @@ from openprogram_memory.failures import FailureCode, MemoryFailure
 from openprogram_memory.sessions.markers import SUPERSEDED_KEY, is_memory_input, mark_written, pending_turns
 from openprogram_memory.sessions.store import SessionStore
 
+pytestmark = pytest.mark.usefixtures("workspace")  # the session verbs need a state directory that is one
 WS = "w-0000aaaa"
 root = typer.Typer()
 root.add_typer(session_app, name="session")

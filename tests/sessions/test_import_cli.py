@@ -28,10 +28,7 @@ CONVERSATION = [
 ]
 
 
-@pytest.fixture(autouse=True)
-def workspace(state_dir: Path) -> MemoryWorkspace:
-    """`memory import` needs the workspace `memory init` makes."""
-    return MemoryWorkspace.open(load_settings(), create=True)
+pytestmark = pytest.mark.usefixtures("workspace")  # `memory import` needs the workspace `memory init` makes
 
 
 def invoke(*args: str):

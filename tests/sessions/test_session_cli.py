@@ -10,7 +10,10 @@ import typer
 from typer.testing import CliRunner
 
 from openprogram_memory.cli.session_cmds import app as session_app
+from openprogram_memory.config import load_settings
+from openprogram_memory.memory import MemoryWorkspace
 
+pytestmark = pytest.mark.usefixtures("workspace")  # the session verbs need a state directory that is one
 root = typer.Typer()
 root.add_typer(session_app, name="session")
 runner = CliRunner()
@@ -99,10 +102,23 @@ def test_failures_print_the_error_object_and_exit_with_its_code(args, code, fail
 
 def test_state_option_wins_over_the_environment(tmp_path: Path, state_dir: Path) -> None:
     elsewhere = tmp_path / "elsewhere"
+    MemoryWorkspace.open(load_settings(elsewhere), create=True)
     run("new", "--id", "s", "--state", str(elsewhere))
     assert (elsewhere / "sessions" / "s" / "meta.json").is_file()
     assert not (state_dir / "sessions" / "s").exists()
     assert run("list")["sessions"] == []
+
+
+def test_the_store_serves_where_memory_is_off_and_no_workspace_is_ever_made(tmp_path: Path, monkeypatch) -> None:
+    """A mistyped --state is refused (tests/cli/test_usage_errors.py); a state directory with memory off is none."""
+    monkeypatch.setenv("OPENPROGRAM_MEMORY_BACKEND", "none")
+    off = tmp_path / "off"
+    off.mkdir()
+    assert run("new", "--id", "s", "--state", str(off)) == {"session": "s"}
+    assert [s["session"] for s in run("list", "--state", str(off))["sessions"]] == ["s"]
+    assert not (off / "memory").exists()
+    typo = tmp_path / "typo"
+    assert run("new", "--state", str(typo), code=65)["code"] == "MEMORY_NOT_FOUND" and not typo.exists()
 
 
 def test_human_output_lists_the_branch() -> None:
