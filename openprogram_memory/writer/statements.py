@@ -1897,8 +1897,12 @@ def _continues(rules: list[Statement], more: list[Statement], said: str) -> bool
                     said, re.I))  # "use pnpm, never npm or yarn": no verb of its own
 
 
-_CHANGE_RE = re.compile(r"\b(?:not|no longer|out|off the table|ditch\w*|drop\w*|changed (?:my|our) minds?|instead|"
-                        r"scratch|forget|stays|won't|dead|cancel+ed|rather than|reverse)\b", re.I)
+# a decision that drops something ("we're not doing X", "Y is out", "scratch that"): the decision right after it that
+# drops nothing is what replaces it ("we're ditching Jenkins. GitHub Actions for everything"), one change of mind;
+# two decisions that each stand alone ("we're moving CI to Actions. dropping Windows 7 in the next major") stay two
+_DROP_RE = re.compile(r"\b(?:not|no longer|off the table|ditch(?:ed|ing)?|drop(?:s|ped|ping)?|changed (?:my|our) minds?|"
+                      r"scratch|forget|kill\w*|won't|dead|cancel\w*|is out|reverse)\b", re.I)
+_IS_OUT_RE = re.compile(r"[^\s;,]+(?: [^\s;,]+)? is out\.$")  # "We're going with Lucide. Heroicons is out."
 
 
 def _join_changes(statements: list[Statement]) -> list[Statement]:
@@ -1913,7 +1917,8 @@ def _join_changes(statements: list[Statement]) -> list[Statement]:
             # replaces the dropped thing belongs to the decision, not to a fact or rule of its own
             statement = Statement(statement.text, "decision", statement.keyword)
         if (last is not None and last.kind == statement.kind == "decision"
-                and (_CHANGE_RE.search(last.text) or _CHANGE_RE.search(statement.text))):
+                and (_DROP_RE.search(last.text) and not _DROP_RE.search(statement.text)
+                     or _IS_OUT_RE.match(statement.text))):
             second = statement.text[:1].lower() + statement.text[1:] if not re.match(
                 r"^[A-Z][a-z]*[A-Z]|^[A-Z]{2}", statement.text) else statement.text
             out[-1] = Statement(finish(last.text.rstrip(".") + "; " + second), "decision", last.keyword,

@@ -2653,6 +2653,21 @@ def test_a_change_of_mind_keeps_what_replaces_the_dropped_choice(said, records):
 
 
 @pytest.mark.parametrize("said, records", [
+    ("We're dropping Heroku. We're moving the API to Render next month.",
+     [("decision", "We're dropping Heroku; we're moving the API to Render next month.")]),
+    ("We're going with Vitest. Jest is out.", [("decision", "We're going with Vitest; jest is out.")]),
+    # two choices that each stand alone are two records, though the second drops something
+    ("We're moving the docs site to Astro. We're also dropping the PDF export in the next release.",
+     [("decision", "We're moving the docs site to Astro."),
+      ("decision", "We're also dropping the PDF export in the next release.")]),
+    ("We decided to drop the PDF export. We decided to cancel the beta program.",
+     [("decision", "We decided to drop the PDF export."), ("decision", "We decided to cancel the beta program.")]),
+])
+def test_only_what_replaces_a_dropped_choice_joins_it(said, records):
+    assert read(said) == records
+
+
+@pytest.mark.parametrize("said, records", [
     ("hi, I'm Tomasz Nowak, working for Vistula Robotics on the firmware side",
      [("identity", "The user's name is Tomasz Nowak."),
       ("identity", "The user is working for Vistula Robotics on the firmware side.")]),
