@@ -263,6 +263,11 @@ _TITLE_RE = re.compile(rf"(?:{lx.ROLE_NOUNS})(?:\s+of\b|\s+(?:{lx.ROLE_NOUNS})\b
 _HEADCOUNT_RE = re.compile(r"\b\d+[- ]person\b", re.I)  # "a 12-person publisher": a firm, not a job
 
 
+# what the person is responsible for at work: "I look after our deploy scripts", "I'm responsible for the billing API"
+_OWNS_RE = re.compile(rf"^(?:{_I}{_ADV}\s+(?:own|co-own|look after)|{_IM}{_ADV}\s+responsible for)\s+"
+                      rf"(?P<v>(?:the|our)\s+(?:[\w.&/+-]+\s+){{0,3}}?(?:{lx.THINGS})\b.*)$", re.I)
+
+
 def _identity(clause: str) -> list[Statement]:
     clause = re.sub(r"^(?:my\s+)?day\s+job(?:'s|\s+is)\s+(?=(?-i:[A-Z])|an?\s)", "I'm ", clause, flags=re.I)  # "day job
     # is SRE at a bank in Dublin"
@@ -317,6 +322,9 @@ def _identity(clause: str) -> list[Statement]:
         if match:
             value = match.group("v")
             return [Statement(finish(_possessive(third_person(clause))), "identity", keyword(value), slot)]
+    owns = _OWNS_RE.match(clause)
+    if owns:
+        return [Statement(finish(third_person(clause)), "identity", keyword(owns.group("v")))]
     match = _LOCATION_RE.match(clause) or (_LOCATION_I_RE.match(clause) if re.search(
         r"\b(?:live|based|moved|relocated|from)\b", clause, re.I) else None)
     if match and not lx.THING_RE.match(re.sub(r"^(?:the|this|that|my|our)\s+", "", match.group("v"), flags=re.I)) and not \

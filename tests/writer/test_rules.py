@@ -2668,6 +2668,16 @@ def test_only_what_replaces_a_dropped_choice_joins_it(said, records):
 
 
 @pytest.mark.parametrize("said, records", [
+    ("I own the notifications service.", [("identity", "The user owns the notifications service.")]),
+    ("i'm responsible for our release pipeline", [("identity", "The user is responsible for our release pipeline.")]),
+    ("I co-own the search API with Dana.", [("identity", "The user co-owns the search API with Dana.")]),
+    ("I look after the billing database.", [("identity", "The user looks after the billing database.")]),
+])
+def test_what_the_person_owns_at_work_is_who_they_are(said, records):
+    assert read(said) == records
+
+
+@pytest.mark.parametrize("said, records", [
     ("hi, I'm Tomasz Nowak, working for Vistula Robotics on the firmware side",
      [("identity", "The user's name is Tomasz Nowak."),
       ("identity", "The user is working for Vistula Robotics on the firmware side.")]),
