@@ -473,12 +473,17 @@ class MemoryWorkspace:
 
         A topic edited outside the product that breaks a record rule (a paragraph typed without a citation) is
         never installed, so no change to that file may be installed either: the change could only "fix" or
-        overwrite the person's text. ``WRITER_PRECONDITION_FAILED``, retryable: the first run after the person
-        fixes the file goes through. ``whose`` names the refused change ("the writer's"), ``then`` what happens
-        next. Judged on the cache as the transaction's baseline read it.
+        overwrite the person's text. ``WRITER_PRECONDITION_FAILED``, not retryable (exit 65): running it again
+        changes nothing until the person fixes the file, so a cron job must not retry it as it retries a busy
+        workspace (75). The message names the file, the line and the fix ``status`` gives
+        (:func:`~.workspace.caches.left_out_fix`); the first run after the fix goes through. ``whose`` names the
+        refused change ("the writer's"), ``then`` what happens next. Judged on the cache as the transaction's
+        baseline read it.
         """
+        from .workspace.caches import left_out_fix
+
         problem = self.cache.invalid.get(rel) if isinstance(rel, str) else None
-        if problem is None:
+        if problem is None or not isinstance(rel, str):
             return None
         details: dict[str, Any] = {"file": rel, "problem": problem}
         if rejection is not None:
@@ -486,9 +491,8 @@ class MemoryWorkspace:
         return MemoryFailure(
             FailureCode.WRITER_PRECONDITION_FAILED,
             f"{rel} {problem}: the file was edited outside the product and is not valid, so no change to it can "
-            f"be installed (this is not {whose} edit); see `openprogram memory check` and fix it with "
-            f"`openprogram memory edit {rel}` — {then}",
-            retryable=True,
+            f"be installed (this is not {whose} edit) — {left_out_fix(self.root, rel, problem)}; {then}",
+            retryable=False,
             details=details,
         )
 

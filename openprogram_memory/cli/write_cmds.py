@@ -179,12 +179,17 @@ def _write_counts(data: dict[str, Any]) -> str:
 
 def _print_outcome(o: Any) -> None:
     """One idle session's outcome, as every poll prints it (``write --all-idle``, ``watch``)."""
-    status = "ok" if o.ok else f"{o.reason} ({'retry next poll' if o.retryable else 'recorded'})"
+    status = "ok" if o.ok else f"{o.reason} ({'recorded' if o.settled else _waits(o)})"
     if o.ok and o.write is not None:
         status += " — " + escape(_write_counts(o.write))
     console.print(f"{escape(o.session)}: {status}")
     if not o.ok and o.message:  # what failed and how to fix it, not only its code
         console.print(f"  {escape(o.message)}")
+
+
+def _waits(o: Any) -> str:
+    """Why a failed session the poll did not record is tried again: the failure passes, or the person's fix."""
+    return "retry next poll" if o.retryable else "held until you fix what is named below; the next poll writes it"
 
 
 def _exit_code(outcomes: list[Any]) -> int:

@@ -69,7 +69,7 @@ def judge(ws: "Workspace", candidates: list[str]) -> tuple[list[str], dict[str, 
         blocked = {rel: problem for rel in chosen
                    if (problem := _tree_rule_problem(after, rel) or _moved_out(ws, tree, before, after, rel, left_out))}
         if not blocked:
-            return sorted(chosen), held
+            return sorted(chosen), _renames(ws, tree, before, after, held)
         held.update(blocked)
         chosen -= set(blocked)  # (a file left out is held as committed, which may block another: look again)
 
@@ -95,6 +95,41 @@ def _tree_rule_problem(tree, rel: str) -> str | None:
     for violation in validate.dangling_link_violations(tree):
         if violation.file != rel and _names(violation.details.get("note"), rel):
             return f"[dangling-link] {violation.file} links [[{violation.details['note']}]], which this edit breaks"
+    return None
+
+
+def _renames(ws: "Workspace", tree, before, after, held: dict[str, str]) -> dict[str, str]:
+    """``held`` with each rename made outside the product that a link holds back said as one: a removed file whose
+    block IDs are now in a new file, while another file still links the old name (an editor that does not update
+    links: Obsidian's default). Held alone, each half names the other (the old file dangles the link, the new one
+    holds an ID twice); ``status`` then speaks of the file by the name it has on disk now."""
+    from ..workspace.caches import renamed_problem
+
+    out = dict(held)
+    for old in sorted(held):
+        if old not in before.files or (ws.root / old).exists():
+            continue
+        ids = set(before.files[old].ids)
+        new = next((rel for rel in sorted(held) if rel != old and (ws.root / rel).exists()
+                    and ids & _disk_ids(ws, tree, rel)), None)
+        link = _link_into(after, old, ids, skip=(old, new)) if new else None
+        if new and link:
+            out[old] = renamed_problem("to", new, *link)
+            out[new] = renamed_problem("from", old, *link)
+    return out
+
+
+def _link_into(tree, rel: str, ids: set[str], skip: tuple[str | None, ...]) -> tuple[str, str] | None:
+    """The first file of ``tree`` (but ``skip``) that links ``rel`` or one of its ``ids``: (that file, the link's
+    target as it reads, ``rel`` or ``rel#^id``)."""
+    for other, summary in sorted(tree.files.items()):
+        if other in skip:
+            continue
+        for _record, topic, block_id in summary.outbound:
+            if topic == rel and block_id in ids:
+                return other, f"{rel}#^{block_id}"
+        if any(topic == rel for topic, _line in summary.file_link_targets):
+            return other, rel
     return None
 
 

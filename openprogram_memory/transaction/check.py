@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import itertools
 import os
-import posixpath
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Iterator
 
@@ -152,11 +151,10 @@ def _link_fix(ws: "Workspace", rel: str, target: str | None, changed: set[str], 
     its target changed outside the product (a block ID or the whole file removed): checking ``rel`` out again
     would change nothing, so the fix is the target's committed version, or the link itself. When the ID is now
     in another file (``moved``: ``path#^id``), the fix is the link: the committed target would hold it twice."""
-    from ..workspace.caches import committed_text
+    from ..workspace.caches import committed_text, moved_link_fix
 
     if moved:
-        here = posixpath.relpath(moved, posixpath.dirname(rel) or ".")
-        return f"update the link to `{here}` with `openprogram memory edit {rel}`"
+        return moved_link_fix(rel, moved)
     if rel in changed:  # (this edit made the link, or kept it while its target went)
         return _restore_hint(ws, rel)
     edit = f"remove or correct the link with `openprogram memory edit {rel}`"

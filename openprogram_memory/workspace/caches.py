@@ -14,6 +14,7 @@ import itertools
 import os
 import pickle
 import posixpath
+import re
 import threading
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -806,16 +807,42 @@ def held_files(root: Path) -> dict[str, str]:
 
 def left_out_warnings(root: Path, unreadable: dict[str, str], invalid: dict[str, str]) -> list[str]:
     """What status, search, recall and the core say of topic files left out of memory (not text) or served from
-    their last committed version (an edit made outside the product breaks a record rule, or a deletion is held
-    back because another file still needs the file), and how to fix them."""
-    return [f"{rel} {reason}: left out of memory (search, recall, core) until fixed — save it as UTF-8, "
-            f"or `git -C {root} checkout -- {rel}` for the committed version"
-            for rel, reason in sorted(unreadable.items())] + [
-            f"{rel} {problem}: deleted outside the product and held back; search, recall and the core use its last "
-            f"committed version until it is fixed — {deleted_fix(root, rel)}" if not (root / rel).exists() else
-            f"{rel} {problem}: edited outside the product and not valid; search, recall and the core use "
-            f"its last committed version until it is fixed (`openprogram memory check`, "
-            f"`openprogram memory edit {rel}`)" for rel, problem in sorted(invalid.items())]
+    their last committed version (an edit made outside the product breaks a record rule, a deletion or a rename
+    is held back because another file still needs the old file), and how to fix them (:func:`left_out_fix`).
+    A rename is named by the file as it is on disk now; the old name only as what it was renamed from."""
+    out = [f"{rel} {reason}: left out of memory (search, recall, core) until fixed — save it as UTF-8, "
+           f"or `git -C {root} checkout -- {rel}` for the committed version"
+           for rel, reason in sorted(unreadable.items())]
+    for rel, problem in sorted(invalid.items()):
+        renamed = _RENAMED.match(problem)
+        if renamed and renamed["way"] == "to" and renamed["other"] in invalid:
+            continue  # said under the name it has now
+        fix = left_out_fix(root, rel, problem)
+        if renamed and renamed["way"] == "from":
+            out.append(f"{rel} was renamed from {renamed['other']} outside the product, but {renamed['linker']} "
+                       f"still links {renamed['target']}: held back; search, recall and the core use the last "
+                       f"committed version of {renamed['other']} until it is fixed — {fix}")
+        elif not (root / rel).exists():
+            out.append(f"{rel} {problem}: deleted outside the product and held back; search, recall and the core "
+                       f"use its last committed version until it is fixed — {fix}")
+        else:
+            out.append(f"{rel} {problem}: edited outside the product and not valid; search, recall and the core "
+                       f"use its last committed version until it is fixed — {fix}")
+    return out
+
+
+def left_out_fix(root: Path, rel: str, problem: str) -> str:
+    """What fixes topic file ``rel`` while ``problem`` keeps it from being adopted: the one wording ``status``'s
+    warning and a refused ``memory write`` or ``memory sync`` give, and ``memory check`` gives for that file.
+    A file renamed outside the product: the links that still name the old file; one deleted: its committed
+    version back, or the files that still need it (:func:`deleted_fix`); else the file itself."""
+    renamed = _RENAMED.match(problem)
+    if renamed and renamed["way"] == "from":
+        block_id = renamed["target"].partition("#^")[2]
+        return moved_link_fix(renamed["linker"], f"{rel}#^{block_id}" if block_id else rel)
+    if not (root / rel).exists():
+        return deleted_fix(root, rel)
+    return f"`openprogram memory check` names it; correct it with `openprogram memory edit {rel}`"
 
 
 def deleted_fix(root: Path, rel: str) -> str:
@@ -823,6 +850,26 @@ def deleted_fix(root: Path, rel: str) -> str:
     is held back): there is no file left to edit, so the fix is its committed version, or the files that need it."""
     return (f"`git -C {root} checkout -- {rel}` takes the committed version back; or correct the problem(s) "
             "`openprogram memory check` names in the files that still need it")
+
+
+def moved_link_fix(rel: str, moved: str) -> str:
+    """The fix for a link of ``rel`` whose target went to ``moved`` (``path`` or ``path#^id``; renamed or moved
+    in an editor that does not update links): the link, written relative to ``rel`` as it must read now."""
+    here = posixpath.relpath(moved, posixpath.dirname(rel) or ".")
+    return f"update the link to `{here}` with `openprogram memory edit {rel}`"
+
+
+# A rename outside the product held back because a link still names the old file (adopt.judge words it, status
+# reads it back): "from" is the new file's problem, naming the old one; "to" the old file's, naming the new one.
+_RENAMED = re.compile(r"\[dangling-link\] renamed (?P<way>from|to) (?P<other>.+?) outside the product; "
+                      r"(?P<linker>.+?) still links (?P<target>\S+)$")
+
+
+def renamed_problem(way: str, other: str, linker: str, target: str) -> str:
+    """The held-back problem of one half of a rename outside the product (:data:`_RENAMED`): ``way`` "from" for the
+    new file (``other``: the old path), "to" for the old one (``other``: the new path); ``linker`` still links
+    ``target`` (the old path, or ``old#^id``)."""
+    return f"[dangling-link] renamed {way} {other} outside the product; {linker} still links {target}"
 
 
 def committed_text(root: Path, rel: str) -> str | None:

@@ -8,7 +8,8 @@ and one concrete fix — on a new staging copy with the baseline re-read
 (``staged_edit`` makes both fresh). A second rejection is
 ``COMMIT_REJECTED`` (not retryable): nothing is installed, the caller moves
 no marker. A rejection of a file a person left invalid by hand is not the
-writer's: ``WRITER_PRECONDITION_FAILED``, retryable, without a repair run.
+writer's: ``WRITER_PRECONDITION_FAILED``, without a repair run, and not
+retryable (exit 65: only the person can fix the file; the turns stay pending).
 Every run is one line in ``agent-history.jsonl``.
 
 The model organizer (``memory sleep --model anthropic:…``) runs through

@@ -153,7 +153,7 @@ def watch_events(settings: Settings, *, stop: threading.Event | None = None,
             outcomes = []  # no session was tried: the held ones keep waiting for the regular poll
         else:
             failed.clear()
-            failed.update((o.session, o.updated_at) for o in outcomes if not o.ok and o.retryable)
+            failed.update((o.session, o.updated_at) for o in outcomes if not o.settled)
         if on_poll is not None:
             on_poll(outcomes)
 

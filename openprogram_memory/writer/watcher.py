@@ -11,7 +11,11 @@ processed at that ``updated_at`` (``.scriptorium/session-end.json``:
   poll until one succeeds;
 - not retryable — record it as processed *and* emit
   ``memory.ingest_ended {ok: false, reason}``: the same input would fail
-  the same way, and a failure nobody sees is never fixed.
+  the same way, and a failure nobody sees is never fixed;
+- ``WRITER_PRECONDITION_FAILED`` (a topic file a person left invalid by
+  hand, a lost workspace id) — not retryable (the poll exits 65: only the
+  person can fix it), yet not recorded either: it is not the turns that
+  fail, so the first poll after the fix writes them.
 
 After the writes, the poll runs the nightly organizer once per day, at or
 after the local time ``memory.organize.at``, when memory was written since
@@ -63,6 +67,13 @@ class Outcome:
     recorded: bool = False
     interrupted: bool = False  # Ctrl-C stopped it after a pass: what was written stays, the rest stays pending
     write: dict[str, Any] | None = None  # the write's ``memory write --json`` object (passes, turns), when it ran
+
+    @property
+    def settled(self) -> bool:
+        """Whether the poll is done with this session at this ``updated_at``: written, or failed so that writing
+        the same turns again would fail the same way. A retryable failure, and a write held by something outside
+        the session (``WRITER_PRECONDITION_FAILED``: a topic file left invalid by hand), wait for the next poll."""
+        return self.ok or not (self.retryable or self.reason == FailureCode.WRITER_PRECONDITION_FAILED.value)
 
     def to_json(self) -> dict[str, Any]:
         """The write's own object (the counts ``memory write --session --json`` gives) with the outcome's fields."""
@@ -152,11 +163,11 @@ def watch_once(settings: Settings, now: datetime | None = None, *, write_fn: Cal
             outcomes.append(outcome)
             outcomes.interrupted, outcomes.remaining = True, len(due) - done
             return outcomes
-        if processed is not None and (outcome.ok or not outcome.retryable):
+        if processed is not None and outcome.settled:
             processed[info.session] = info.updated_at
             atomic_write_json(path, processed)  # per session: a crash retries only the unfinished one
             outcome.recorded = True
-        if outcome.ok or not outcome.retryable:
+        if outcome.settled:
             journal.emit_event(ws.layout, "memory.ingest_ended",
                                {"session": info.session, "ok": outcome.ok, "retryable": outcome.retryable,
                                 "reason": outcome.reason}, moment)
@@ -172,8 +183,8 @@ def watch_once(settings: Settings, now: datetime | None = None, *, write_fn: Cal
 def _poll_failure(outcomes: list[Outcome]) -> MemoryFailure | None:
     """The first session a poll could not write, as the poll's outcome (one it will not retry first).
 
-    A retryable failure counts too: the poll exited 75 and the session stays unwritten until the next
-    poll succeeds (an invalid hand edit can hold it for days), so ``status`` must say so."""
+    A failure the poll retries counts too: the session stays unwritten until a later poll succeeds (an invalid
+    hand edit can hold it for days, while every poll exits 65), so ``status`` must say so."""
     failed = min((o for o in outcomes if not o.ok), key=lambda o: o.retryable, default=None)
     if failed is None:
         return None
@@ -214,9 +225,9 @@ def _write_one(ws, session: str, updated_at: str, now: datetime, write_fn: Calla
         report = write_fn(ws, session, force=True, now=now, should_stop=should_stop)
     except Exception as exc:  # the write already recorded it in writer-status.json and events
         failure = exc if isinstance(exc, MemoryFailure) else as_failure(exc, FailureCode.WRITER_FAILURE_UNKNOWN)
-        level = logging.DEBUG if failure.retryable else logging.WARNING
-        log.log(level, "idle write of %s: %s", session, failure)
-        return Outcome(session, updated_at, False, failure.retryable, failure.code.value, failure.message)
+        outcome = Outcome(session, updated_at, False, failure.retryable, failure.code.value, failure.message)
+        log.log(logging.WARNING if outcome.settled else logging.DEBUG, "idle write of %s: %s", session, failure)
+        return outcome
     to_json = getattr(report, "to_json", None)
     return Outcome(session, updated_at, True, interrupted=bool(getattr(report, "interrupted", False)),
                    write=to_json() if callable(to_json) else None)

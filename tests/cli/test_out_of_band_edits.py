@@ -240,6 +240,28 @@ def test_a_renamed_linked_file_is_adopted_whole_or_not_at_all(ws, monkeypatch, c
     assert "topics/people.md" not in head and f"^{target}" in head["topics/persons.md"]
 
 
+def test_status_names_a_held_rename_by_the_file_on_disk_now_with_the_fix_check_gives(ws, monkeypatch, capsys):
+    """Obsidian renames people.md to persons.md without updating work.md's link: the rename is held back (one ID
+    in two files else). Status named the old file, and the new one as holding an ID "in topics/people.md and
+    topics/persons.md"; it names the file as it is on disk now, what it was renamed from, and check's fix."""
+    target = linked_pair(ws)
+    os.rename(ws.root / "topics/people.md", ws.root / "topics/persons.md")
+    fresh_process()
+    state = str(ws.settings.state_dir)
+    code, status = run(monkeypatch, capsys, "memory", "status", "--state", state, "--json")
+    assert not [w for w in status["warnings"] if w.startswith("topics/people.md")]
+    [renamed] = [w for w in status["warnings"] if w.startswith("topics/persons.md")]
+    assert renamed.startswith("topics/persons.md was renamed from topics/people.md outside the product")
+    assert f"topics/work.md still links topics/people.md#^{target}" in renamed
+    code, report = run(monkeypatch, capsys, "memory", "check", "--state", state, "--json")
+    [link] = [p for p in report["problems"] if (p["file"], p["rule"]) == ("topics/work.md", "dangling-link")]
+    assert link["fix"] == f"update the link to `persons.md#^{target}` with `openprogram memory edit topics/work.md`"
+    assert renamed.endswith(" — " + link["fix"])
+    fresh_process()  # a search answers with the same warning
+    code, found = run(monkeypatch, capsys, "memory", "search", "Dana owner", "--state", state, "--json")
+    assert [w for w in found["warnings"] if "topics/people.md" in w] == [renamed]
+
+
 def derived(ws) -> dict[str, str]:
     """Every derived view on disk, by path."""
     paths = [ws.root / "relations.json", ws.root / "recent_events.jsonl", *(ws.root / "timeline").rglob("*.md")]
@@ -397,7 +419,8 @@ def test_a_record_moved_by_hand_into_a_file_that_is_not_valid_is_not_lost(ws, mo
 def test_a_rename_that_leaves_a_link_behind_blocks_no_write_and_check_names_the_new_file(ws, monkeypatch, capsys):
     """Obsidian renames schedule.md to calendar.md without updating the link in people.md. A write that touches
     people.md goes ahead on the last committed state (the renamed file stays as the person left it); status
-    warns; check says the link dangles because of the rename, with the link as it must read now."""
+    warns, naming the file as it is on disk now; check says the link dangles because of the rename, with the
+    link as it must read now."""
     ws.update(changes=[{"path": "topics/schedule.md",
                         "content": "# Schedule\n\n" + record("Standup is at nine every day.", "openprogram/s1/u2")}])
     [standup] = [r.memory_id for r in ws.records() if r.topic == "topics/schedule.md"]
@@ -416,7 +439,9 @@ def test_a_rename_that_leaves_a_link_behind_blocks_no_write_and_check_names_the_
     assert "Priya owns billing." in head_topics(ws)["topics/people.md"]
     assert (ws.root / "topics/calendar.md").exists() and not (ws.root / "topics/schedule.md").exists()
     code, status = run(monkeypatch, capsys, "memory", "status", "--state", state, "--json")
-    assert any(w.startswith("topics/schedule.md") and "topics/people.md" in w for w in status["warnings"])
+    assert not any(w.startswith("topics/schedule.md") for w in status["warnings"])  # the file has another name now
+    assert any(w.startswith("topics/calendar.md was renamed from topics/schedule.md") and "topics/people.md" in w
+               for w in status["warnings"])
     code, report = run(monkeypatch, capsys, "memory", "check", "--state", state, "--json")
     [link] = [p for p in report["problems"] if (p["file"], p["rule"]) == ("topics/people.md", "dangling-link")]
     assert "topics/schedule.md was renamed to topics/calendar.md" in link["message"]

@@ -272,6 +272,7 @@ def test_a_merge_never_overwrites_an_invalid_hand_edit_and_a_merge_beside_it_kee
         sync(reopen(a), remote)
     failure = info.value
     assert failure.code is FailureCode.WRITER_PRECONDITION_FAILED and failure.details["file"] == "topics/dana.md"
+    assert not failure.retryable and failure.exit_code == 65  # a retry changes nothing until the person fixes it
     assert "`openprogram memory edit topics/dana.md`" in failure.message
     assert memory_files(a) == files and Repo(str(a.root)).head() == head
     assert (a.root / "topics/dana.md").read_text() == typed

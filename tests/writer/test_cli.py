@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import pytest
@@ -163,21 +164,30 @@ def test_all_idle_says_what_it_wrote_in_each_session_as_write_session_does(sessi
     assert chat["revision"] == ws().revision() and chat["changed_files"]
 
 
-def test_a_hand_edit_that_breaks_a_rule_holds_the_session_until_it_is_fixed(session, monkeypatch):
+def test_a_hand_edit_that_breaks_a_rule_holds_the_session_until_it_is_fixed(session, monkeypatch, caplog):
     assert run("memory", "write", session, "--force").exit_code == 0
     core = ws().root / "topics/core.md"
     committed = core.read_text()
     core.write_text(committed + "\nThe user likes Vim.\n")  # typed in an editor: no citation, no ^id
     say(session, "user", "I prefer tabs. Our cache cluster runs in Dublin.")
     monkeypatch.setenv("OPENPROGRAM_MEMORY_WATCHER_IDLE_SECONDS", "0")
+    # only the person can fix the file: not retryable (65), so a cron job does not retry it as it retries 75
+    forced = run("memory", "write", "--session", session, "--force", "--json")
+    refusal = json.loads(forced.stdout)
+    assert forced.exit_code == 65 and (refusal["code"], refusal["retryable"]) == ("WRITER_PRECONDITION_FAILED", False)
+    assert refusal["message"].startswith("topics/core.md line ")
+    assert "`openprogram memory edit topics/core.md`" in refusal["message"]
     result = run("memory", "write", "--all-idle")
     said = " ".join(result.stdout.split())
-    assert result.exit_code == 75, result.output
-    assert "chat: WRITER_PRECONDITION_FAILED (retry next poll)" in said
+    assert result.exit_code == 65, result.output
+    assert "chat: WRITER_PRECONDITION_FAILED (held until you fix what is named below; the next poll writes it)" in said
     assert "topics/core.md line " in said and "not the writer's edit" in said and "`openprogram memory check`" in said
+    assert "`openprogram memory edit topics/core.md`" in said
+    # said once, above, not again as a warning on stderr (a cron job mails both)
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING and "idle write of chat" in r.getMessage()]
     status = json.loads(run("memory", "status", "--json").stdout)
     assert status["writer"]["pending"] == 1
-    # retryable, yet it failed: status names the command and what to fix until a later run succeeds
+    # status names the command and what to fix until a later run succeeds
     assert status["scheduled"]["watch"]["ok"] is False
     assert status["scheduled"]["watch"]["code"] == "WRITER_PRECONDITION_FAILED"
     assert any(w.startswith("the last `memory write --all-idle` failed at ") and "topics/core.md line " in w
@@ -188,7 +198,7 @@ def test_a_hand_edit_that_breaks_a_rule_holds_the_session_until_it_is_fixed(sess
     monkeypatch.setattr(watch_events, "watch_events",
                         lambda settings, on_poll, on_import: on_poll(watcher.watch_once(settings)))
     watched = " ".join(run("memory", "watch").stdout.split())
-    assert "chat: WRITER_PRECONDITION_FAILED (retry next poll)" in watched and "topics/core.md line " in watched
+    assert "chat: WRITER_PRECONDITION_FAILED (held until you fix" in watched and "topics/core.md line " in watched
     core.write_text(committed)  # fixed by hand
     result = run("memory", "write", "--all-idle", "--json")
     assert result.exit_code == 0, result.output

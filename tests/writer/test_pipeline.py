@@ -224,13 +224,17 @@ def test_a_rule_broken_by_hand_is_not_the_writers_and_the_turns_are_written_once
     chain(store, "s", ["m2"], parent="m1")
     fake.requests.clear()
     failure = failure_of(lambda: forced(ws))
-    assert failure.code is FailureCode.WRITER_PRECONDITION_FAILED and failure.retryable
+    # only the person can fix it: not retryable (exit 65), named by file, line and the fix
+    assert failure.code is FailureCode.WRITER_PRECONDITION_FAILED and not failure.retryable
+    assert failure.exit_code == 65
     assert failure.message.startswith("topics/notes.md line ") and "[uncited-text]" in failure.message
     assert "not the writer's edit" in failure.message and "`openprogram memory check`" in failure.message
+    assert "`openprogram memory edit topics/notes.md`" in failure.message
     assert [r.stage for r in fake.requests] == ["write"]  # no repair run: it could only rewrite the person's text
     assert marked(store, "s", ws) == {"m1"} and notes.read_text() == committed + "\nThe user likes Vim.\n"
     status = json.loads(ws.layout.state("writer-status.json").read_text())
-    assert status["last_failure"]["reason_code"] == "WRITER_PRECONDITION_FAILED" and status["last_failure"]["retryable"]
+    assert status["last_failure"]["reason_code"] == "WRITER_PRECONDITION_FAILED"
+    assert status["last_failure"]["retryable"] is False
     notes.write_text(committed)  # the person fixes the file
     assert forced(ws).to_json()["written"] == ["m2"] and marked(store, "s", ws) == {"m1", "m2"}
 

@@ -145,14 +145,25 @@ def test_lines_appended_before_file_events_are_live_are_imported(tmp_path: Path)
         thread.join(10)
 
 
-@contextlib.contextmanager
-def _chat_write_failing_once(cfg, fake):
-    """A watcher running over ``cfg``, and a session "chat" with one turn whose first write fails retryably (a
-    dropped connection): ``(store, watcher)``."""
+def _dropped_connection() -> MemoryFailure:
     from openprogram_memory.failures import FailureCode
 
+    return MemoryFailure(FailureCode.MODEL_TRANSPORT, "connection reset", retryable=True)
+
+
+def _held_by_a_hand_edit() -> MemoryFailure:
+    """Not retryable (only the person can fix the file), yet the turns are not what fails: the watcher retries."""
+    from openprogram_memory.failures import FailureCode
+
+    return MemoryFailure(FailureCode.WRITER_PRECONDITION_FAILED, "topics/core.md line 3: [duplicate-id] …")
+
+
+@contextlib.contextmanager
+def _chat_write_failing_once(cfg, fake, failure: MemoryFailure | None = None):
+    """A watcher running over ``cfg``, and a session "chat" with one turn whose first write fails (``failure``;
+    by default retryably, a dropped connection): ``(store, watcher)``."""
     store = SessionStore(cfg.sessions_dir)
-    fake.queue.append(MemoryFailure(FailureCode.MODEL_TRANSPORT, "connection reset", retryable=True))
+    fake.queue.append(failure or _dropped_connection())
     with Watcher(cfg) as watcher:
         store.create_session("chat")
         store.append("chat", "user", "I'm Dana. Always answer in metric units.")
@@ -164,17 +175,20 @@ def _chat_outcomes(watcher) -> list:
     return [o for poll in list(watcher.polls) for o in poll if o.session == "chat"]
 
 
-def test_a_session_whose_write_must_be_retried_waits_for_the_regular_poll_not_every_tick(tmp_path: Path, fake) -> None:
-    """An invalid hand edit (or a dropped connection) fails the write retryably: its idle deadline has passed,
-    yet the watcher must not retry it at every tick (twice a second); a new turn makes it due again."""
+@pytest.mark.parametrize("failure", [_dropped_connection, _held_by_a_hand_edit])
+def test_a_session_whose_write_must_be_retried_waits_for_the_regular_poll_not_every_tick(tmp_path: Path, fake,
+                                                                                         failure) -> None:
+    """A dropped connection (retryable) or an invalid hand edit (not retryable, yet not the turns' fault) fails
+    the write: its idle deadline has passed, yet the watcher must not retry it at every tick (twice a second);
+    a new turn makes it due again."""
     cfg = with_values(settings(idle=1), memory__watcher__poll_seconds=3600)
-    with _chat_write_failing_once(cfg, fake) as (store, watcher):
+    with _chat_write_failing_once(cfg, fake, failure()) as (store, watcher):
         def tries() -> list:
             return _chat_outcomes(watcher)
 
         wait_until(lambda: tries(), 15)
         time.sleep(3)  # six ticks
-        assert [(o.ok, o.retryable) for o in tries()] == [(False, True)]
+        assert [(o.ok, o.settled) for o in tries()] == [(False, False)]
         store.append("chat", "user", "Our cache cluster runs in Dublin.")
         wait_until(lambda: any(o.ok for o in tries()), 15)
     assert [(o.ok, o.recorded) for o in tries()] == [(False, False), (True, True)]

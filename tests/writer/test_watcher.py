@@ -83,9 +83,11 @@ def test_a_session_held_by_an_invalid_hand_edit_is_not_settled_and_is_written_on
     chain(store, "s", ["m2"], parent="m1", start=LATER)
     later = LATER + timedelta(hours=2)
     outcomes = watch_once(cfg, now=later)
+    # not retryable (the poll exits 65: only the person can fix it), yet not settled: the turns are not what fails
     assert [(o.ok, o.retryable, o.reason, o.recorded) for o in outcomes] == [
-        (False, True, "WRITER_PRECONDITION_FAILED", False)]
+        (False, False, "WRITER_PRECONDITION_FAILED", False)]
     assert "topics/notes.md" in outcomes[0].message and marked(store, "s", ws) == {"m1"}
+    assert all(e["ok"] for e in _ended(ws))  # nothing settled as failed
     notes.write_text(committed)
     outcomes = watch_once(cfg, now=later)
     assert [(o.ok, o.recorded) for o in outcomes] == [(True, True)] and marked(store, "s", ws) == {"m1", "m2"}
