@@ -1897,9 +1897,12 @@ def _ungapped(fact: str, part: str) -> str | None:
 def _continues(rules: list[Statement], more: list[Statement], said: str) -> bool:
     """Whether a second instruction only finishes the first: "always relative paths, never absolute", "don't
     abbreviate names, spell them out", "don't slap a retry on it — mark it flaky instead", "use pnpm, never npm or
-    yarn"."""
-    return all(s.kind == "rule" for s in rules + more) and bool(
-        len(said.split()) <= 3 or re.search(r"\b(?:it|them|those|these|instead)\b", said, re.I)
+    yarn"; or a "never X" with no verb of its own finishes whatever came first ("we use Postgres with pgx, never
+    GORM": no rule "Never GORM." alone)."""
+    if not all(s.kind == "rule" for s in more):
+        return False
+    return bool(all(s.kind == "rule" for s in rules) and (
+        len(said.split()) <= 3 or re.search(r"\b(?:it|them|those|these|instead)\b", said, re.I))
         or re.match(r"^(?:never|not|no)\s+(?!(?:\w+\s+){0,5}?(?:use|run|push|commit|add|write|touch|edit|delete|change|"
                     r"call|merge|deploy|install|put|make|ask|send|open|create|remove|rename|print|log)\b)(?:\S+\s*){1,5}$",
                     said, re.I))  # "use pnpm, never npm or yarn": no verb of its own

@@ -2464,7 +2464,7 @@ def test_what_i_said_in_an_instruction_is_no_reported_speech(said, records):
     ("I'm gluten-free, so if you ever help me plan the team lunch keep that in mind haha",
      [("personal", "The user is gluten-free.")]),
     ("we have a code freeze every december, no exceptions unless Kofi approves",
-     [("schedule", "We have a code freeze every december.")]),
+     [("schedule", "We have a code freeze every december, no exceptions unless Kofi approves.")]),  # (no rule alone)
     ("Always rebase on main, then push.", [("rule", "Always rebase on main, then push.")]),
     ("our retro is every second Friday at 4pm, pls bear this in mind for planning",
      [("schedule", "Our retro is every second Friday at 4pm.")]),
@@ -2674,6 +2674,15 @@ def test_only_what_replaces_a_dropped_choice_joins_it(said, records):
     ("I look after the billing database.", [("identity", "The user looks after the billing database.")]),
 ])
 def test_what_the_person_owns_at_work_is_who_they_are(said, records):
+    assert read(said) == records
+
+
+@pytest.mark.parametrize("said, records", [
+    ("I prefer tabs, never spaces.", [("preference", "The user prefers tabs, never spaces.")]),
+    ("We deploy the API with Helm, never kubectl apply.", [("fact", "We deploy the API with Helm, never kubectl apply.")]),
+])
+def test_a_never_with_no_verb_of_its_own_finishes_what_came_before(said, records):
+    # (not a rule "Never spaces." on its own: it says nothing without what it follows)
     assert read(said) == records
 
 
