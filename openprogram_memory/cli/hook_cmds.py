@@ -69,7 +69,10 @@ def install_command(
     state: Optional[str] = StateOption,
     json: bool = JsonOption,
 ) -> None:
-    """Add the memory hooks to Claude Code's settings.json (idempotent; other settings untouched)."""
+    """Add the memory hooks to Claude Code's settings.json (idempotent; other settings untouched).
+
+    A --state that holds no workspace is refused (MEMORY_NOT_FOUND, exit 65), nothing written.
+    """
     from ..agents import install as installer
 
     with reporting(json):
@@ -82,6 +85,11 @@ def install_command(
         if uninstall:
             report = installer.uninstall(path)
         else:
+            if state is not None:  # a mistyped --state would point every hook at a directory with no memory
+                from ..config import load_settings
+                from ..memory import require_state
+
+                require_state(load_settings(state))
             report = installer.install(path, installer.hook_command(_executable(), _state_for_hook(state)))
 
         def human() -> None:

@@ -103,10 +103,32 @@ def test_a_broken_settings_file_is_refused_and_left_alone(tmp_path: Path) -> Non
 
 def test_a_state_other_than_the_default_is_named_in_the_command(tmp_path: Path) -> None:
     state = tmp_path / "elsewhere"
+    MemoryWorkspace.open(load_settings(state), create=True)
     report = install("--project", str(tmp_path), "--state", str(state))
     assert report["changed"]
     command = our_commands(json.loads((tmp_path / ".claude" / "settings.json").read_text()))["SessionStart"][0]
     assert command.endswith(f"--state {state}")
+
+
+def test_a_state_without_a_workspace_is_refused_and_nothing_is_written(tmp_path: Path) -> None:
+    """A mistyped --state would point every hook at nothing (each would do nothing, silently, forever)."""
+    typo = tmp_path / "stat"
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    kept = tmp_path / "kept"
+    (kept / ".claude").mkdir(parents=True)
+    (kept / ".claude" / "settings.json").write_text(json.dumps(USER_SETTINGS, indent=2) + "\n")
+    before = (kept / ".claude" / "settings.json").read_bytes()
+    for project in (fresh, kept):
+        result = runner.invoke(app, ["memory", "hook", "install", "claude-code", "--project", str(project),
+                                     "--state", str(typo), "--json"])
+        assert result.exit_code == 65, result.output
+        failure = json.loads(result.stdout)
+        assert failure["code"] == "MEMORY_NOT_FOUND" and str(typo) in failure["message"]
+    assert list(fresh.iterdir()) == [] and not typo.exists()
+    assert (kept / ".claude" / "settings.json").read_bytes() == before
+    # no --state: installed as before, whether or not the default state holds a workspace yet
+    assert install("--project", str(fresh))["changed"] is True
 
 
 def test_the_installed_command_runs_as_claude_code_would_run_it(tmp_path: Path) -> None:
