@@ -335,9 +335,7 @@ def summarize(path: str, text: str, sources: SourceLookup) -> FileSummary:
                 links=links,
             )
         )
-    for keys_of in EAGER_KEYS.values():
-        keys_of(summary)  # (each keeps its per-file result on the summary)
-    return summary
+    return with_eager_keys(summary)
 
 
 def _reresolved_record(record: RecordInfo, sources: SourceLookup, archives: Collection[str]) -> RecordInfo:
@@ -421,8 +419,12 @@ class TopicCache:
     def _save_disk(self) -> None:
         from ..fsutil import atomic_write_bytes
 
+        for load in _EAGER_LOADERS:
+            load()
         with self._lock:
             files = dict(self._files)
+        for _sig, summary in files.values():
+            with_eager_keys(summary)  # parsed before its key's module was loaded here, or kept from a save without it
         payload = pickle.dumps((_DISK_HEADER, files, self.sources.entries()), protocol=pickle.HIGHEST_PROTOCOL)
         try:
             atomic_write_bytes(self.disk_path, payload, fsync=False)
@@ -714,11 +716,34 @@ INDEX_KEYS: dict[str, KeyFunction] = {"ids": lambda summary: summary.ids}
 EAGER_KEYS: dict[str, KeyFunction] = {}
 
 
+# what loads the modules registering eager keys that a process may not have imported when it saves the tree cache
+# (a hook's worker parses the tree before its write imports the writer): see register_eager_loader
+_EAGER_LOADERS: list[Callable[[], None]] = []
+
+
 def register_index(name: str, keys_of: KeyFunction, eager: bool = False) -> None:
     """Register a per-file key function whose index trees keep incrementally (``eager``: run at parse)."""
     INDEX_KEYS[name] = keys_of
     if eager:
         EAGER_KEYS[name] = keys_of
+
+
+def register_eager_loader(load: Callable[[], None]) -> None:
+    """Have every save of the tree cache call ``load()`` first: it imports modules that register eager keys.
+
+    A save then carries every eager key, whichever path parsed the tree and whatever it had imported by then;
+    a key missing from the saved parse would be computed again, over every record, by each cold process.
+    """
+    if load not in _EAGER_LOADERS:
+        _EAGER_LOADERS.append(load)
+
+
+def with_eager_keys(summary: "FileSummary") -> "FileSummary":
+    """``summary`` with every eager key computed on it (each key function keeps its result on the summary, so a
+    key already there costs nothing): at parse, and for a parse about to be saved."""
+    for keys_of in EAGER_KEYS.values():
+        keys_of(summary)
+    return summary
 
 
 _ABSENT: list[str] = []  # (a sentinel: no key maps to this very list)

@@ -41,6 +41,7 @@ from ..sources.archive import SourceMessage, archive_relpath_for
 from ..topics.ids import source_anchor
 from ..memory import MemoryWorkspace
 from ..transaction.engine import WRITER_LOCK_TIMEOUT
+from ..workspace.caches import register_eager_loader
 from ..workspace.state import RuntimeState, record_outcome, write_lock
 from . import journal
 from .backend import WriterBackend
@@ -54,6 +55,20 @@ from ..timeutil import utc_seconds
 PARENT_CONTEXT_CHARS = 600
 
 log = logging.getLogger("openprogram_memory.writer")
+
+
+def load_writer_keys() -> None:
+    """Register the per-file index keys a write reads (the token index, the slotted records): eager keys, kept
+    with the parse in the tree cache. Imported only when a process saves that cache (the extractor alone costs
+    a cold process ~0.2 s, which a turn that is not due never pays): see
+    :func:`~openprogram_memory.workspace.caches.register_eager_loader`."""
+    from ..placement import similarity  # noqa: F401  (registers "tokens")
+    from . import statements  # noqa: F401  (registers "slotted")
+
+
+# every process that writes imports this module before it opens the workspace: whatever path of it parses the tree
+# and saves it (an adoption on open, a rewound session's records, the transaction), the next cold write finds its keys
+register_eager_loader(load_writer_keys)
 
 
 @dataclass

@@ -424,3 +424,31 @@ def test_an_import_that_finds_another_one_running_waits_for_it(empty_state: Path
     assert writer_status(empty_state)["last_outcome"] == "success"
     assert "FastAPI" in FilesMemory(load_settings(empty_state)).search("billing web framework")
     assert not [e for e in events(empty_state) if e["event"] == "memory.hook_failed"]
+
+
+def test_a_hook_that_parsed_the_whole_tree_saves_it_so_the_next_cold_write_reads_only_what_it_needs(
+        empty_state: Path) -> None:
+    """A hook's worker often is the first process after a large change (a pull, an upgrade, edits in an editor)
+    and parses the whole tree: the parse it saves carries the writer's per-file keys (the token index, the
+    slotted records), so the next cold `memory write` reads from them the few files it needs, not every record."""
+    from engine.helpers import MESSAGES, record
+    from openprogram_memory.workspace import caches
+
+    ws = MemoryWorkspace.open(load_settings(empty_state))
+    ws.archive(MESSAGES)
+    ws.update(changes=[{"path": f"topics/t{n:02d}.md", "content": record(f"Fact number {n} about tea.",
+                                                                         "openprogram/s1/u3")} for n in range(60)])
+    (ws.layout.state("tree-cache.pickle")).unlink(missing_ok=True)  # no process has parsed this tree yet
+    edited = ws.root / "topics" / "t05.md"
+    edited.write_text(edited.read_text().replace("about tea", "about green tea"))  # adopted by the hook's worker
+    result = hook(empty_state, {"hook_event_name": "Stop", "session_id": SESSION, "transcript_path": str(REWIND)})
+    assert (result.returncode, result.stdout) == (0, b"")
+    wait_for(lambda: f"write of {SESSION} (force=False): ok" in hook_log(empty_state))
+    wait_for(lambda: not _workers())
+    caches._CACHES.clear()  # the next write is a cold process: it reads what the hook's worker saved
+    # (the recent view reads the files of the newest records: two of them here, as 50 of 10,000 would be)
+    cold = MemoryWorkspace.open(load_settings(empty_state, {"memory.recent.limit": 2}))
+    write(cold, "s2", force=True, messages=[{"role": "user", "content": "I brew oolong at 85 degrees."}])
+    unpacked = {rel for rel, (_sig, summary) in cold.cache._files.items() if "records" in summary.__dict__}
+    assert cold.cache.parsed <= 3 and len(unpacked) <= 5, (cold.cache.parsed, len(unpacked), sorted(unpacked))
+    assert any("oolong" in r.content for r in cold.records())  # and it was written
