@@ -254,20 +254,26 @@ def _write(ctx: WriteContext, force: bool, should_stop: Callable[[], bool] | Non
         result = write_session(ctx, None, force=False)
         report.passes = [result] if result else []
     else:
-        try:
-            tips = live_tips(ctx.store, ctx.session_id)
-        except MemoryFailure as failure:
-            raise MemoryFailure(FailureCode.SESSION_NODES_UNAVAILABLE, failure.message) from None
-        for tip in tips:
-            while not report.interrupted:
-                if should_stop is not None and should_stop():
-                    report.interrupted = True
-                elif (result := write_session(ctx, tip, force=True)) is None:
+        # round after round over the live tips until one finds nothing pending: turns that arrived while a pass ran
+        # (a Stop hook imported them, and its own write found this one holding the lock) extend a tip this round
+        # began from, and are written too, not left for the watcher
+        passes = -1
+        while not report.interrupted and passes != len(report.passes):
+            passes = len(report.passes)
+            try:
+                tips = live_tips(ctx.store, ctx.session_id)
+            except MemoryFailure as failure:
+                raise MemoryFailure(FailureCode.SESSION_NODES_UNAVAILABLE, failure.message) from None
+            for tip in tips:
+                while not report.interrupted:
+                    if should_stop is not None and should_stop():
+                        report.interrupted = True
+                    elif (result := write_session(ctx, tip, force=True)) is None:
+                        break
+                    else:
+                        report.passes.append(result)
+                if report.interrupted:
                     break
-                else:
-                    report.passes.append(result)
-            if report.interrupted:
-                break
     report.pending = len(ctx.pending(None).turns)
     report.revision = ctx.ws.revision()
     if report.passes or force:

@@ -452,3 +452,73 @@ def test_a_hook_that_parsed_the_whole_tree_saves_it_so_the_next_cold_write_reads
     unpacked = {rel for rel, (_sig, summary) in cold.cache._files.items() if "records" in summary.__dict__}
     assert cold.cache.parsed <= 3 and len(unpacked) <= 5, (cold.cache.parsed, len(unpacked), sorted(unpacked))
     assert any("oolong" in r.content for r in cold.records())  # and it was written
+
+
+# A SessionEnd hook's worker whose writer holds the workspace until the test lets it go (a long forced write: a
+# model answering slowly); its later passes run at once.
+SLOW_SESSION_END = '''
+import sys, time
+from pathlib import Path
+from openprogram_memory.writer import backends
+from openprogram_memory.writer.rules_backend import RulesWriter
+
+state, holding, release, transcript = sys.argv[1:5]
+
+class Slow(RulesWriter):
+    def run(self, request, staging, ws):
+        if not Path(holding).exists():
+            Path(holding).touch()
+            deadline = time.monotonic() + 120
+            while not Path(release).exists() and time.monotonic() < deadline:
+                time.sleep(0.05)
+        return super().run(request, staging, ws)
+
+backends.register_backend("rules", lambda model: Slow())
+from openprogram_memory.agents import hook_worker
+sys.exit(hook_worker.main(["--state", state, "--event", "SessionEnd", "--force", "--transcript", transcript]))
+'''
+
+
+@pytest.mark.parametrize("held", ["a few seconds", "past the stop hook's retries"])
+def test_a_stop_write_overlapping_a_long_session_end_write_is_no_failure_and_loses_nothing(
+        empty_state: Path, tmp_path: Path, held: str) -> None:
+    """Two real processes: SessionEnd's write holds the workspace while the next Stop hook's write wants it. The
+    Stop write waits for it (short hold) or defers quietly (long hold): its turns stay pending and SessionEnd's
+    forced write, still running, writes them. No writer failure either way, and every turn ends up written."""
+    lines = REWIND.read_text().splitlines(keepends=True)
+    transcript = tmp_path / "conversation.jsonl"
+    transcript.write_text("".join(lines[:21]))  # up to the FastAPI turns
+    holding, release = tmp_path / "holding", tmp_path / "release"
+    log_path = empty_state / "memory" / ".scriptorium" / "hook.log"
+    with open(log_path, "ab") as log:
+        session_end = subprocess.Popen([sys.executable, "-c", SLOW_SESSION_END, str(empty_state), str(holding),
+                                        str(release), str(transcript)], stdin=subprocess.DEVNULL, stdout=log,
+                                       stderr=log)
+    try:
+        wait_for(holding.exists)
+        with transcript.open("a") as conversation:  # the conversation went on: Postgres in Frankfurt
+            conversation.write("".join(lines[21:]))
+        result = hook(empty_state, {"hook_event_name": "Stop", "session_id": SESSION,
+                                    "transcript_path": str(transcript), "stop_hook_active": False})
+        assert (result.returncode, result.stdout) == (0, b"")
+        if held == "a few seconds":
+            wait_for(lambda: f"write of {SESSION}: lock busy (attempt 1 of" in hook_log(empty_state))
+            release.touch()
+            wait_for(lambda: f"write of {SESSION} (force=False): ok" in hook_log(empty_state))
+        else:
+            wait_for(lambda: "memory.write_deferred" in [e["event"] for e in events(empty_state)])
+            assert f"write of {SESSION} (force=False) deferred" in hook_log(empty_state)
+            release.touch()
+        assert session_end.wait(60) == 0
+    finally:
+        release.touch()
+        session_end.wait(60)
+    assert f"write of {SESSION} (force=True): ok" in hook_log(empty_state)
+    status = writer_status(empty_state)
+    assert (status["last_outcome"], status["last_failure"], status.get("last_deferred")) == ("success", None, None)
+    assert not [e for e in events(empty_state) if e["event"] == "memory.write_failed"]
+    shown = json.loads(status_cli(empty_state, "--json").stdout)
+    assert shown["warnings"] == [] and shown["writer"]["last_failure"] is None and shown["writer"]["pending"] == 0
+    memory = FilesMemory(load_settings(empty_state))
+    assert "Frankfurt" in memory.search("Postgres cluster Frankfurt")  # the Stop hook's turns: written
+    assert "FastAPI" in memory.search("billing web framework")
