@@ -1564,7 +1564,7 @@ def classify_clause(clause: str, hint: str | None = None) -> list[Statement]:
     if len(clause.split()) < 2 or is_negative(clause) or _ASK_FOR_ONE_RE.match(clause):
         return []
     pronouns = _PRONOUNS_ANYWHERE_RE.search(clause)
-    if pronouns and re.search(r"\b(?:(?i:pronouns?)|I|i|my|me|please|pls|go by|matters)\b", clause):
+    if pronouns and _OWN_PRONOUNS_RE.search(clause) and not _THEIR_PRONOUNS_RE.search(clause):
         said = Statement(finish(f"The user's pronouns are {pronouns.group(0)}"), "identity", pronouns.group(0),
                          "pronouns")
         rest = _PRONOUNS_ANYWHERE_RE.sub("", clause).strip(" ,")
@@ -1582,6 +1582,13 @@ def classify_clause(clause: str, hint: str | None = None) -> list[Statement]:
             r"^(?:I|i|I'm|i'm|we|we're|it|it's|that|this|there|he|she|they|you|you're|when|if|before|after)\b", clause):
         return found
     return [Statement(finish(clause), "rule", keyword(clause, last=True))]
+
+
+# a set of pronouns said of the person writing: "my pronouns are …", "I use …", "Sam here (they/them)", "she/her btw",
+# "Name's Ana, she/her" — not of someone else ("my partner uses she/her", "what are his pronouns?")
+_OWN_PRONOUNS_RE = re.compile(r"\b(?:(?i:pronouns?)|I|i|my|me|please|pls|go by|matters|here|(?i:name's|name is)|btw|fyi)\b|"
+                              r"^(?:she|he|they|xe|ze)/\w+$", re.I)
+_THEIR_PRONOUNS_RE = re.compile(r"\b(?:uses|goes by|prefers|(?<!/)(?:his|her|their)\s+pronouns|\w+['’]s\s+pronouns)\b", re.I)
 
 
 def _detect(clause: str, hint: str | None) -> list[Statement]:
@@ -1603,7 +1610,7 @@ _SUBJECTLESS_RE = re.compile(r"^(?:been (?:learning|playing)\b|speak(?!\s+(?:wit
                              r"(?:don't|dont|do not) (?:really )?(?:love|like|enjoy)|"
                              r"adore|not a (?:big |huge )?fan of|not (?:really )?into|"
                              r"big fan of|mostly|usually|mainly|primarily|can't stand)\b", re.I)
-_PRONOUN_RE = re.compile(r"^(?:he|she)(?:'s|’s)?\b", re.I)
+_PRONOUN_RE = re.compile(r"^(?:he|she)(?:'s|’s)?\b(?!/)", re.I)  # (not "she/her": pronouns, no subject)
 _PRONOUN_VERB = {"'s": " is", "’s": " is", " is": " is", "'re": " are", "’re": " are", " are": " are"}
 _THING_PRONOUN_RE = re.compile(r"^(?:it|they)(?P<v>'s|’s|'re|’re| is| are)?(?=\s)", re.I)
 _TRAILER_RE = re.compile(r"(?:[\s,]+(?:lol|lmao|haha+|tbh|imo|imho|fwiw|ha|heh|xd|:\)|:d|;\)|🙂|😅|🙏|👍|thx|"
@@ -2427,12 +2434,29 @@ def extract_by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
     says ("the worker has `/* we decided to never retry */`")."""
     hidden, comments = hide_quoted_comments(text)
     if not comments:
-        return _unquoted(text, _by_sentence(text))
-    return _unquoted(text, [(show_quoted_comments(sentence, comments),
+        return _with_pronouns(_unquoted(text, _by_sentence(text)))
+    return _with_pronouns(_unquoted(text, [(show_quoted_comments(sentence, comments),
                              [replace(st, text=shown) for st in found
                               if (shown := show_quoted_comments(st.text, comments)) == st.text or st.kind in (
                                   "rule", "preference")])
-                            for sentence, found in _by_sentence(hidden)])
+                            for sentence, found in _by_sentence(hidden)]))
+
+
+def _with_pronouns(groups: list[tuple[str, list[Statement]]]) -> list[tuple[str, list[Statement]]]:
+    """``groups`` with the person's pronouns where a sentence says them beside something else the rules read first
+    ("Sam here (they/them), SRE", "Name's Ana, she/her", "I'm Ana (she/her)"): the set goes after the name, or last.
+    Not where a statement already holds the set ("btw Dara (they/them) owns billing")."""
+    out = []
+    for sentence, found in groups:
+        said = _PRONOUNS_ANYWHERE_RE.search(re.sub(r"`[^`]*`", " ", sentence))
+        if said and not any(said.group(0).casefold() in st.text.casefold() for st in found) and not sentence.rstrip().endswith("?") \
+                and _OWN_PRONOUNS_RE.search(sentence):
+            pronouns = Statement(finish(f"The user's pronouns are {said.group(0).lower()}"), "identity",
+                                 said.group(0).lower(), "pronouns")
+            at = next((i + 1 for i, st in enumerate(found) if st.slot == "name"), len(found))
+            found = [*found[:at], pronouns, *found[at:]]
+        out.append((sentence, found))
+    return out
 
 
 # words in quotes: what someone wrote or said, given to translate, rewrite or check ("reviewer left

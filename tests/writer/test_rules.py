@@ -2687,6 +2687,30 @@ def test_a_never_with_no_verb_of_its_own_finishes_what_came_before(said, records
 
 
 @pytest.mark.parametrize("said, records", [
+    ("Priyanka here (she/her), staff engineer at Norvale.",
+     [("identity", "The user's name is Priyanka."), ("identity", "The user's pronouns are she/her."),
+      ("identity", "The user is a staff engineer."), ("identity", "The user works at Norvale.")]),
+    ("Name's Tomás, he/him.", [("identity", "The user's name is Tomás."), ("identity", "The user's pronouns are he/him.")]),
+    ("My colleague Rowan uses they/them.", [("people", "The user's colleague Rowan uses they/them.")]),
+    ("My cofounder Dara uses they/them, btw.", [("people", "The user's cofounder Dara uses they/them.")]),
+    ("She/her pronouns please.", [("identity", "The user's pronouns are She/her.")]),
+    ("fyi my manager goes by he/him", [("people", "The user's manager goes by he/him.")]),
+    ("Kemi said she/her is fine.", []),
+    ("set the default to `they/them` in the form config, I'm Ana", [("identity", "The user's name is Ana.")]),
+    ("btw Dara (they/them) owns billing.", [("people", "Dara (they/them) owns billing.")]),
+    ("our new designer is Kemi (she/her).", [("people", "Our new designer is Kemi (she/her).")]),
+    ("I'm Ngaio (she/her).", [("identity", "The user's name is Ngaio."), ("identity", "The user's pronouns are she/her.")]),
+    ("Call me Jo — they/them pronouns please, a few clients still get it wrong",
+     [("identity", "The user's name is Jo."), ("identity", "They/them pronouns please, a few clients still get it wrong.")]),
+    ("is it she/her or they/them for my manager?", []),
+])
+def test_the_persons_pronouns_said_beside_their_name(said, records):
+    # (a set said of someone else, or asked about, is not the person's; "Name's X, she/her" was "X/Name's X")
+    assert read(said) == records
+
+
+
+@pytest.mark.parametrize("said, records", [
     ("hi, I'm Tomasz Nowak, working for Vistula Robotics on the firmware side",
      [("identity", "The user's name is Tomasz Nowak."),
       ("identity", "The user is working for Vistula Robotics on the firmware side.")]),
