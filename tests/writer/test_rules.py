@@ -3024,7 +3024,7 @@ def test_two_instructions_joined_by_and_are_two_rules_under_one_condition(said, 
     ("I read the logs.", []),
     ("Handover is at 7:15 and 19:45.", [("schedule", "Handover is at 7:15 and 19:45.")]),
     ("The townhall is the last Friday of every month, no deployments on that day.",
-     [("schedule", "The townhall is the last Friday of every month.")]),
+     [("schedule", "The townhall is the last Friday of every month, no deployments on that day.")]),
     ("the weekly sales come out as one xlsx", []),
 ])
 def test_when_a_thing_recurs_is_a_schedule_and_what_recurs_decides_it(said, records):
