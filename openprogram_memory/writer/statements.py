@@ -1103,6 +1103,9 @@ def _rule(clause: str, hint: str | None) -> list[Statement]:
     text = re.sub(r"^(?:I|i)(?: want| need| expect| would like|'d like|’d like) you to\s+", "", text)
     if text.startswith(("I ", "i ", "my ", "My ", "I'd ")):
         text = third_person(text)  # ("I'd love it if you kept …": said of the user)
+    liked = re.match(r"^prefer\s+(?P<v>.+)$", text, re.I)
+    if liked and hint != "rule":  # "prefer short answers": a liking said without its "I", not an instruction
+        return [Statement(finish(f"The user prefers {liked.group('v')}"), "preference", keyword(liked.group("v")))]
     return [Statement(finish(text), "rule", keyword(" ".join(after) or clause, last=True))]
 
 

@@ -2709,6 +2709,16 @@ def test_the_persons_pronouns_said_beside_their_name(said, records):
     assert read(said) == records
 
 
+@pytest.mark.parametrize("said, records", [
+    ("prefer tabs for indentation.", [("preference", "The user prefers tabs for indentation.")]),
+    ("Rule for this repo: prefer dataclasses over dicts.", [("rule", "Prefer dataclasses over dicts.")]),
+    ("Going forward, prefer f-strings over format().", [("rule", "Going forward, prefer f-strings over format().")]),
+])
+def test_prefer_without_its_i_is_a_liking_unless_a_rule_introduces_it(said, records):
+    assert read(said) == records
+
+
+
 
 @pytest.mark.parametrize("said, records", [
     ("hi, I'm Tomasz Nowak, working for Vistula Robotics on the firmware side",
