@@ -403,8 +403,8 @@ class SessionStore:
                     if node.id not in children:
                         leaves.append(node)
                 updates.setdefault(node_id, {})[DETACHED_FROM_KEY] = None
-                if meta.get("head_id") == parent:  # head was the end of what arrived: the conversation goes on
-                    main = [n for n in leaves if not n.metadata.get("sidechain")] or leaves
+                main = [n for n in leaves if not n.metadata.get("sidechain")]  # a sub-agent's branch is never head
+                if meta.get("head_id") == parent and main:  # head was the end of what arrived: the conversation goes on
                     meta["head_id"] = max(main, key=lambda n: (n.created_at, n.id)).id
             changed = {node.id: node for node in self._merged_nodes(session_id, updates)}
             for node_id, parent in moves.items():

@@ -129,6 +129,37 @@ def test_a_sub_agent_in_its_own_file_comes_along_with_its_main_transcript(store:
     assert again.imported == 0 and U(77) not in store.parent_map(REWIND_SESSION)
 
 
+def _main_and_agent_files(folder: Path) -> tuple[Path, Path]:
+    """The rewind fixture as Claude Code writes it now: the main conversation, and its sub-agent in a file of its
+    own (side by side here, as in a copy: nothing brings one along with the other)."""
+    lines = [json.loads(line) for line in REWIND.read_text().splitlines()]
+    main, agent = folder / f"{REWIND_SESSION}.jsonl", folder / "agent-a1b2c3d.jsonl"
+    main.write_text("".join(json.dumps(line) + "\n" for line in lines if not line.get("isSidechain")))
+    agent.write_text("".join(json.dumps({**line, "agentId": "a1b2c3d"}) + "\n" for line in lines
+                             if line.get("isSidechain")))
+    return main, agent
+
+
+def _rewound(store: SessionStore) -> set[str]:
+    return {n for n in store.parent_map(REWIND_SESSION) if store.get_node(REWIND_SESSION, n).rewound}
+
+
+@pytest.mark.parametrize("agent_first", [False, True], ids=["main-then-agent", "agent-then-main"])
+def test_a_sub_agent_file_imported_on_its_own_hangs_from_its_call_and_head_stays(store: SessionStore, tmp_path,
+                                                                                 agent_first: bool) -> None:
+    """Was: `memory import claude-code agent-x.jsonl` after the main transcript made the sub-agent's last line head
+    and every main turn rewound (0 pending, nothing ever written); read first, the sub-agent stayed a loose root."""
+    main, agent = _main_and_agent_files(tmp_path)
+    whole = SessionStore(tmp_path / "whole")
+    import_paths(whole, "claude-code", [main, agent])
+    for path in ([agent, main] if agent_first else [main, agent]):
+        import_paths(store, "claude-code", [path])
+    assert store.head(REWIND_SESSION) == whole.head(REWIND_SESSION) == U(23)
+    assert _rewound(store) == _rewound(whole) == {U(4), U(5), U(7), U(8)}  # the Flask branch only
+    assert store.get_node(REWIND_SESSION, U(13)).predecessor == U(10)  # hung from the Task call
+    assert _texts(pending_turns(store, REWIND_SESSION, WS)) == _texts(pending_turns(whole, REWIND_SESSION, WS))
+
+
 def test_only_a_summary_whose_leaf_is_in_the_file_names_the_session(store: SessionStore) -> None:
     import_paths(store, "claude-code", [REWIND, FIXTURES / "claude-code" / "subagent.jsonl"])
     assert store.session_info(REWIND_SESSION).metadata["title"] == "Billing service: FastAPI instead of Flask"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from openprogram_memory.sessions.importers.tail import import_appended
 from openprogram_memory.sessions.store import SessionStore
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "sessions"
+REWIND_SESSION = "5f0c7a8e-1d2b-4c3a-9e7f-2a6b8c9d0e1f"
 CASES = [
     ("claude-code", FIXTURES / "claude-code" / "rewind.jsonl"),
     ("claude-code", FIXTURES / "claude-code" / "subagent.jsonl"),
@@ -23,13 +25,14 @@ CASES = [
 
 
 def snapshot(store: SessionStore) -> dict[str, dict[str, tuple]]:
-    """Every session's nodes as (predecessor, role, content, kind) — what memory reads."""
+    """Every session's nodes as (predecessor, role, content, kind, tools called) — what memory reads and shows."""
     out = {}
     for info in store.list_sessions():
         nodes = {}
         for path in (store.root / info.session / "history").iterdir():
             node = store.get_node(info.session, path.stem)
-            nodes[node.id] = (node.predecessor, node.role, node.content, node.metadata.get("kind"))
+            nodes[node.id] = (node.predecessor, node.role, node.content, node.metadata.get("kind"),
+                              node.metadata.get("tool_uses"))
         out[info.session] = nodes
     return out
 
@@ -108,3 +111,52 @@ def test_a_truncated_or_replaced_file_is_read_again_from_the_start(tmp_path) -> 
     fresh = SessionStore(tmp_path / "s2")
     regrown = import_appended(fresh, "claude-code", path, state)
     assert regrown.imported == import_paths(SessionStore(tmp_path / "s3"), "claude-code", [path]).imported
+
+
+def _state(store: SessionStore) -> tuple:
+    """What a person sees of a session: its nodes, its head and which turns are rewound."""
+    rewound = {n for n in store.parent_map(REWIND_SESSION) if store.get_node(REWIND_SESSION, n).rewound}
+    return snapshot(store), store.head(REWIND_SESSION), rewound
+
+
+@pytest.mark.parametrize("order", ["main-first", "agent-first", "agent-whole-first"])
+def test_a_sub_agent_file_read_beside_its_growing_transcript_ends_where_a_whole_import_does(tmp_path, order) -> None:
+    """The hook (SubagentStop sends the sub-agent's file) and the watcher (which reads `<id>/subagents/agent-*`
+    before `<id>.jsonl`) read a sub-agent's own file on its own. Was: its sidechain became head, every main turn
+    rewound; now its lines hang from the Task call, head stays on the conversation at every step, whichever file
+    is read first."""
+    fixture = FIXTURES / "claude-code" / "rewind.jsonl"
+    whole = SessionStore(tmp_path / "whole")
+    import_paths(whole, "claude-code", [fixture])
+    store, state = SessionStore(tmp_path / "tail"), tmp_path / "transcripts"
+    live = tmp_path / "live"
+    main, agent = live / "5f0c.jsonl", live / "5f0c" / "subagents" / "agent-a1.jsonl"
+    agent.parent.mkdir(parents=True)
+    lines = fixture.read_bytes().splitlines(keepends=True)
+    sidechain = [line for line in lines if json.loads(line).get("isSidechain")]
+    assert len(sidechain) == 2
+    main.write_bytes(b"")
+    agent.write_bytes(b"".join(sidechain) if order == "agent-whole-first" else b"")
+    files = [main, agent] if order == "main-first" else [agent, main]
+    for line in lines:
+        if line not in sidechain or order != "agent-whole-first":
+            with open(agent if line in sidechain else main, "ab") as handle:
+                handle.write(line)
+        for path in files:
+            import_appended(store, "claude-code", path, state)
+            head = store.head(REWIND_SESSION) if store.exists(REWIND_SESSION) else None
+            assert head is None or not store.get_node(REWIND_SESSION, head).metadata.get("sidechain")
+    assert _state(store) == _state(whole)
+
+
+def test_a_claude_code_compaction_run_is_never_imported(tmp_path) -> None:
+    """`subagents/agent-acompact-*` (Claude Code's internal compaction: its prompt is the conversation) is left out
+    by the incremental import the hook and the watcher run, as a whole import leaves it out."""
+    line = (FIXTURES / "claude-code" / "rewind.jsonl").read_bytes().splitlines(keepends=True)[3]
+    run = tmp_path / "5f0c" / "subagents" / "agent-acompact-1.jsonl"
+    run.parent.mkdir(parents=True)
+    run.write_bytes(line)
+    store = SessionStore(tmp_path / "s")
+    result = import_appended(store, "claude-code", run, tmp_path / "transcripts")
+    assert (result.imported, result.sessions, store.list_sessions()) == (0, [], [])
+    assert import_paths(store, "claude-code", [run]).imported == 0

@@ -45,7 +45,13 @@ Rules:
   ``<session>.jsonl``, same ``sessionId``) joins its session the same way:
   importing the main transcript brings its sub-agent files along
   (:func:`with_subagent_files`), except ``agent-acompact-*`` (Claude Code's
-  internal compaction runs, whose prompt is the conversation itself).
+  internal compaction runs, whose prompt is the conversation itself:
+  :func:`internal_agent_file`, which every import and the watcher leave out).
+  Read on its own (the hook's ``SubagentStop``, the watcher, ``memory import
+  agent-<id>.jsonl``), its prompt hangs from the stored node holding the call
+  (the node keeps a digest of each prompt it started, ``spawns``); a file
+  read before its main transcript hangs there once the call arrives. Either
+  way head stays on the main conversation.
 * ``summary`` lines are trusted as the session title only when their
   ``leafUuid`` is a line of the same file.
 * Head = the newest main-conversation leaf by timestamp. Every other
@@ -57,10 +63,14 @@ Rules:
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ...failures import MemoryFailure
+from ..nodes import DETACHED_FROM_KEY
 from ..store import SessionStore, is_valid_id
 from ..wrappers import COMPACTION_SUMMARY_STARTS, injected_kind
 from ...timeutil import now_iso
@@ -96,6 +106,7 @@ INTERRUPT_PREFIX = "[Request interrupted by user"
 INJECTED_KINDS = ((COMMAND_PREFIXES, "local_command"), (META_PREFIXES, "meta"), ((INTERRUPT_PREFIX,), "interrupt"),
                   (COMPACTION_SUMMARY_STARTS, "compaction_summary"))
 SPAWN_TOOLS = frozenset({"Task", "Agent"})
+SPAWNS_KEY = "spawns"  # on the node holding Task calls: a digest of each prompt (:func:`prompt_key`)
 TURN_TYPES = frozenset({"user", "assistant"})
 # Known lines that carry no turn (a title, a file snapshot, hook/status lines).
 NOT_A_TURN_TYPES = frozenset({"summary", "file-history-snapshot", "system", "queue-operation", "progress"})
@@ -115,17 +126,22 @@ def with_subagent_files(files: list[Path]) -> list[Path]:
     """``files`` with each main transcript's sub-agent files after it; internal compaction runs left out."""
     chosen: list[Path] = []
     for path in files:
-        if _internal_agent_file(path) or path in chosen:
+        if internal_agent_file(path) or path in chosen:
             continue
         chosen.append(path)
         companions = path.with_suffix("") / "subagents"
         if path.suffix == ".jsonl" and companions.is_dir():
             chosen.extend(sorted(p for p in companions.glob("agent-*.jsonl")
-                                 if p.is_file() and not _internal_agent_file(p) and p not in files))
+                                 if p.is_file() and not internal_agent_file(p) and p not in files))
     return chosen
 
 
-def _internal_agent_file(path: Path) -> bool:
+def internal_agent_file(path: Path) -> bool:
+    """Whether ``path`` is one of Claude Code's internal compaction runs (``subagents/agent-acompact-*``).
+
+    Never imported — not by ``memory import``, the hook or the watcher: its
+    prompt is the conversation itself, not a turn of anyone's.
+    """
     return path.parent.name == "subagents" and path.name.startswith("agent-acompact")
 
 
@@ -164,10 +180,46 @@ def import_claude_code(store: SessionStore, transcripts: list[TranscriptFile],
     for session_id, numbered in lines_by_session.items():
         tree = build_tree(session_id, numbered, store, aliases)
         tree.title = titles.get(session_id)
+        spawners = {key: draft.id for draft in tree.drafts.values() for key in draft.metadata.get(SPAWNS_KEY, ())
+                    if key not in _stored_spawns(store, session_id, draft.id)}
         result = result + write_tree(store, tree)
         if store.exists(session_id):
+            adopt_subagents(store, session_id, spawners)
             abandon_rewound(store, session_id)
     return result
+
+
+def _stored_spawns(store: SessionStore, session_id: str, node_id: str) -> list[str]:
+    """The prompt digests a stored node's calls started (none when it is not stored yet)."""
+    if not store.has_node(session_id, node_id):
+        return []
+    return list(store.get_node(session_id, node_id).metadata.get(SPAWNS_KEY, ()))
+
+
+def prompt_key(prompt: str) -> str:
+    """The digest a sub-agent's prompt is matched by: its spawning node's ``spawns`` hold it."""
+    return hashlib.sha1(prompt.strip().encode("utf-8")).hexdigest()[:16]
+
+
+def adopt_subagents(store: SessionStore, session_id: str, spawners: dict[str, str]) -> None:
+    """Hang each sub-agent branch stored before its call (a root) from the node now holding that call.
+
+    ``spawners`` maps :func:`prompt_key` to the id of a node that holds the
+    call since this import (added, or grown by the call's line). The root
+    is reattached as any line imported before its parent is
+    (:meth:`SessionStore.reattach_detached`). Reads ``index.jsonl`` and the
+    root nodes, only when a call arrived.
+    """
+    if not spawners:
+        return
+    roots = [store.get_node(session_id, node_id)
+             for node_id, parent in store.parent_map(session_id).items() if parent is None]
+    orphans = [replace(root, metadata={**root.metadata, DETACHED_FROM_KEY: spawners[prompt_key(root.content)]})
+               for root in roots if root.metadata.get("kind") == "subagent_prompt"
+               and prompt_key(root.content) in spawners and not root.metadata.get(DETACHED_FROM_KEY)]
+    if orphans:
+        store.refresh_nodes(session_id, orphans)
+        store.reattach_detached(session_id)
 
 
 def abandon_rewound(store: SessionStore, session_id: str) -> None:
@@ -255,6 +307,9 @@ def build_tree(session_id: str, numbered: list[tuple[int, dict[str, Any]]],
                 _extend_assistant(draft, line, clock, pieces)
             for prompt in _spawn_prompts(line):
                 spawn_node_by_prompt.setdefault(prompt, group_of[uuid])
+                spawns = tree.drafts[group_of[uuid]].metadata.setdefault(SPAWNS_KEY, [])
+                if prompt_key(prompt) not in spawns:
+                    spawns.append(prompt_key(prompt))
         elif kind == "user":
             draft = tree.add(_user_draft(uuid, parent, clock, line))
             if starts_sidechain:
@@ -273,8 +328,26 @@ def build_tree(session_id: str, numbered: list[tuple[int, dict[str, Any]]],
     for node_id, (texts, calls) in pieces.items():
         _finish_assistant(tree.drafts[node_id], texts, calls)
     for root in sidechain_roots:  # attach each sub-agent branch to the call that started it
-        root.parent = spawn_node_by_prompt.get(root.content.strip())
+        root.parent = spawn_node_by_prompt.get(root.content.strip()) or _stored_spawner(tree, root)
     return tree
+
+
+def _stored_spawner(tree: TranscriptTree, root: DraftNode) -> str | None:
+    """The stored node whose call started the sub-agent ``root`` prompts (a sub-agent's file read on its own).
+
+    Searched back from head (the call is on the conversation's branch, most
+    often its last turn); None when the store holds no such call, or
+    ``root`` is stored already (its place is kept).
+    """
+    store = tree.store
+    if store is None or not store.exists(tree.session_id) or store.has_node(tree.session_id, root.id):
+        return None
+    key = prompt_key(root.content)
+    try:
+        return next((node.id for node in store.walk_back(tree.session_id)
+                     if key in node.metadata.get(SPAWNS_KEY, ())), None)
+    except MemoryFailure:  # a damaged branch: the sub-agent stays a root rather than fail the import
+        return None
 
 
 def _message_id(line: dict[str, Any]) -> str | None:

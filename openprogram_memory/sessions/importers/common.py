@@ -82,7 +82,7 @@ class ImportResult:
     """Sessions touched, nodes added, and lines skipped by reason.
 
     ``updated`` counts present nodes whose message had grown since an earlier
-    import (they are also counted as ``already_present``).
+    import, in text or metadata (they are also counted as ``already_present``).
     """
 
     sessions: list[str]
@@ -362,10 +362,14 @@ def _break_cycles(drafts: dict[str, DraftNode], parents: dict[str, str | None]) 
 
 
 def _pick_head(drafts: dict[str, DraftNode], parents: dict[str, str | None]) -> str | None:
-    """The newest leaf, preferring the main conversation over sub-agent branches."""
+    """The newest main-conversation leaf; None (head stays) when the drafts hold none.
+
+    A sub-agent's branch is never head: a run of sidechain lines alone (a
+    sub-agent's own file, read without its main transcript) leaves the
+    session where its main conversation is.
+    """
     has_child = {parent for parent in parents.values() if parent is not None}
-    leaves = [d for d in drafts.values() if d.id not in has_child]
-    main = [d for d in leaves if not d.metadata.get("sidechain")] or leaves
+    main = [d for d in drafts.values() if d.id not in has_child and not d.metadata.get("sidechain")]
     if not main:
         return None
     order = {node_id: index for index, node_id in enumerate(drafts)}
@@ -380,7 +384,7 @@ def write_tree(store: SessionStore, tree: TranscriptTree) -> ImportResult:
     the transcript nor in the store makes the node a root (the lost parent
     id is kept in ``metadata.detached_from``). With nothing new the session
     is not touched at all; otherwise head becomes the newest
-    main-conversation leaf.
+    main-conversation leaf (a sidechain-only tree leaves head where it is).
     """
     if not tree.drafts:
         return ImportResult([], 0, dict(tree.skipped))
@@ -421,17 +425,20 @@ def write_tree(store: SessionStore, tree: TranscriptTree) -> ImportResult:
 
 
 def _grown_nodes(store: SessionStore, session_id: str, drafts: list[DraftNode]) -> list[Node]:
-    """Stored nodes whose message gained lines since they were imported, with the new text.
+    """Stored nodes whose message gained lines since they were imported, with the new text and metadata.
 
-    The written marker is dropped from a grown node, so its full text is
-    pending again; every other metadata key (rewound, …) is kept.
+    The written marker is dropped from a node whose text grew, so its full
+    text is pending again; a node that gained only metadata (a tool call
+    after its text: ``tool_uses``, the sub-agents it started) keeps it. Every
+    other stored metadata key (rewound, …) is kept.
     """
     grown = []
     for draft in drafts:
         old = store.get_node(session_id, draft.id)
-        if (old.role, old.content) == (draft.role, draft.content):
+        text_grew = (old.role, old.content) != (draft.role, draft.content)
+        if not text_grew and all(old.metadata.get(key) == value for key, value in draft.metadata.items()):
             continue
-        metadata = {key: value for key, value in old.metadata.items() if key != MARKER_KEY}
+        metadata = {key: value for key, value in old.metadata.items() if key != MARKER_KEY or not text_grew}
         metadata.update(draft.metadata)
         grown.append(Node(old.id, old.predecessor, validate_role(draft.role), draft.content, old.created_at,
                           max(old.updated_at, draft.updated_at), metadata))

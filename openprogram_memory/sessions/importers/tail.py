@@ -141,13 +141,17 @@ def import_appended(store: SessionStore, fmt: str, path: str | Path, state_dir: 
 
     Calls for one transcript are serialised by a lock beside its record in
     ``state_dir``. Unknown format or unreadable file → ``INVALID_ARGUMENT``;
-    the lock busy for :data:`LOCK_TIMEOUT` → ``CONCURRENT_UPDATE``.
+    the lock busy for :data:`LOCK_TIMEOUT` → ``CONCURRENT_UPDATE``. A file
+    no import takes (Claude Code's compaction runs,
+    :func:`~.claude_code.internal_agent_file`) imports nothing.
     """
     spec = TAIL_FORMATS.get(fmt)
     if spec is None:
         raise MemoryFailure(FailureCode.INVALID_ARGUMENT,
                             f"unknown transcript format {fmt!r}; known formats: {', '.join(TAIL_FORMATS)}")
     path = Path(path).expanduser().resolve()
+    if fmt == claude_code.FORMAT.name and claude_code.internal_agent_file(path):
+        return EMPTY_RESULT
     record = state_path(state_dir, path)
     ensure_dir(state_dir)
     lock = FileLock(str(record) + ".lock")
