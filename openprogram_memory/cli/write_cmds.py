@@ -121,11 +121,20 @@ def _rereview(session: Optional[str], since: Optional[str], rereview: bool, stat
         emit(data, as_json, human)
 
 
-def _poll(state: Optional[str], as_json: bool, command: str) -> None:
+def _poll(state: Optional[str], as_json: bool, command: str, *, watched: bool = False) -> None:
+    """One poll of idle sessions; ``watched``: import the transcripts under ``memory.watch.paths`` first
+    (``watch --once``, as every ``memory watch`` mode does), said per file and under --json as
+    ``"imported": [{"path", "imported"}]``."""
+    imported: list[dict[str, Any]] = []
     with reporting(as_json), deferred_interrupt(WRITE_BOUNDARY) as stop_asked:  # inside a long session too
-        from ..writer.watcher import watch_once
+        from ..writer.watcher import import_watched, watch_once
 
         settings = memory_settings(state)
+        if watched:
+            from ..memory import require_workspace
+
+            require_workspace(settings)
+            import_watched(settings, lambda path, count: imported.append({"path": str(path), "imported": count}))
         if as_json or not err_console.is_terminal:
             outcomes = watch_once(settings, should_stop=stop_asked, command=command)
         else:
@@ -138,6 +147,8 @@ def _poll(state: Optional[str], as_json: bool, command: str) -> None:
                                           task, completed=done, total=total,
                                           description=f"writing {escape(session)}"))
     data: dict[str, Any] = {"ok": all(o.ok for o in outcomes), "sessions": [o.to_json() for o in outcomes]}
+    if watched:
+        data["imported"] = imported
     if outcomes.interrupted:
         data["interrupted"] = True
         data["remaining"] = outcomes.remaining
@@ -148,6 +159,8 @@ def _poll(state: Optional[str], as_json: bool, command: str) -> None:
     if as_json:
         print_json(data)
     else:
+        for done in imported:
+            _print_imported(done["path"], done["imported"])
         if not outcomes and not outcomes.interrupted:  # stopped before the first: the stop line below says so
             console.print("No idle session to write.")
         for o in outcomes:
@@ -175,6 +188,11 @@ def _write_counts(data: dict[str, Any]) -> str:
         return f"Nothing written ({data['skipped']}); {data['pending']} turn(s) pending."
     return (f"{data['passes']} pass(es): {len(data['written'])} turn(s) written, "
             f"{len(data['reviewed'])} reviewed with nothing durable; {data['pending']} pending.")
+
+
+def _print_imported(path: Any, count: int) -> None:
+    """One watched transcript's new lines, as every ``memory watch`` mode says it."""
+    console.print(f"{escape(str(path))}: {count} new node(s) imported")
 
 
 def _print_outcome(o: Any) -> None:
@@ -208,7 +226,7 @@ def watch_command(
 ) -> None:
     """The idle watcher: force-write quiet sessions; organize nightly at memory.organize.at."""
     if once:
-        _poll(state, json, "memory watch --once")
+        _poll(state, json, "memory watch --once", watched=True)
         return
     with reporting(json):
         from ..memory import require_workspace
@@ -229,14 +247,14 @@ def watch_command(
             if json:
                 print_json({"imported": count, "path": str(path)})
             else:
-                console.print(f"{path}: {count} new node(s) imported")
+                _print_imported(path, count)
 
-        how = (f"polling every {settings['memory.watcher.poll_seconds']} s" if poll else
-               "on file events (sessions" + "".join(f", {p}" for p in settings["memory.watch.paths"]) + ")")
+        what = "(sessions" + "".join(f", {p}" for p in settings["memory.watch.paths"]) + ")"
+        how = f"polling every {settings['memory.watcher.poll_seconds']} s {what}" if poll else f"on file events {what}"
         err_console.print(f"watching {how}; idle after {settings['memory.watcher.idle_seconds']} s; Ctrl-C stops")
         try:
             if poll:
-                watch(settings, on_poll=report)
+                watch(settings, on_poll=report, on_import=imported)
             else:
                 watch_events(settings, on_poll=report, on_import=imported)
         except KeyboardInterrupt:

@@ -8,9 +8,8 @@ It watches, with ``watchfiles`` (inotify / FSEvents / ReadDirectoryChangesW):
   right then, instead of up to ``poll_seconds`` later;
 - the directories in ``memory.watch.paths`` (codex rollouts, pi sessions,
   Claude Code transcripts) — a ``*.jsonl`` file that grew has its new lines
-  imported at once (:func:`~openprogram_memory.sessions.importers.tail.import_appended`;
-  the format is read off its first line), which moves that session's
-  deadline like any other change.
+  imported at once (:func:`.watcher.import_transcript`, the one import every
+  watch mode runs), which moves that session's deadline like any other change.
 
 Idle detection and the write contract are those of :mod:`.watcher` — the
 same ``watch_once`` decides, writes and records. A poll still runs at least
@@ -23,7 +22,6 @@ inotify watch limit reached) it falls back to the polling loop.
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
@@ -32,57 +30,19 @@ from pathlib import Path
 from typing import Callable
 
 from ..config import Settings
-from ..failures import FailureCode, MemoryFailure, as_failure
+from ..failures import MemoryFailure
 from ..fsutil import ensure_dir
 from ..timeutil import parse_instant
 from ..sessions.store import SessionStore
 from ..workspace.layout import Layout
-from . import journal
 from ..memory import MemoryWorkspace
-from .watcher import STATE_FILE, CorruptState, Outcome, load_processed, watch, watch_once
+from .watcher import STATE_FILE, CorruptState, Outcome, import_watched, load_processed, watch, watch_once, watch_paths
 
 log = logging.getLogger("openprogram_memory.writer")
 
 TICK_SECONDS = 60.0  # the longest a passed deadline waits when no event comes
 MIN_TICK_SECONDS = 0.5
 DEBOUNCE_MS = 200
-
-
-def transcript_format(path: Path) -> str | None:
-    """The transcript format of ``path`` from its first JSON-object line (None: not one, or empty yet)."""
-    from ..sessions.importers import FORMATS
-
-    try:
-        with open(path, "rb") as handle:
-            for raw in handle:
-                if raw.strip():
-                    line = json.loads(raw)
-                    break
-            else:
-                return None
-    except (OSError, ValueError):
-        return None
-    if not isinstance(line, dict):
-        return None
-    return next((name for name, (fmt, _) in FORMATS.items() if fmt.owns(line)), None)
-
-
-def import_transcript(settings: Settings, path: Path) -> int:
-    """Import the lines appended to one watched transcript; failures are recorded, never raised."""
-    from ..sessions.importers.tail import STATE_DIR, import_appended
-
-    layout = Layout(settings.memory_dir)
-    fmt = transcript_format(path)
-    if fmt is None:
-        return 0
-    try:
-        return import_appended(SessionStore(settings.sessions_dir), fmt, path, layout.state(STATE_DIR)).imported
-    except Exception as exc:
-        failure = as_failure(exc, FailureCode.SESSION_NODES_UNAVAILABLE)
-        log.warning("import of %s failed: %s", path, failure)
-        journal.emit_event(layout, "memory.import_failed", {"path": str(path), "format": fmt,
-                                                             "code": failure.code.value, "message": failure.message})
-        return 0
 
 
 def next_deadline(settings: Settings, failed: dict[str, str] | None = None) -> float:
@@ -106,18 +66,6 @@ def next_deadline(settings: Settings, failed: dict[str, str] | None = None) -> f
     return min(deadlines, default=float("inf"))
 
 
-def watch_paths(settings: Settings) -> list[Path]:
-    """The configured transcript directories that exist (a missing one is logged and skipped)."""
-    found = []
-    for raw in settings["memory.watch.paths"]:
-        path = Path(raw).expanduser()
-        if path.is_dir():
-            found.append(path.resolve())
-        else:
-            log.warning("memory.watch.paths: %s is not a directory; not watched", path)
-    return found
-
-
 def watch_events(settings: Settings, *, stop: threading.Event | None = None,
                  on_poll: Callable[[list[Outcome]], None] | None = None,
                  on_import: Callable[[Path, int], None] | None = None, tick_seconds: float = TICK_SECONDS,
@@ -134,7 +82,7 @@ def watch_events(settings: Settings, *, stop: threading.Event | None = None,
         import watchfiles
     except ImportError:
         log.warning("watchfiles is not installed: polling every %s s", settings["memory.watcher.poll_seconds"])
-        watch(settings, on_poll=on_poll)
+        watch(settings, on_poll=on_poll, on_import=on_import)
         return
     MemoryWorkspace.open(settings)  # refuses a state dir without a workspace (`memory init` makes one)
     ensure_dir(settings.sessions_dir)
@@ -157,9 +105,7 @@ def watch_events(settings: Settings, *, stop: threading.Event | None = None,
         if on_poll is not None:
             on_poll(outcomes)
 
-    for path in sources:  # lines appended while nobody watched
-        for transcript in sorted(path.rglob("*.jsonl")):
-            _imported(settings, transcript, on_import)
+    import_watched(settings, on_import)  # lines appended while nobody watched
     poll()
     last_poll, deadline = time.monotonic(), next_deadline(settings, failed)
     live = False
@@ -169,8 +115,8 @@ def watch_events(settings: Settings, *, stop: threading.Event | None = None,
             grown = {Path(p) for _, p in changes if p.endswith(".jsonl") and _under(Path(p), sources)}
             if not live:  # events flow from here on; catch what was appended before they did
                 grown.update(t for path in sources for t in path.rglob("*.jsonl"))
-            for transcript in sorted(grown):
-                _imported(settings, transcript, on_import)
+            if grown:
+                import_watched(settings, on_import, sorted(grown))
             if not live:
                 live = True
                 if on_ready is not None:
@@ -182,14 +128,7 @@ def watch_events(settings: Settings, *, stop: threading.Event | None = None,
                 last_poll, deadline = time.monotonic(), next_deadline(settings, failed)
     except OSError as exc:  # no events here (inotify limit, unsupported file system)
         log.warning("file events unavailable (%s): polling every %s s", exc, poll_every)
-        watch(settings, on_poll=on_poll)
-
-
-def _imported(settings: Settings, transcript: Path, on_import: Callable[[Path, int], None] | None) -> None:
-    if transcript.is_file():
-        count = import_transcript(settings, transcript)
-        if on_import is not None and count:
-            on_import(transcript, count)
+        watch(settings, on_poll=on_poll, on_import=on_import)
 
 
 def _under(path: Path, roots: list[Path]) -> bool:

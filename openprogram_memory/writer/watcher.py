@@ -22,6 +22,11 @@ after the local time ``memory.organize.at``, when memory was written since
 the last organize (:func:`~openprogram_memory.organizer.due.scheduled_organize_due`);
 a failure is logged and emitted as an event, like an organize after a write.
 
+Every mode of ``memory watch`` (file events, ``--poll``, ``--once``) first
+imports what was appended to the transcripts under ``memory.watch.paths``
+(:func:`import_watched`), so their turns are in the store before the poll
+looks for idle sessions.
+
 Each session is recorded right after its own write, so a crash mid-poll
 retries only the unfinished session. A corrupt ``session-end.json`` is
 reported (event, log, stderr) and left exactly as it is: that poll still
@@ -36,7 +41,8 @@ import sys
 import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone, tzinfo
-from typing import Any, Callable
+from pathlib import Path
+from typing import Any, Callable, Iterable
 
 from ..config import Settings
 from ..failures import FailureCode, MemoryFailure, as_failure
@@ -45,8 +51,9 @@ from ..organizer.due import scheduled_organize_due
 from ..timeutil import parse_instant
 from ..sessions.store import SessionStore
 from . import journal
+from ..workspace.layout import Layout
 from ..workspace.state import RuntimeState, record_outcome
-from ..memory import MemoryWorkspace
+from ..memory import MemoryWorkspace, require_workspace
 from .pipeline import organize_logged, write_report
 
 log = logging.getLogger("openprogram_memory.writer")
@@ -233,12 +240,92 @@ def _write_one(ws, session: str, updated_at: str, now: datetime, write_fn: Calla
                    write=to_json() if callable(to_json) else None)
 
 
+def transcript_format(path: Path) -> str | None:
+    """The transcript format of ``path`` from its first JSON-object line (None: not one, or empty yet)."""
+    from ..sessions.importers import FORMATS
+
+    try:
+        with open(path, "rb") as handle:
+            for raw in handle:
+                if raw.strip():
+                    line = json.loads(raw)
+                    break
+            else:
+                return None
+    except (OSError, ValueError):
+        return None
+    if not isinstance(line, dict):
+        return None
+    return next((name for name, (fmt, _) in FORMATS.items() if fmt.owns(line)), None)
+
+
+def import_transcript(settings: Settings, path: Path) -> int:
+    """Import the lines appended to one watched transcript; failures are recorded, never raised."""
+    from ..sessions.importers.tail import STATE_DIR, import_appended
+
+    layout = Layout(settings.memory_dir)
+    fmt = transcript_format(path)
+    if fmt is None:
+        return 0
+    try:
+        return import_appended(SessionStore(settings.sessions_dir), fmt, path, layout.state(STATE_DIR)).imported
+    except Exception as exc:
+        failure = as_failure(exc, FailureCode.SESSION_NODES_UNAVAILABLE)
+        log.warning("import of %s failed: %s", path, failure)
+        journal.emit_event(layout, "memory.import_failed", {"path": str(path), "format": fmt,
+                                                             "code": failure.code.value, "message": failure.message})
+        return 0
+
+
+def watch_paths(settings: Settings) -> list[Path]:
+    """The configured transcript directories that exist (a missing one is logged and skipped)."""
+    found = []
+    for raw in settings["memory.watch.paths"]:
+        path = Path(raw).expanduser()
+        if path.is_dir():
+            found.append(path.resolve())
+        else:
+            log.warning("memory.watch.paths: %s is not a directory; not watched", path)
+    return found
+
+
+def import_watched(settings: Settings, on_import: Callable[[Path, int], None] | None = None,
+                   transcripts: Iterable[Path] | None = None) -> int:
+    """Import what was appended to ``transcripts`` (default: every ``*.jsonl`` under ``memory.watch.paths``).
+
+    The one import of every watch mode. ``on_import(path, count)`` is called
+    for each file that added nodes; returns how many were added in all.
+    Failures are recorded per file (:func:`import_transcript`), never raised;
+    a state directory without a workspace (removed under a running watcher)
+    imports nothing and creates nothing.
+    """
+    try:
+        require_workspace(settings)
+    except MemoryFailure as failure:
+        log.warning("watched transcripts not imported: %s", failure)
+        return 0
+    if transcripts is None:
+        transcripts = [t for root in watch_paths(settings) for t in sorted(root.rglob("*.jsonl"))]
+    total = 0
+    for transcript in transcripts:
+        count = import_transcript(settings, transcript) if transcript.is_file() else 0
+        total += count
+        if on_import is not None and count:
+            on_import(transcript, count)
+    return total
+
+
 def watch(settings: Settings, *, max_polls: int | None = None, sleep: Callable[[float], None] = time.sleep,
-          on_poll: Callable[[list[Outcome]], None] | None = None) -> None:
-    """Poll every ``memory.watcher.poll_seconds`` until interrupted (or ``max_polls``)."""
+          on_poll: Callable[[list[Outcome]], None] | None = None,
+          on_import: Callable[[Path, int], None] | None = None) -> None:
+    """Poll every ``memory.watcher.poll_seconds`` until interrupted (or ``max_polls``).
+
+    Each poll first imports what the watched transcripts gained (:func:`import_watched`).
+    """
     polls = 0
     while max_polls is None or polls < max_polls:
         try:
+            import_watched(settings, on_import)
             outcomes = watch_once(settings)
         except MemoryFailure as failure:  # e.g. the workspace is busy being recovered
             log.warning("watcher poll failed: %s", failure)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import threading
 import time
 from pathlib import Path
@@ -14,7 +15,8 @@ from openprogram_memory.failures import MemoryFailure
 from openprogram_memory.sessions.importers import import_paths
 from openprogram_memory.sessions.store import SessionStore
 from openprogram_memory.memory import MemoryWorkspace
-from openprogram_memory.writer.watch_events import transcript_format, watch_events
+from openprogram_memory.writer.watch_events import watch_events
+from openprogram_memory.writer.watcher import transcript_format, watch
 
 from .helpers import settings
 
@@ -224,3 +226,55 @@ def test_a_failed_poll_keeps_the_retried_session_at_the_regular_pace(tmp_path: P
     failed_poll = held_at[0]  # (index of the poll after the one that held "chat" back)
     assert len(calls) == failed_poll + 2
     assert calls[failed_poll + 1] - calls[failed_poll] >= poll_every - 0.5  # the regular pace, not the next tick
+
+
+def _watched_folder(root: Path) -> Path:
+    """A codex rollout, and a Claude Code transcript with one internal compaction run beside it."""
+    import shutil
+
+    rollouts = root / "codex" / "2026" / "01"
+    rollouts.mkdir(parents=True)
+    shutil.copy(FIXTURES / "codex" / "crud.jsonl", rollouts)
+    project = root / "claude" / "-home-dana-billing"
+    runs = project / REWIND_SESSION / "subagents"
+    runs.mkdir(parents=True)
+    shutil.copy(FIXTURES / "claude-code" / "rewind.jsonl", project / f"{REWIND_SESSION}.jsonl")
+    prompt = json.loads((FIXTURES / "claude-code" / "rewind.jsonl").read_text().splitlines()[3])
+    (runs / "agent-acompact-1.jsonl").write_text(json.dumps({**prompt, "uuid": COMPACTION_RUN, "isSidechain": True,
+                                                             "agentId": "acompact-1"}) + "\n")
+    return root
+
+
+REWIND_SESSION = "5f0c7a8e-1d2b-4c3a-9e7f-2a6b8c9d0e1f"
+COMPACTION_RUN = "00000000-0000-4000-8000-000000000077"
+
+
+@pytest.mark.parametrize("mode", ["events", "poll", "once"])
+def test_every_watch_mode_imports_the_watched_transcripts_but_no_compaction_run(tmp_path: Path, mode: str,
+                                                                                monkeypatch) -> None:
+    """Was: only the file-event `memory watch` imported `memory.watch.paths`; `--poll` and `--once` never did, and
+    said nothing. And the watcher imported `subagents/agent-acompact-*`, which `memory import` leaves out."""
+    from openprogram_memory.cli.app import app
+    from typer.testing import CliRunner
+
+    watched = _watched_folder(tmp_path / "agent-sessions")
+    monkeypatch.setenv("OPENPROGRAM_MEMORY_WATCH_PATHS", str(watched))
+    monkeypatch.setenv("OPENPROGRAM_MEMORY_WRITER_ENABLED", "false")  # the import is what is looked at here
+    cfg = with_values(load_settings(), memory__watcher__poll_seconds=3600)
+    imports: list = []
+    if mode == "events":
+        with Watcher(cfg) as watcher:
+            imports = [path for path, _ in watcher.imports]
+    else:
+        MemoryWorkspace.open(cfg, create=True)
+        if mode == "poll":
+            watch(cfg, max_polls=1, on_import=lambda path, count: imports.append(path))
+        else:
+            result = CliRunner().invoke(app, ["memory", "watch", "--once", "--json"], catch_exceptions=False)
+            assert result.exit_code == 0, result.output
+            imports = [Path(done["path"]) for done in json.loads(result.stdout)["imported"]]
+    store = SessionStore(cfg.sessions_dir)
+    codex_session = import_paths(SessionStore(tmp_path / "whole"), "codex", [FIXTURES / "codex" / "crud.jsonl"])
+    assert {info.session for info in store.list_sessions()} == {REWIND_SESSION, *codex_session.sessions}
+    assert sorted(p.name for p in imports) == sorted(["crud.jsonl", f"{REWIND_SESSION}.jsonl"])
+    assert not store.has_node(REWIND_SESSION, COMPACTION_RUN)
