@@ -333,13 +333,20 @@ class MemoryWorkspace:
         if not resolves_inside(self.root, rel):
             raise MemoryFailure(FailureCode.PATH_OUTSIDE_WORKSPACE,
                                 f"{rel} is a symlink that leaves the workspace; it is not read")
-        if not target.is_file():
-            raise MemoryFailure(FailureCode.MEMORY_NOT_FOUND, f"no topic file {rel}")
         try:
+            if not target.is_file():
+                raise MemoryFailure(FailureCode.MEMORY_NOT_FOUND, f"no topic file {rel}")
             return target.read_text(encoding="utf-8")
         except UnicodeDecodeError as exc:
             raise MemoryFailure(FailureCode.INVALID_TOPIC_FORMAT, f"{rel} is not valid UTF-8 (byte {exc.start})",
                                 details={"file": rel, "rule": "encoding"}) from None
+        except OSError as exc:  # (permission denied, on the file or a folder above it)
+            from .workspace.caches import unreadable_fix, unreadable_reason
+
+            reason = unreadable_reason(self.root, rel, exc)
+            raise MemoryFailure(FailureCode.INVALID_TOPIC_FORMAT,
+                                f"{rel} {reason} — {unreadable_fix(self.root, rel, reason)}",
+                                details={"file": rel, "rule": "unreadable", "problem": reason}) from None
 
     def core_view(self) -> dict[str, Any]:
         """Canonical, rendered and effective core, read as one snapshot when no write holds the lock.
@@ -469,7 +476,9 @@ class MemoryWorkspace:
 
     def hand_edit_failure(self, rel: object, *, whose: str, then: str,
                           rejection: MemoryFailure | None = None) -> MemoryFailure | None:
-        """The refusal of a change to ``rel`` when a person left that topic invalid by hand; None when it is valid.
+        """The refusal of a change to ``rel`` when a person left that topic invalid by hand, or it cannot be read as
+        text (permission denied, not UTF-8, a symlink: the fix is a ``chmod``, a re-save, a real file); None when
+        it is valid.
 
         A topic edited outside the product that breaks a record rule (a paragraph typed without a citation) is
         never installed, so no change to that file may be installed either: the change could only "fix" or
@@ -480,21 +489,27 @@ class MemoryWorkspace:
         refused change ("the writer's"), ``then`` what happens next. Judged on the cache as the transaction's
         baseline read it.
         """
-        from .workspace.caches import left_out_fix
+        from .transaction.check import NOT_TEXT
+        from .workspace.caches import left_out_fix, unreadable_fix
 
-        problem = self.cache.invalid.get(rel) if isinstance(rel, str) else None
-        if problem is None or not isinstance(rel, str):
+        if not isinstance(rel, str):
             return None
-        details: dict[str, Any] = {"file": rel, "problem": problem}
+        # (a file the cache still holds from before it became unreadable is named by the read that failed)
+        unreadable = self.cache.unreadable.get(rel) or (rejection.details.get("problem") if rejection is not None
+                                                        and rejection.details.get("rule") in NOT_TEXT else None)
+        problem = self.cache.invalid.get(rel)
+        if unreadable is not None:  # (permission denied, not UTF-8: no change can be made to what cannot be read)
+            why, fix = f"{rel} {unreadable}: no change to it can be installed", unreadable_fix(self.root, rel, unreadable)
+        elif problem is not None:
+            why, fix = (f"{rel} {problem}: the file was edited outside the product and is not valid, so no change to "
+                        "it can be installed"), left_out_fix(self.root, rel, problem)
+        else:
+            return None
+        details: dict[str, Any] = {"file": rel, "problem": unreadable or problem}
         if rejection is not None:
             details["rejection"] = rejection.to_json()
-        return MemoryFailure(
-            FailureCode.WRITER_PRECONDITION_FAILED,
-            f"{rel} {problem}: the file was edited outside the product and is not valid, so no change to it can "
-            f"be installed (this is not {whose} edit) — {left_out_fix(self.root, rel, problem)}; {then}",
-            retryable=False,
-            details=details,
-        )
+        return MemoryFailure(FailureCode.WRITER_PRECONDITION_FAILED, f"{why} (this is not {whose} edit) — {fix}; {then}",
+                             retryable=False, details=details)
 
     def git_warnings(self) -> list[str]:
         """Git damage a person should know about: history stops until it is repaired."""

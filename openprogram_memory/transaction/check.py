@@ -85,22 +85,30 @@ def _restore_hint(ws: "Workspace", rel: str) -> str:
 
 
 def _topic_files(ws: "Workspace") -> Iterator[Problem]:
-    """The strict record rules, file by file, on the bytes as they are."""
+    """The strict record rules, file by file, on the bytes as they are. A file that is not readable text (or not
+    a file) is named with :func:`~..workspace.caches.unreadable_fix`, the fix status and search give; the files
+    of a folder that cannot be opened, once under the folder's name."""
+    from ..workspace.caches import SYMLINK, unreadable_problem, unreadable_reason
+    from ..workspace.scan import scan
+
     lookup = ws.cache.sources.lookup
-    for rel in ws.cache.list_topic_paths():
+    links = {rel for rel, link, _sig in scan(ws.root, "topics", suffix=".md", skip_hidden=True) if link}
+    named: set[str] = set()
+    for rel in sorted(set(ws.cache.list_topic_paths()) | links):  # (a link out of the workspace is not listed)
         path = ws.root / rel
-        if path.is_symlink():
-            yield Problem(rel, None, "symlink", "topic files must be regular files, not symlinks",
-                          f"replace it by the file it points to, or remove it (`rm {path}`)")
-            continue
         try:
-            text = decode_topic(path.read_bytes())
+            reason = f"{SYMLINK} (to {os.readlink(path)})" if rel in links else None
+            text = "" if reason else decode_topic(path.read_bytes())
         except UnicodeDecodeError as exc:
-            yield Problem(rel, None, "encoding", f"not valid UTF-8 (byte {exc.start}); left out of memory",
-                          _restore_hint(ws, rel))
-            continue
+            reason = f"not valid UTF-8 (byte {exc.start})"
         except OSError as exc:
-            yield Problem(rel, None, "unreadable", f"cannot be read ({exc.strerror})", "check the file's permissions")
+            reason = unreadable_reason(ws.root, rel, exc)
+        if reason:
+            name, message, fix = unreadable_problem(ws.root, rel, reason)
+            rule = "symlink" if rel in links else "encoding" if reason.startswith("not valid") else "unreadable"
+            if name not in named:
+                named.add(name)
+                yield Problem(name, None, rule, message, fix)
             continue
         doc = parse_topic(text, rel)
         for violation in itertools.chain(
@@ -228,10 +236,11 @@ def _git(ws: "Workspace", found: list[Problem]) -> Iterator[Problem]:
     drift = _drift(ws)
     repairable = set(repairable_archives(ws, found, drift))
     content = any(p.rule not in NOT_CONTENT for p in found)
+    not_text = {p.file: p.fix for p in found if p.rule in NOT_TEXT}  # (their fix is the file's, not an edit)
     for rel, state in drift:
         yield Problem(rel, None, "uncommitted", f"{state} outside the product: not in history, and not validated",
-                      _uncommitted_fix(ws, rel, state, rel in repairable or (rel.startswith("topics/")
-                                                                               and not content)))
+                      not_text.get(rel) or _uncommitted_fix(ws, rel, state, rel in repairable or (
+                          rel.startswith("topics/") and not content)))
 
 
 def _uncommitted_fix(ws: "Workspace", rel: str, state: str, repairable: bool) -> str:
@@ -276,6 +285,8 @@ def _drift(ws: "Workspace") -> list[tuple[str, str]]:
                    if rel.startswith(("topics/", "sources/")) and is_memory_file(rel)})
 
 
+# Findings of a topic file that is not readable text (or not a file): no `memory edit` can open it.
+NOT_TEXT = frozenset({"symlink", "encoding", "unreadable"})
 # Findings that are about the whole file being outside history, not about its content.
 NOT_CONTENT = frozenset({"uncommitted", "stale-view", "runtime-state", "git-head"})
 

@@ -22,7 +22,13 @@ from ..sources.archive import SourceMessage
 from ..topics.model import decode_topic
 from ..workspace.layout import TOPICS, check_topic_path
 from ..workspace.scratch import make_scratch
-from ..workspace.caches import TopicCache
+from ..workspace.caches import SYMLINK, TopicCache, unreadable_reason
+
+
+def _not_text(rel: str, rule: str, reason: str) -> MemoryFailure:
+    """The refusal to read topic file ``rel``: it is not readable text (``reason``, as status words it)."""
+    return MemoryFailure(FailureCode.INVALID_TOPIC_FORMAT, f"{rel} {reason}",
+                         details={"file": rel, "rule": rule, "problem": reason})
 
 
 class Staging:
@@ -67,7 +73,10 @@ class Staging:
         rel = check_topic_path(path)
         if rel in self.changes:
             return self.changes[rel] is not None
-        return (self.root / rel).is_file()
+        try:
+            return (self.root / rel).is_file()
+        except OSError:  # (in a folder that cannot be opened: there if the scan found it there)
+            return rel in self.installed_topics()
 
     def read(self, path: str) -> str:
         """Text of a topic (staged or installed); MEMORY_NOT_FOUND if absent."""
@@ -78,15 +87,16 @@ class Staging:
                 raise MemoryFailure(FailureCode.MEMORY_NOT_FOUND, f"{rel} was deleted in this edit")
             return content
         target = self.root / rel
-        if target.is_symlink():
-            raise MemoryFailure(FailureCode.INVALID_TOPIC_FORMAT, f"{rel} is a symlink", details={"file": rel, "rule": "symlink"})
         try:
+            if target.is_symlink():
+                raise _not_text(rel, "symlink", SYMLINK)
             return decode_topic(target.read_bytes())
         except FileNotFoundError:
             raise MemoryFailure(FailureCode.MEMORY_NOT_FOUND, f"no topic file {rel}") from None
-        except UnicodeDecodeError:
-            raise MemoryFailure(FailureCode.INVALID_TOPIC_FORMAT, f"{rel} is not valid UTF-8",
-                                details={"file": rel, "rule": "encoding"}) from None
+        except UnicodeDecodeError as exc:
+            raise _not_text(rel, "encoding", f"not valid UTF-8 (byte {exc.start})") from None
+        except OSError as exc:  # (permission denied, on the file or a folder above it)
+            raise _not_text(rel, "unreadable", unreadable_reason(self.root, rel, exc)) from None
 
     # -- writing -------------------------------------------------------
     def write(self, path: str, content: str) -> str:

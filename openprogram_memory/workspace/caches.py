@@ -26,7 +26,7 @@ from ..topics.model import TopicDoc, decode_topic, file_links, parse_topic, reco
 from ..topics.normalize import time_date
 from ..topics.rules import ids_unique_in_file, record_violations
 from ..topics.wikilinks import wikilinks
-from .scan import Signature, TreeScan, scan, signature, topic_files
+from .scan import Signature, TreeScan, closed_folder, scan, signature, topic_files
 
 
 
@@ -445,23 +445,28 @@ class TopicCache:
                 return hit[1]
         path = self.root / rel
         sig = sig or signature(path)
-        if sig is None:
+        if sig is None and closed_folder(self.root, rel) is None:  # (else: there, in a folder that cannot be opened)
             return self._held_removed(rel)
         with self._lock:
             hit = self._files.get(rel)
             if hit and hit[0] == sig:
                 return hit[1]
         try:
+            if os.path.islink(path):  # (one that leads out of the workspace is never listed)
+                self.unreadable[rel] = f"{SYMLINK} (to {os.readlink(path)})"
+                return self._last_committed(rel)
             text = decode_topic(path.read_bytes())
         except UnicodeDecodeError as exc:
             self.unreadable[rel] = f"not valid UTF-8 (byte {exc.start})"
             return None
+        except FileNotFoundError:
+            return self._held_removed(rel)  # (removed since the scan)
         except OSError as exc:
-            self.unreadable[rel] = f"cannot be read ({exc.strerror or type(exc).__name__})"
-            return None
+            self.unreadable[rel] = unreadable_reason(self.root, rel, exc)
+            return self._last_committed(rel)
         self.unreadable.pop(rel, None)
         summary = self._served(rel, text)
-        if summary is None or rel in self.invalid:
+        if summary is None or rel in self.invalid or sig is None:
             return summary  # not cached: read (and reported) again by every snapshot until the file is fixed
         with self._lock:
             self._files[rel] = (sig, summary)
@@ -478,8 +483,14 @@ class TopicCache:
             self.invalid.pop(rel, None)
             return summary
         self.invalid[rel] = problem
+        return self._last_committed(rel, text)
+
+    def _last_committed(self, rel: str, on_disk: str | None = None) -> FileSummary | None:
+        """What is served of a file that cannot be read (permission denied, on it or a folder above it) or breaks
+        a record rule (``on_disk``: its text): its last committed version, if there is one, other than that text,
+        that keeps the rules; None when there is nothing valid to serve."""
         committed = committed_text(self.root, rel)
-        if committed is None or committed == text:
+        if committed is None or committed == on_disk:
             return None
         last = summarize(rel, committed, self.sources)
         return last if self._first_violation(last) is None else None
@@ -835,9 +846,7 @@ def left_out_warnings(root: Path, unreadable: dict[str, str], invalid: dict[str,
     their last committed version (an edit made outside the product breaks a record rule, a deletion or a rename
     is held back because another file still needs the old file), and how to fix them (:func:`left_out_fix`).
     A rename is named by the file as it is on disk now; the old name only as what it was renamed from."""
-    out = [f"{rel} {reason}: left out of memory (search, recall, core) until fixed — save it as UTF-8, "
-           f"or `git -C {root} checkout -- {rel}` for the committed version"
-           for rel, reason in sorted(unreadable.items())]
+    out = unreadable_warnings(root, unreadable)
     for rel, problem in sorted(invalid.items()):
         renamed = _RENAMED.match(problem)
         if renamed and renamed["way"] == "to" and renamed["other"] in invalid:
@@ -850,10 +859,64 @@ def left_out_warnings(root: Path, unreadable: dict[str, str], invalid: dict[str,
         elif not (root / rel).exists():
             out.append(f"{rel} {problem}: deleted outside the product and held back; search, recall and the core "
                        f"use its last committed version until it is fixed — {fix}")
+        elif committed_text(root, rel) is None:  # (made outside the product: there is no version to serve)
+            out.append(f"{rel} {problem}: made outside the product and not valid; left out of memory (search, "
+                       f"recall, core) until it is fixed — {fix}")
         else:
             out.append(f"{rel} {problem}: edited outside the product and not valid; search, recall and the core "
                        f"use its last committed version until it is fixed — {fix}")
     return out
+
+
+def unreadable_warnings(root: Path, unreadable: dict[str, str]) -> list[str]:
+    """What status, search, recall and the core say of topic files that cannot be read as text (``{path:
+    reason}``): what is served of them and the fix (:func:`unreadable_problem`); the files of a folder that
+    cannot be opened once, under the folder's name."""
+    out, named = [], set()
+    for rel, reason in sorted(unreadable.items()):
+        name, message, fix = unreadable_problem(root, rel, reason)
+        if name not in named:
+            named.add(name)
+            out.append(f"{name}{'/' if name != rel else ''} {message} — {fix}")
+    return out
+
+
+def unreadable_problem(root: Path, rel: str, reason: str) -> tuple[str, str, str]:
+    """``(what to name, what is wrong and what is served instead, the fix)`` for topic file ``rel`` that cannot
+    be read as text for ``reason``: a file in a folder that cannot be opened is named by the folder."""
+    closed = _CLOSED.match(reason)
+    if closed:
+        return (closed["folder"], f"cannot be opened ({closed['why']}): the topic files in it cannot be read; "
+                "search, recall and the core use their last committed version until it is fixed",
+                unreadable_fix(root, rel, reason))
+    served = not reason.startswith("not valid UTF-8") and committed_text(root, rel) is not None
+    return (rel, f"{reason}: " + ("search, recall and the core use its last committed version" if served
+                                  else "left out of memory (search, recall, core)") + " until fixed",
+            unreadable_fix(root, rel, reason))
+
+
+def unreadable_fix(root: Path, rel: str, reason: str) -> str:
+    """What makes topic file ``rel`` readable text again, for the ``reason`` it is not (:func:`unreadable_reason`,
+    not valid UTF-8, a symlink): the one wording status, search and ``memory check`` give. Never a command that
+    changes nothing: a checkout leaves the mode as it is, and ``memory edit`` opens UTF-8 text only."""
+    path = root / rel
+    closed = _CLOSED.match(reason)
+    if closed:
+        return f"let yourself open the folder again: `chmod u+rwx {root / closed['folder']}`"
+    if reason.startswith("cannot be read"):
+        return f"let yourself read and write it again: `chmod u+rw {path}`"
+    if reason.startswith(SYMLINK):
+        return (f"replace the link with a real file (`cp --remove-destination \"$(readlink -f {path})\" {path}`), "
+                f"or remove it (`rm {path}`)")
+    resave = f"re-save it as UTF-8 (e.g. `iconv -f latin1 -t utf-8 {path} > {path}.new && mv {path}.new {path}`)"
+    if committed_text(root, rel) is None:
+        return f"{resave}, or remove it (`rm {path}`): it was never committed"
+    return f"{resave}, or take the committed version back with `git -C {root} checkout -- {rel}`"
+
+
+SYMLINK = "is a symlink"  # how a topic file that is a link, not a file, is named (memory check's [symlink])
+# :func:`unreadable_reason` of a file in a folder that cannot be opened
+_CLOSED = re.compile(r"cannot be read: its folder (?P<folder>.+) cannot be opened \((?P<why>[^)]*)\)$")
 
 
 def left_out_fix(root: Path, rel: str, problem: str) -> str:
@@ -895,6 +958,14 @@ def renamed_problem(way: str, other: str, linker: str, target: str) -> str:
     new file (``other``: the old path), "to" for the old one (``other``: the new path); ``linker`` still links
     ``target`` (the old path, or ``old#^id``)."""
     return f"[dangling-link] renamed {way} {other} outside the product; {linker} still links {target}"
+
+
+def unreadable_reason(root: Path, rel: str, exc: OSError) -> str:
+    """Why topic file ``rel`` cannot be read (``exc``), naming the folder above it that refuses to open, if one
+    does (``chmod 000`` on a folder hides every file in it): what status, search and check say of it."""
+    why = exc.strerror or type(exc).__name__
+    folder = closed_folder(root, rel)
+    return f"cannot be read: its folder {folder} cannot be opened ({why})" if folder else f"cannot be read ({why})"
 
 
 def committed_text(root: Path, rel: str) -> str | None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Collection, Iterable
 
 Signature = tuple[int, int, int]  # (mtime_ns, size, inode)
 
@@ -27,14 +27,16 @@ def signature(path: str | Path) -> Signature | None:
 
 
 def scan(root: str | Path, top: str = "", *, suffix: str | None = None, skip_hidden: bool = False,
-         skip: frozenset[str] = frozenset()) -> list[tuple[str, bool, Signature]]:
+         skip: frozenset[str] = frozenset(), unlisted: list[str] | None = None) -> list[tuple[str, bool, Signature]]:
     """``(relative path, is a symlink, signature)`` of every file under ``root/top``.
 
     Paths are relative to ``root`` with ``/`` separators. ``suffix`` keeps
     only names ending in it, ``skip_hidden`` leaves out names starting with
     a dot (files and directories), ``skip`` names relative directory paths
     not to enter. Symlinks are reported as files (their own signature), never
-    followed.
+    followed. ``unlisted`` (when given) gets each directory whose files the
+    walk could not see because permission was denied (``chmod 000``): what
+    is in it is not known to be gone.
 
     Where the platform allows, directories are walked by file descriptor, so each
     ``lstat`` resolves one name against its open directory instead of the whole
@@ -54,7 +56,8 @@ def scan(root: str | Path, top: str = "", *, suffix: str | None = None, skip_hid
         if by_fd:  # (the start may be a symlink, as a path would follow it; a directory below never is)
             try:
                 stack.append((prefix, os.open(start, flags)))
-            except OSError:
+            except OSError as exc:
+                _denied(unlisted, exc, top)
                 return found
             flags |= getattr(os, "O_NOFOLLOW", 0)
         else:
@@ -71,17 +74,21 @@ def scan(root: str | Path, top: str = "", *, suffix: str | None = None, skip_hid
                         try:
                             if entry.is_dir(follow_symlinks=False):
                                 if rel not in skip:
-                                    stack.append((rel + "/", os.open(name, flags, dir_fd=where) if by_fd
-                                                  else entry.path))
+                                    try:
+                                        stack.append((rel + "/", os.open(name, flags, dir_fd=where) if by_fd
+                                                      else entry.path))
+                                    except OSError as exc:
+                                        _denied(unlisted, exc, rel)
                                 continue
                             if suffix is not None and not name.endswith(suffix):
                                 continue
                             st = entry.stat(follow_symlinks=False)
                             found.append((rel, entry.is_symlink(), (st.st_mtime_ns, st.st_size, st.st_ino)))
-                        except OSError:
+                        except OSError as exc:
+                            _denied(unlisted, exc, here.rstrip("/"))  # (a folder that can be read, not entered)
                             continue  # (vanished, or cannot be looked at or opened: stepped over)
-            except OSError:
-                pass
+            except OSError as exc:
+                _denied(unlisted, exc, here.rstrip("/"))
             finally:
                 if by_fd:
                     os.close(where)
@@ -90,6 +97,12 @@ def scan(root: str | Path, top: str = "", *, suffix: str | None = None, skip_hid
             if by_fd:
                 os.close(where)
     return found
+
+
+def _denied(unlisted: list[str] | None, exc: OSError, rel: str) -> None:
+    """Note directory ``rel`` in ``unlisted`` when ``exc`` is a permission refused (not a name that vanished)."""
+    if unlisted is not None and isinstance(exc, PermissionError) and rel and rel not in unlisted:
+        unlisted.append(rel)
 
 
 _BY_FD = os.scandir in os.supports_fd and os.open in os.supports_dir_fd and hasattr(os, "O_DIRECTORY")
@@ -102,14 +115,56 @@ def topic_files(root: str | Path) -> dict[str, Signature]:
     This runs before every search (and the prompt hook), so it imports nothing beyond ``os`` until it
     meets a symlink."""
     out: dict[str, Signature] = {}
-    for rel, link, sig in scan(root, "topics", suffix=".md", skip_hidden=True):
+    unlisted: list[str] = []
+    for rel, link, sig in scan(root, "topics", suffix=".md", skip_hidden=True, unlisted=unlisted):
         if link:
             from .layout import resolves_inside
 
             if not resolves_inside(Path(root), rel):
                 continue
         out[rel] = sig
+    if unlisted:
+        out.update(unseen_topics(root, unlisted, out))
     return out
+
+
+# The signature of a topic file inside a folder that cannot be opened: it is there, but cannot be looked at.
+UNSEEN: Signature = (0, 0, 0)
+
+
+def unseen_topics(root: str | Path, unlisted: list[str], seen: Collection[str]) -> dict[str, Signature]:
+    """The committed topic files under the folders of ``unlisted`` (permission denied) that the walk could not
+    see, each with :data:`UNSEEN` as signature: present, not read (the caches serve their last commit and name
+    the folder), never taken for files removed. Reads HEAD's tree only when a folder refused the walk."""
+    folders = tuple(rel + "/" for rel in unlisted if rel == "topics" or rel.startswith("topics/"))
+    if not folders:
+        return {}
+    try:
+        from dulwich.repo import Repo
+
+        repo = Repo(os.fspath(root))
+        paths = [os.fsdecode(entry.path) for entry in
+                 repo.object_store.iter_tree_contents(repo[repo.head()].tree)]  # type: ignore[attr-defined]
+    except Exception:  # noqa: BLE001 - no history to read: nothing is known to be there
+        return {}
+    return {rel: UNSEEN for rel in paths if rel.startswith(folders) and rel.endswith(".md") and rel not in seen
+            and "/." not in rel}
+
+
+def closed_folder(root: str | Path, rel: str) -> str | None:
+    """The first folder above ``rel`` (relative to ``root``) that refuses to be listed or entered (permission
+    denied), or None when every one opens: why a file in it cannot be read."""
+    parts = rel.split("/")
+    for depth in range(1, len(parts)):
+        folder = "/".join(parts[:depth])
+        try:
+            os.listdir(os.path.join(root, folder))
+            os.stat(os.path.join(root, folder, parts[depth]), follow_symlinks=False)
+        except PermissionError:
+            return folder
+        except OSError:
+            return None
+    return None
 
 
 class TreeScan:
@@ -140,12 +195,15 @@ class TreeScan:
         topics: dict[str, Signature] = {}
         sources: dict[str, Signature] = {}
         base = self.root + os.sep
-        for rel, link, sig in scan(self.root, skip=frozenset({".git", ".scriptorium"})):
+        unlisted: list[str] = []
+        for rel, link, sig in scan(self.root, skip=frozenset({".git", ".scriptorium"}), unlisted=unlisted):
             files[rel] = (base + rel if os.sep == "/" else os.path.join(self.root, rel), sig, link)
             if rel.startswith("sources/"):
                 sources[rel] = sig
             elif self._is_topic(rel, link):
                 topics[rel] = sig
+        for rel, sig in unseen_topics(self.root, unlisted, topics).items() if unlisted else ():
+            files[rel], topics[rel] = (os.path.join(self.root, rel), sig, False), sig
         self._topics, self._under["sources/"] = topics, sources
         return files
 

@@ -305,3 +305,66 @@ def test_an_id_also_used_in_another_file_is_named_with_both_places(ws, monkeypat
     duplicate = next(p for p in report["problems"] if p["rule"] == "duplicate-id")
     assert code == 65 and (duplicate["file"], duplicate["line"]) == ("topics/people.md", target.line)
     assert duplicate["message"] == f"block ID ^{target.memory_id} is also at topics/copy.md:{target.line + 2}"
+
+
+def _status(monkeypatch, capsys, state) -> dict:
+    from openprogram_memory.search import cache as search_cache
+    from openprogram_memory.workspace import caches
+
+    caches._CACHES.clear()
+    search_cache.forget()  # a fresh process, as the CLI is
+    monkeypatch.setattr(sys, "argv", ["openprogram", "memory", "status", "--state", str(state), "--json"])
+    with pytest.raises(SystemExit):
+        app_module.main()
+    return json.loads(capsys.readouterr().out)
+
+
+def _denied_for(path, real):
+    """``real`` (a read of ``Path``), refused for ``path`` as a file of mode 000 refuses its reader."""
+    def read(self, *args, **kwargs):
+        if self == path:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real(self, *args, **kwargs)
+    return read
+
+
+def test_a_topic_that_is_not_readable_text_gets_a_fix_that_works_from_check_and_status_alike(
+        ws, tmp_path, monkeypatch, capsys):
+    """Was: `git checkout` for a chmod 000 file (the mode stays), `memory edit` for a file that is not UTF-8 (it
+    opens text only) and a checkout of a file never committed, nothing but [uncommitted] + `memory edit` for a link
+    out of the workspace (PATH_OUTSIDE_WORKSPACE), and "its last committed version" for a link that has none."""
+    from pathlib import Path
+
+    work = ws.root / "topics/work.md"  # chmod 000 (which root would not feel)
+    for name in ("read_bytes", "read_text"):
+        monkeypatch.setattr(Path, name, _denied_for(work, getattr(Path, name)))
+    latin = ws.root / "topics/latin1.md"
+    latin.write_bytes("Café.\n".encode("latin-1"))
+    (tmp_path / "elsewhere.md").write_text("Not memory.\n")
+    (ws.root / "topics/outside.md").symlink_to(tmp_path / "elsewhere.md")
+    (ws.root / "topics/inside.md").symlink_to("people.md")
+    (ws.root / "topics/mynotes.md").write_text("# My notes\n\nA line typed in vim, no citation.\n")
+    code, report = check(monkeypatch, capsys, ws.settings.state_dir)
+    found = {(p["file"], p["rule"]): p["fix"] for p in report["problems"]}
+    assert code == 65 and {("topics/work.md", "unreadable"), ("topics/latin1.md", "encoding"),
+                           ("topics/outside.md", "symlink"), ("topics/inside.md", "symlink")} <= set(found)
+    assert found[("topics/work.md", "unreadable")] == f"let yourself read and write it again: `chmod u+rw {work}`"
+    assert "iconv" in found[("topics/latin1.md", "encoding")] and f"rm {latin}" in found[("topics/latin1.md", "encoding")]
+    assert "replace the link with a real file" in found[("topics/outside.md", "symlink")]
+    for rel in ("topics/latin1.md", "topics/outside.md", "topics/inside.md"):  # no `memory edit` can open them
+        assert "memory edit" not in found[(rel, "uncommitted")] and "checkout" not in found[(rel, "uncommitted")]
+    warnings = _status(monkeypatch, capsys, ws.settings.state_dir)["warnings"]
+    said = {w.split(" ", 1)[0]: w for w in warnings}
+    for (rel, rule), fix in found.items():
+        if rule in ("unreadable", "encoding") or rel == "topics/inside.md" and rule == "symlink":
+            assert said[rel].endswith(" — " + fix), rel  # one wording of the fix
+    assert "search, recall and the core use its last committed version" in said["topics/work.md"]
+    for rel in ("topics/inside.md", "topics/mynotes.md"):  # never committed: nothing of theirs is served
+        assert "left out of memory" in said[rel] and "committed" not in said[rel], rel
+    monkeypatch.setattr(sys, "argv", ["openprogram", "memory", "show", "topics/work.md", "--state",
+                                      str(ws.settings.state_dir), "--json"])
+    with pytest.raises(SystemExit) as exit_:  # was: unexpected error: PermissionError, exit 1
+        app_module.main()
+    shown = json.loads(capsys.readouterr().out)
+    assert exit_.value.code == 65 and shown["code"] == "INVALID_TOPIC_FORMAT"
+    assert shown["details"]["rule"] == "unreadable" and f"chmod u+rw {work}" in shown["message"]

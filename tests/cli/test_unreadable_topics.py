@@ -42,3 +42,53 @@ def test_an_undecodable_topic_is_named_by_status_search_and_show(tmp_path, monke
     (ws.root / "topics/latin1.md").unlink()  # fixed by removing it: the warning goes
     code, status = run(monkeypatch, capsys, "memory", "status", "--state", str(state), "--json")
     assert not any("latin1" in w for w in status["warnings"])
+
+
+def _as_a_user(argv: list[str], state) -> tuple[int, dict]:
+    """``openprogram memory ARGV --json`` in a child process that file modes bind: as root, one without the
+    capabilities that override them (as the person running it would be)."""
+    import os
+    import shutil
+    import subprocess
+
+    prefix: list[str] = []
+    if os.geteuid() == 0:
+        if shutil.which("setpriv") is None:
+            pytest.skip("root ignores file modes, and setpriv is not here to drop that")
+        prefix = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search"]
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    done = subprocess.run([*prefix, sys.executable, "-m", "openprogram_memory", "memory", *argv, "--state",
+                           str(state), "--json"], capture_output=True, text=True, timeout=120, env=env)
+    return done.returncode, json.loads(done.stdout)
+
+
+def test_a_folder_that_cannot_be_opened_is_named_and_its_topics_served_from_their_commit(tmp_path):
+    """``chmod 000 topics/projects``: every verb carries on (was: PermissionError, exit 1), check names the folder
+    and the chmod, status and search still serve what it holds as committed, and nothing is taken for deleted."""
+    state = tmp_path / "state"
+    ws = make_workspace(state)
+    ws.update(changes=[{"path": "topics/bikes.md", "content": record("Dana runs a bike shop.")},
+                       {"path": "topics/projects/billing.md",
+                        "content": record("We use FastAPI for billing.", "openprogram/s1/u3")}])
+    head = ws.log(1)[0]
+    folder = ws.root / "topics/projects"
+    folder.chmod(0)
+    try:
+        code, report = _as_a_user(["check"], state)
+        assert code == 65 and [(p["file"], p["rule"]) for p in report["problems"]] == [
+            ("topics/projects", "unreadable")]
+        assert f"chmod u+rwx {folder}" in report["problems"][0]["fix"]
+        code, status = _as_a_user(["status"], state)
+        assert code == 0 and (status["topics"], status["records"]) == (2, 2)
+        warning = next(w for w in status["warnings"] if w.startswith("topics/projects/ cannot be opened"))
+        assert f"chmod u+rwx {folder}" in warning and "last committed version" in warning
+        code, found = _as_a_user(["search", "FastAPI"], state)
+        assert code == 0 and [hit["topic"] for hit in found["results"]] == ["topics/projects/billing.md"]
+        assert warning in found["warnings"]
+        for verb in (["log"], ["sleep"]):
+            assert _as_a_user(verb, state)[0] == 0, verb
+    finally:
+        folder.chmod(0o700)
+    assert ws.log(1)[0] == head  # nothing adopted as deleted
+    assert _as_a_user(["check"], state) == (0, {"ok": True, "problems": [], "repaired": []})

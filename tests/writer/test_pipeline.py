@@ -239,6 +239,33 @@ def test_a_rule_broken_by_hand_is_not_the_writers_and_the_turns_are_written_once
     assert forced(ws).to_json()["written"] == ["m2"] and marked(store, "s", ws) == {"m1", "m2"}
 
 
+def test_a_topic_that_cannot_be_read_holds_the_turns_and_names_the_file_and_the_chmod(ws, store, fake, monkeypatch):
+    """``chmod 000`` on a topic the writer must change: a stable refusal by file and fix, not an unexpected error."""
+    from pathlib import Path
+
+    chain(store, "s", ["m1"])
+    forced(ws)
+    notes = ws.root / "topics/notes.md"
+    real = Path.read_bytes
+
+    def denied(self):
+        if self == notes:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real(self)
+
+    monkeypatch.setattr(Path, "read_bytes", denied)
+    chain(store, "s", ["m2"], parent="m1")
+    fake.requests.clear()
+    failure = failure_of(lambda: forced(ws))
+    assert failure.code is FailureCode.WRITER_PRECONDITION_FAILED and not failure.retryable
+    assert failure.message.startswith("topics/notes.md cannot be read (Permission denied)")
+    assert f"`chmod u+rw {notes}`" in failure.message and failure.details["file"] == "topics/notes.md"
+    assert [r.stage for r in fake.requests] == ["write"]  # no repair run: the model cannot fix a file mode
+    assert marked(store, "s", ws) == {"m1"}  # the turn stays pending
+    monkeypatch.setattr(Path, "read_bytes", real)  # the person runs the chmod
+    assert forced(ws).to_json()["written"] == ["m2"]
+
+
 def test_rejected_then_valid_succeeds_after_the_repair(ws, store, fake):
     chain(store, "s", ["m1", "m2"])
     fake.queue.extend(["invalid", "valid"])
