@@ -125,8 +125,9 @@ class MemoryWorkspace:
             key = status_key(ws.root, tree_scan)
             memo = memo_facts(ws.root, key, ws.settings["memory.core.budget_tokens"])
         # every file and the git index as a status found them, with no topic differing from the index then: no
-        # edit made outside since (else edited in vim, Obsidian, a sync tool: valid edits land in history)
-        if memo is None and changed_topics(ws, scanned):
+        # edit made outside since (else edited in vim, Obsidian, a sync tool: valid edits land in history). A file
+        # held back and since checked out again differs from nothing: judging no candidate lets it go
+        if memo is None and (changed_topics(ws, scanned) or ws.cache.held):
             ws.recovery_notes += adopt_out_of_band(ws)
         else:
             ws.opened_scan = (scanned, tree_scan, key, memo)

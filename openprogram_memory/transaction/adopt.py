@@ -67,21 +67,28 @@ def judge(ws: "Workspace", candidates: list[str]) -> tuple[list[str], dict[str, 
         left_out = {rel: invalid.get(rel) or held.get(rel) or ws.cache.unreadable.get(rel, "")
                     for rel in candidates if rel not in chosen}
         blocked = {rel: problem for rel in chosen
-                   if (problem := _tree_rule_problem(after, rel) or _moved_out(ws, tree, before, after, rel, left_out))}
+                   if (problem := _tree_rule_problem(after, rel, before)
+                       or _moved_out(ws, tree, before, after, rel, left_out))}
         if not blocked:
             return sorted(chosen), _renames(ws, tree, before, after, held)
         held.update(blocked)
         chosen -= set(blocked)  # (a file left out is held as committed, which may block another: look again)
 
 
-def _tree_rule_problem(tree, rel: str) -> str | None:
+def _tree_rule_problem(tree, rel: str, before) -> str | None:
     """What ``rel`` as ``tree`` holds it (absent: removed) breaks: an ID used twice, a link to nowhere, or a link
-    of another file left dangling; None when nothing."""
+    of another file left dangling; None when nothing. An ID used twice is the fault of the file that took it: one
+    that held it at its last commit (``before``) is not to blame while another file took it since — a record
+    pasted into another topic with its block ID holds back the copy, never the original."""
     from . import validate
 
     if rel in tree.files:
         for violation in itertools.chain(validate.duplicate_id_violations(tree, [rel]),
                                          (v for v in validate.dangling_link_violations(tree) if v.file == rel)):
+            if violation.rule == "duplicate-id" and _kept_while_copied(tree, before, rel, violation.details):
+                continue
+            if violation.rule == "duplicate-id" and (copied := _copied_from(tree, before, rel, violation.details)):
+                return copied
             return f"[{violation.rule}] {violation.message.removeprefix(f'{rel}:{violation.line}: ')}"
     ids = set(tree.files[rel].ids) if rel in tree.files else set()
     for other, summary in sorted(tree.files.items()):
@@ -96,6 +103,33 @@ def _tree_rule_problem(tree, rel: str) -> str | None:
         if violation.file != rel and _names(violation.details.get("note"), rel):
             return f"[dangling-link] {violation.file} links [[{violation.details['note']}]], which this edit breaks"
     return None
+
+
+def _kept_while_copied(tree, before, rel: str, details: dict) -> bool:
+    """Whether the block ID of a ``duplicate-id`` violation of ``rel`` (``details``) was ``rel``'s at its last
+    commit, and another file that holds it now did not hold it then: that file took it, ``rel`` only kept it."""
+    block_id = details.get("block_id")
+    if block_id is None or details.get("line") is not None or not _held_in(before, rel, block_id):
+        return False  # (a line: twice in this very file)
+    return any(not _held_in(before, other, block_id) for other in tree.id_files().get(block_id, ()) if other != rel)
+
+
+def _copied_from(tree, before, rel: str, details: dict) -> str | None:
+    """The problem of ``rel`` when it took a block ID another file held at its last commit (a record pasted with
+    its ID), naming that file and the fix; None for any other ID used twice."""
+    block_id = details.get("block_id")
+    if block_id is None or details.get("line") is not None or _held_in(before, rel, block_id):
+        return None
+    original = next((other for other in tree.id_files().get(block_id, ())
+                     if other != rel and _held_in(before, other, block_id)), None)
+    if original is None:
+        return None
+    return (f"[duplicate-id] block ID ^{block_id} is already in {original}, which held it first: a copy of its "
+            f"record keeps one ID in two files; give the copy here a new block ID or remove it")
+
+
+def _held_in(tree, rel: str, block_id: str) -> bool:
+    return rel in tree.files and block_id in tree.files[rel].ids
 
 
 def _renames(ws: "Workspace", tree, before, after, held: dict[str, str]) -> dict[str, str]:

@@ -123,12 +123,17 @@ def _tree_rules(ws: "Workspace", tree: "TreeState") -> Iterator[Problem]:
     unique within a file, and a citation whose archived message is gone, are rules of the file alone, reported
     with its other rules: a file that breaks one is served from its last commit.)"""
     id_files = tree.id_files()
+    held = getattr(ws.cache, "held", {})
     for block_id, where in sorted(id_files.items()):
         files = list(dict.fromkeys(where))  # (twice in one file is that file's own rule)
         if len(files) > 1:
-            first, here = (tree.files[rel].by_id[block_id].line for rel in files[:2])
-            yield Problem(files[1], here, "duplicate-id", f"block ID ^{block_id} is also at {files[0]}:{first}",
-                          f"keep one: `openprogram memory edit {files[1]}` (git history has both versions)")
+            # the file held back for it took the ID (a record pasted with its ID): the copy is named, not the original
+            copy = next((rel for rel in files if rel in held), files[1])
+            original = next(rel for rel in files if rel != copy)
+            first, here = (tree.files[rel].by_id[block_id].line for rel in (original, copy))
+            yield Problem(copy, here, "duplicate-id", f"block ID ^{block_id} is also at {original}:{first}",
+                          f"keep one: give the copy a new block ID or remove it with `openprogram memory edit {copy}` "
+                          "(git history has both versions)")
     dangling = list(validate.dangling_link_violations(tree))
     if not dangling:
         return

@@ -478,8 +478,13 @@ class TopicCache:
         outside the product breaks a record rule — of its last committed version (architecture §15): text
         that was never validated never reaches an agent. None when there is no valid version to serve."""
         summary = summarize(rel, text, self.sources)
-        problem = self._first_violation(summary) or self.held.get(rel)
+        broken = self._first_violation(summary)
+        problem = broken or self.held.get(rel)
         if problem is None:
+            self.invalid.pop(rel, None)
+            return summary
+        if not broken and committed_text(self.root, rel) == text:  # held, but as committed now (checked out
+            # again): nothing held back
             self.invalid.pop(rel, None)
             return summary
         self.invalid[rel] = problem

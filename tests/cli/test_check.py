@@ -303,8 +303,8 @@ def test_an_id_also_used_in_another_file_is_named_with_both_places(ws, monkeypat
     target = next(r for r in ws.records() if r.topic == "topics/people.md")
     code, report = check(monkeypatch, capsys, ws.settings.state_dir)
     duplicate = next(p for p in report["problems"] if p["rule"] == "duplicate-id")
-    assert code == 65 and (duplicate["file"], duplicate["line"]) == ("topics/people.md", target.line)
-    assert duplicate["message"] == f"block ID ^{target.memory_id} is also at topics/copy.md:{target.line + 2}"
+    assert code == 65 and (duplicate["file"], duplicate["line"]) == ("topics/copy.md", target.line + 2)  # the copy
+    assert duplicate["message"] == f"block ID ^{target.memory_id} is also at topics/people.md:{target.line}"
 
 
 def _status(monkeypatch, capsys, state) -> dict:
