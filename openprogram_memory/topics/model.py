@@ -59,6 +59,14 @@ class Code(Block):
 
 
 @dataclass
+class Frontmatter(Block):
+    """YAML properties between ``---`` lines at the very top (Obsidian's Properties): kept byte for byte, exempt
+    from record rules; nothing is ever placed before it."""
+
+    kind = "frontmatter"
+
+
+@dataclass
 class Paragraph(Block):
     """Prose. ``ids`` are trailing block IDs; ``body`` is the text before them."""
 
@@ -206,11 +214,21 @@ def parse_topic(text: str, path: str) -> TopicDoc:
     raw = text[:-1] if trailing else text
     lines = raw.split("\n") if raw else []
     blocks: list[Block] = []
-    i = 0
+    i = _frontmatter_end(lines)
+    if i:
+        blocks.append(Frontmatter(lines=lines[:i], line=1))
     while i < len(lines):
         block, i = _next_block(lines, i)
         blocks.append(block)
     return TopicDoc(path=path, blocks=blocks, trailing_newline=trailing)
+
+
+def _frontmatter_end(lines: list[str]) -> int:
+    """Where a frontmatter block that opens the file ends (exclusive): a first line ``---`` closed by a later
+    ``---`` or ``...``; 0 when the file does not open with one."""
+    if not lines or lines[0].rstrip() != "---":
+        return 0
+    return next((end + 1 for end in range(1, len(lines)) if lines[end].rstrip() in ("---", "...")), 0)
 
 
 def _next_block(lines: list[str], start: int) -> tuple[Block, int]:

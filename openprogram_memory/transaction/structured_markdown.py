@@ -11,7 +11,7 @@ import posixpath
 import re
 from dataclasses import dataclass
 
-from ..topics.model import LINK_RE, Blank, Block, Definition, Heading, SourceLink, TopicDoc
+from ..topics.model import LINK_RE, Blank, Block, Definition, Frontmatter, Heading, SourceLink, TopicDoc
 from ..workspace.caches import resolve_relative
 
 
@@ -154,8 +154,11 @@ def ensure_chain(doc: TopicDoc, headings: tuple[str, ...]) -> int:
 
 
 def direct_region(doc: TopicDoc, heading_index: int) -> tuple[int, int]:
-    """Blocks directly under a heading (up to the next heading of any level)."""
+    """Blocks directly under a heading (up to the next heading of any level); under no heading (-1), those
+    after the frontmatter (nothing goes before it)."""
     start = heading_index + 1
+    if heading_index < 0 and doc.blocks and isinstance(doc.blocks[0], Frontmatter):
+        start = 1
     end = start
     while end < len(doc.blocks) and not isinstance(doc.blocks[end], Heading):
         end += 1

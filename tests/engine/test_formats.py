@@ -32,7 +32,11 @@ code ^notanid
 """
 
 
-@pytest.mark.parametrize("text", [REFERENCE, REFERENCE.rstrip("\n"), "", "\n\n", "no newline", "# Only\n\n\n\ntext\n"])
+FRONTMATTER = "---\ntags: [shop, people]\naliases:\n  - Dave R.\n\ncreated: 2024-03-01\n---\n"
+
+
+@pytest.mark.parametrize("text", [REFERENCE, REFERENCE.rstrip("\n"), "", "\n\n", "no newline", "# Only\n\n\n\ntext\n",
+                                  FRONTMATTER + REFERENCE, FRONTMATTER + "\n" + REFERENCE, FRONTMATTER])
 def test_parse_render_is_byte_stable(text):
     assert parse_topic(text, "topics/people/dave.md").render() == text
 
@@ -49,6 +53,16 @@ def test_parse_model():
     assert defs["e-1"].legacy and defs["e-1"].time == "2024-03"
     assert [s.label for s in defs["e-2"].sources] == ["a", "b"]
     assert "^notanid" not in doc.block_ids()
+
+
+def test_frontmatter_opening_a_file_is_one_block_and_no_record():
+    """Obsidian's Properties (YAML between ``---`` lines at the very top) are kept as one block, like a heading:
+    no paragraph, no record, whatever the YAML holds (a blank line, a ``key: value`` that reads as prose)."""
+    doc = parse_topic(FRONTMATTER + REFERENCE, "topics/people/dave.md")
+    assert doc.blocks[0].kind == "frontmatter" and doc.blocks[0].text + "\n" == FRONTMATTER
+    assert [p.line for p in doc.paragraphs()] == [p.line + 7 for p in parse_topic(REFERENCE, "x").paragraphs()]
+    for not_frontmatter in ("# Dave\n---\ntags: x\n---\n", "---\ntags: x\n"):  # not at the top; never closed
+        assert all(b.kind != "frontmatter" for b in parse_topic(not_frontmatter, "x").blocks)
 
 
 def test_identity_derivations():

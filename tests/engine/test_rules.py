@@ -50,6 +50,23 @@ def test_uncited_text_rejected_even_under_an_otherwise_empty_heading(ws):
              changes=[{"path": "topics/new.md", "content": "# New\n\n## Empty\n\nJust prose.\n"}])
 
 
+FRONTMATTER = "---\ntags: [people]\naliases:\n  - Dana B.\n---\n"
+
+
+def test_frontmatter_is_kept_byte_for_byte_and_records_go_after_it(ws):
+    """Obsidian's Properties at the top of a topic are no record and break no rule; a record created under no
+    heading (at the start or the end) goes after them, never before (the file would lose its properties)."""
+    path = "topics/people/dana.md"
+    ws.update(changes=[{"path": path, "content": FRONTMATTER + ws.read_topic(path)}])
+    for position in ("start", "end"):
+        ws.update(memory_changes=[{"op": "create_record", "content": f"Dana opens at nine ({position}).",
+                                   "time": "2026-08-10", "sources": [{"source": "openprogram/s1/u2", "label": "hours"}],
+                                   "destination": {"topic_path": path, "headings": [], "position": position}}])
+    text = ws.read_topic(path)
+    assert text.startswith(FRONTMATTER + "\nDana opens at nine (start).") and "Dana opens at nine (end)." in text
+    assert "Dana runs a bike shop." in text
+
+
 def test_dangling_link(ws):
     text = "# Notes\n\n" + record("See [shop](people/dana.md#^deadbeef) for details.")
     failure = rejected(ws, FailureCode.INVALID_TOPIC_FORMAT, changes=[{"path": "topics/notes.md", "content": text}])

@@ -240,6 +240,19 @@ def test_merging_near_duplicates_keeps_the_richer_wording(tmp_path):
     assert ws.get(newer)["memory_id"] == ws.get(older)["memory_id"] == kept.memory_id
 
 
+def test_a_merge_keeps_the_properties_at_the_top_of_the_file(tmp_path):
+    """Obsidian's Properties (YAML frontmatter) are the person's: sleep rewrites the records under them, byte for
+    byte leaving them where they are."""
+    ws = workspace(tmp_path / "state")
+    sources = archive(ws, 2)
+    _two_wordings_of_where_dana_lives(ws, sources)
+    properties = "---\ntags: [people]\ncssclasses:\n  - wide\n---\n"
+    notes = ws.root / "topics/notes.md"
+    ws.update(changes=[{"path": "topics/notes.md", "content": properties + notes.read_text()}])
+    assert reorganize(ws, now=NOW)["merged"] == 1
+    assert notes.read_text().startswith(properties + "\n# Notes\n") and len(ws.records()) == 1  # (blank: canonical)
+
+
 def test_a_wikilink_to_a_merged_duplicate_names_the_kept_record(tmp_path):
     """Obsidian reads only a record's last block ID, so a wikilink to a duplicate the organizer merges away
     (its ID now an alias) is pointed at the kept record's ID, the note and label as written."""
