@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from ..tokens import count_tokens
 from ..topics.model import Heading, Paragraph
+from ..topics.wikilinks import WikilinkIndex
 from ..workspace.layout import CORE_RENDER, CORE_TOPIC, RECENT, RELATIONS, TIMELINE
 from ..workspace.caches import FileSummary, RecordInfo, TreeState, register_index
 
@@ -249,7 +250,9 @@ def recent_events(tree: TreeState, created_order: dict[str, int], limit: int) ->
     return "".join(line + "\n" for line in lines)
 
 
-register_index("link-targets", lambda summary: [block_id for _topic, block_id, _line, _id in summary.link_targets])
+register_index("link-targets", lambda summary: [
+    *(block_id for _topic, block_id, _line, _id in summary.link_targets),
+    *(block_id for _note, block_id, _line in summary.wikilink_targets if block_id)])
 
 
 def relations(tree: TreeState) -> str:
@@ -271,7 +274,7 @@ def _relations_kept(tree: TreeState) -> str | None:
     views, old, new = tree.derived_from
     kept = views.get("relations")
     changed = [*old, *new]
-    if kept is None or any(summary.link_targets for summary in changed):
+    if kept is None or any(summary.link_targets or summary.wikilink_targets for summary in changed):
         return None
     targets = tree.index("link-targets")
     if any(block_id in targets for summary in changed for block_id in summary.ids):
@@ -282,8 +285,12 @@ def _relations_kept(tree: TreeState) -> str | None:
 def _relations(tree: TreeState) -> str:
     outbound: dict[str, set[str]] = {}
     backlinks: dict[str, set[str]] = {}
+    names = WikilinkIndex(tree.files) if any(summary.wikilink_targets for summary in tree.files.values()) else None
     for summary in tree.files.values():
-        for topic, block_id, _line, memory_id in summary.link_targets:  # (not the records: a file unread stays so)
+        links = [(topic, block_id, memory_id) for topic, block_id, _line, memory_id in summary.link_targets]
+        if names is not None:
+            links += _wikilinks_to_records(names, summary)
+        for topic, block_id, memory_id in links:  # (not the records: a file unread stays so)
             outbound.setdefault(memory_id, set()).add(f"{topic}#^{block_id}")
             target = tree.find(block_id)
             if target is not None:
@@ -293,6 +300,18 @@ def _relations(tree: TreeState) -> str:
         "outbound": {k: sorted(v) for k, v in sorted(outbound.items())},
     }
     return json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
+
+
+def _wikilinks_to_records(names: WikilinkIndex, summary: FileSummary) -> list[tuple[str, str, str]]:
+    """``(target topic, block id, ID of the linking record)`` of every wikilink of a record of ``summary`` to a
+    record (``[[people#^id]]``, an embed too), resolved by note name (``names``) as Obsidian does; one that does
+    not resolve, or that a line which is no record holds, links no record."""
+    wanted = [(note, block_id, line) for note, block_id, line in summary.wikilink_targets if block_id]
+    if not wanted:
+        return []
+    by_line = {record.line: record.memory_id for record in summary.records}
+    return [(topic, block_id, by_line[line]) for note, block_id, line in wanted
+            if line in by_line and (topic := names.resolve(note, summary.path)) is not None]
 
 
 def derived_views(tree: TreeState, created_order: dict[str, int], budget: int, recent_limit: int,

@@ -232,3 +232,38 @@ def test_relations_json_stays_what_the_whole_tree_gives_through_edits_that_do_an
     ws.update(memory_changes=[{"op": "delete_record", "memory_id": menu}])
     assert tea not in on_disk_is_whole()["backlinks"]  # the link went with its record
     assert target in on_disk_is_whole()["backlinks"]
+
+
+def test_wikilinks_to_records_are_relations_like_markdown_links(tmp_path):
+    """An Obsidian wikilink (``[[people#^id]]``, an embed ``![[…]]`` too) from a record to a record is an outbound
+    link and a backlink in relations.json, as ``[text](people.md#^id)`` is, through the edits that carry the view
+    from tree to tree: the linked record merged into another is listed under its new memory id."""
+    import re
+
+    from openprogram_memory.views.derived import _relations
+    from openprogram_memory.workspace.caches import TreeState
+
+    ws = make_workspace(tmp_path / "state")
+
+    def on_disk_is_whole():
+        text = (ws.root / "relations.json").read_text()
+        assert text == _relations(TreeState(dict(ws.cache.snapshot().files)))
+        return json.loads(text)
+
+    ws.update(changes=[{"path": "topics/people.md", "content": record("Dana runs a bike shop.")}])
+    target = ws.records()[0].memory_id
+    ws.update(changes=[{"path": "topics/work/menu.md", "content": record(
+        f"The shop ([[people#^{target}|Dana's]]) sells tea, see ![[People#^{target}]].", "openprogram/s1/u3")}])
+    menu = next(r.memory_id for r in ws.records() if "tea" in r.content)
+    assert on_disk_is_whole() == {"backlinks": {target: [menu]}, "outbound": {menu: [f"topics/people.md#^{target}"]}}
+    ws.update(changes=[{"path": "topics/people.md", "content": ws.read_topic("topics/people.md")
+                        + "\n" + record("Dana also fixes kites.", "openprogram/s1/u2", label="e9")}])
+    kites = next(r.memory_id for r in ws.records() if "kites" in r.content)
+    people = ws.read_topic("topics/people.md")
+    labels = re.findall(r"^(\[\^[^\]]+\]):", people, re.M)
+    notes = "\n".join(line for line in people.splitlines() if line.startswith("[^"))
+    merged = f"Dana runs a bike shop and fixes kites.{labels[0]}{labels[1]} ^{target} ^{kites}\n\n{notes}\n"
+    ws.update(changes=[{"path": "topics/people.md", "content": merged}], base_revision=ws.revision())
+    assert on_disk_is_whole()["backlinks"] == {kites: [menu]}  # menu.md unchanged: the view is not carried
+    ws.update(memory_changes=[{"op": "delete_record", "memory_id": menu}])
+    assert on_disk_is_whole() == {"backlinks": {}, "outbound": {}}
