@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import itertools
 import posixpath
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Mapping
 
 from ..failures import MemoryFailure
 from .gitindex import index_key, read_stats
@@ -105,7 +105,7 @@ def _tree_rule_problem(tree, rel: str, before) -> str | None:
     return None
 
 
-def _kept_while_copied(tree, before, rel: str, details: dict) -> bool:
+def _kept_while_copied(tree, before, rel: str, details: Mapping[str, Any]) -> bool:
     """Whether the block ID of a ``duplicate-id`` violation of ``rel`` (``details``) was ``rel``'s at its last
     commit, and another file that holds it now did not hold it then: that file took it, ``rel`` only kept it."""
     block_id = details.get("block_id")
@@ -114,7 +114,7 @@ def _kept_while_copied(tree, before, rel: str, details: dict) -> bool:
     return any(not _held_in(before, other, block_id) for other in tree.id_files().get(block_id, ()) if other != rel)
 
 
-def _copied_from(tree, before, rel: str, details: dict) -> str | None:
+def _copied_from(tree, before, rel: str, details: Mapping[str, Any]) -> str | None:
     """The problem of ``rel`` when it took a block ID another file held at its last commit (a record pasted with
     its ID), naming that file and the fix; None for any other ID used twice."""
     block_id = details.get("block_id")
