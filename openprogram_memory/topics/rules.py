@@ -19,6 +19,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 from ..failures import FailureCode, MemoryFailure
 from .model import CITATION_RE, Definition, TopicDoc
 from .normalize import valid_time
+from .wikilinks import only_wikilinks
 
 AnchorLookup = Callable[[str, str], Any]
 
@@ -103,6 +104,8 @@ def _paragraph_violations(doc: TopicDoc, definitions: Mapping[str, Definition], 
     for paragraph in doc.paragraphs():
         line, citations = paragraph.line, paragraph.citations
         if not paragraph.ids:
+            if not citations and only_wikilinks(paragraph):
+                continue  # a view of other records (an embed): its links are checked as links
             if not citations:
                 yield _violation(doc.path, line, "uncited-text", "text without a citation: every record needs "
                                  "evidence ([^e…] with a source) and a ^block-id")

@@ -29,6 +29,7 @@ from .model import Paragraph
 
 # ![[…]] (an embed) links too; the label after | and a \| escaped in a table cell are not part of the target
 WIKILINK_RE = re.compile(r"\[\[([^\[\]|]*?)\\?(?:\|[^\[\]]*)?\]\]")
+_EMBED_OR_LINK_RE = re.compile("!?" + WIKILINK_RE.pattern)
 _ATTACHMENT_RE = re.compile(r"\.(?!md$)[A-Za-z0-9]{1,5}$")
 VAULT = "topics/"
 
@@ -48,6 +49,16 @@ def wikilinks(paragraph: Paragraph) -> list[tuple[str, str | None]]:
         block_id = fragment[1:].strip() if fragment.startswith("^") else None
         out.append((note, block_id or None))
     return out
+
+
+def only_wikilinks(paragraph: Paragraph) -> bool:
+    """Whether ``paragraph`` (one without a block ID) is nothing but wikilinks to notes or records, each perhaps
+    an embed (``![[postgres-cluster#^2ac572b6]]`` on its own line): a view of other records, not a claim, so
+    exempt from the record rules like a heading; its links must resolve like any other (an attachment's are not
+    read, so a line of those is not one)."""
+    links = wikilinks(paragraph)
+    return (bool(links) and len(links) == len(WIKILINK_RE.findall(paragraph.body))
+            and not _EMBED_OR_LINK_RE.sub("", paragraph.body).strip())
 
 
 class WikilinkIndex:

@@ -114,6 +114,27 @@ def test_a_dangling_wikilink_is_refused_like_a_dangling_link(ws, link):
     assert link.lstrip("!").split("|")[0].removesuffix("]]") in failure.message
 
 
+def test_a_line_of_embeds_or_wikilinks_only_is_a_view_not_a_record_and_its_links_must_resolve(ws):
+    """Obsidian's ``![[note#^id]]`` on a line of its own shows another record: no claim, so no citation or
+    block ID is asked of it (like a heading); its links are checked like any wikilink, and follow a move."""
+    target = ids_of(ws, "topics/people/dana.md")[0]
+    view = f"![[dana#^{target}]]\n\n[[billing]] ![[people/dana#^{target}|shop]]"
+    ws.update(changes=[{"path": "topics/notes.md", "content": "# Notes\n\n" + view + "\n\n" + record("Tea at four.")}])
+    assert view in ws.read_topic("topics/notes.md") and len(ws.tree().files["topics/notes.md"].records) == 1
+    ws.update(memory_changes=[{"op": "move_records", "memory_ids": [target], "destination": {
+        "topic_path": "topics/people/shop.md", "headings": ["Shop"], "position": "end"}}])
+    assert f"![[shop#^{target}]]" in ws.read_topic("topics/notes.md")  # (the product's move keeps it resolving)
+    failure = rejected(ws, FailureCode.INVALID_TOPIC_FORMAT, changes=[
+        {"path": "topics/more.md", "content": "# More\n\n![[dana#^deadbeef]]\n"}])
+    assert (failure.details["rule"], failure.details["line"]) == ("dangling-link", 3)
+    failure = rejected(ws, FailureCode.INVALID_TOPIC_FORMAT, changes=[
+        {"path": "topics/more.md", "content": f"# More\n\nDana is great: ![[shop#^{target}]]\n"}])
+    assert (failure.details["rule"], failure.details["line"]) == ("uncited-text", 3)  # a claim beside it: a record
+    failure = rejected(ws, FailureCode.INVALID_TOPIC_FORMAT, changes=[
+        {"path": "topics/more.md", "content": f"# More\n\n![[shop#^{target}]] ![[photo.png]]\n"}])
+    assert failure.details["rule"] == "uncited-text"  # an attachment is not read, so nothing would check it
+
+
 def test_an_edit_that_breaks_a_wikilink_of_another_file_is_refused(ws):
     """Deleting the note or record a wikilink names, or adding a note with a shorter path for its name (Obsidian
     then resolves the link to that one), breaks the link: refused, as for a markdown link."""
