@@ -87,14 +87,16 @@ _LEFTOVER_SUFFIXES = ("~", ".swp", ".swo")
 def is_memory_file(rel: str) -> bool:
     """Whether ``rel`` (relative, ``/`` separators) is a file the product owns and reads: a topic
     (``topics/**/*.md``), an archive file under ``sources/``, a derived view. Hidden names at any depth and
-    editor leftovers are not, wherever they sit: they are never reported, committed or read as memory."""
-    parts = rel.split("/")
-    name = parts[-1]
-    if any(part.startswith(".") for part in parts) or name in _LEFTOVER_NAMES or name.endswith(_LEFTOVER_SUFFIXES):
+    editor leftovers are not, wherever they sit: they are never reported, committed, read as memory or part of
+    the revision. (String tests, no split: the revision asks this of every file before each transaction.)"""
+    if rel.startswith(".") or "/." in rel:
         return False
-    if parts[0] == TOPICS:
-        return len(parts) > 1 and name.endswith(".md")
-    return (parts[0] in (SOURCES, TIMELINE) and len(parts) > 1) or rel in DERIVED_FILES
+    name = rel[rel.rfind("/") + 1:]
+    if name in _LEFTOVER_NAMES or name.endswith(_LEFTOVER_SUFFIXES):
+        return False
+    if rel.startswith(TOPICS + "/"):
+        return name.endswith(".md")
+    return rel.startswith((SOURCES + "/", TIMELINE + "/")) or rel in DERIVED_FILES
 
 
 def resolves_inside(root: Path, rel: str) -> bool:

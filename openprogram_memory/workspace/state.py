@@ -22,7 +22,7 @@ from typing import Iterator
 
 from ..failures import FailureCode, MemoryFailure
 from ..fsutil import FileLock, atomic_write_text, ensure_dir, read_json
-from .layout import RUNTIME, Layout
+from .layout import RUNTIME, Layout, is_memory_file
 from .scan import TreeScan
 
 RUNTIME_VERSION = 2  # 2: the creation order as one string (1: a list)
@@ -278,13 +278,15 @@ REVISION_KEY = "revision"  # the manifest's: the last revision computed, with th
 
 
 def revision_files(root: Path, tree_scan: "TreeScan | None" = None) -> dict[str, tuple[str, tuple[int, int, int], bool]]:
-    """What a revision covers: ``tree_scan``'s files (when None, a stat pass: the last one brought up to date
-    where a running watch vouches for it) and ``runtime.json``."""
+    """What a revision covers: ``tree_scan``'s memory files (when None, a stat pass: the last one brought up to
+    date where a running watch vouches for it) and ``runtime.json``. What an editor or vault app leaves beside
+    them (``.x.md.swp``, ``.obsidian/``, ``.DS_Store``) is not memory (:func:`~.layout.is_memory_file`, the
+    rule adoption uses): it moves no revision, so it never fails a compare-and-set."""
     if tree_scan is None:
         from . import watch
 
         tree_scan = watch.tree_scan(root, keep=False)
-    files = dict(tree_scan.files)
+    files = {rel: entry for rel, entry in tree_scan.files.items() if is_memory_file(rel)}
     runtime = os.path.join(os.fspath(root), RUNTIME)
     try:
         st = os.stat(runtime)
@@ -345,7 +347,7 @@ class RevisionCache:
     def revision(self, root: Path, tree_scan: "TreeScan | None" = None) -> str:
         """First 32 hex of sha256 over sorted ``(relpath \\0 sha256-hex(bytes) \\n)``.
 
-        Every file except ``.git/`` and ``.scriptorium/``, but including
+        Every memory file (:func:`revision_files`: not ``.git/``, ``.scriptorium/`` or editor leftovers), and
         ``.scriptorium/runtime.json``; a symlink counts as its target text.
         A fresh process starts from the digests the manifest kept, so it
         hashes only files that changed since (architecture §2.5). ``tree_scan``: the transaction's own stat
