@@ -8,7 +8,10 @@ import typer
 from rich.markup import escape
 
 from .common import JsonOption, StateOption, memory_settings, open_workspace
-from .output import console, emit, reporting
+from .output import console, deferred_interrupt, emit, err_console, reporting
+
+SYNC_BOUNDARY = "this merge (one transaction)"
+SYNC_STOPPED = "stopped by Ctrl-C after the merge, which is one transaction: it is installed and committed"
 
 
 def sync(
@@ -17,16 +20,21 @@ def sync(
     state: Optional[str] = StateOption,
     json: bool = JsonOption,
 ) -> None:
-    """Merge memory with a git remote by record identity, then push (conversations stay local)."""
+    """Merge memory with a git remote by record identity, then push (conversations stay local).
+
+    Ctrl-C while the remote is fetched stops at once, nothing changed; once a merge is being installed it
+    finishes first (as for apply and sleep), the answer is printed and says so, and the push is left to the next
+    sync (exit 130)."""
     with reporting(json):
         from ..sync import sync as run_sync
 
         ws = open_workspace(memory_settings(state))
-        result = run_sync(ws, remote)
+        result = run_sync(ws, remote, installing=lambda: deferred_interrupt(SYNC_BOUNDARY))
 
         def human() -> None:
             what = "merged" if result["merged"] else "nothing new from the remote"
-            pushed = "pushed" if result["pushed"] else "remote already current"
+            pushed = "pushed" if result["pushed"] else "not pushed" if result.get("interrupted") else \
+                "remote already current"
             console.print(f"Synced with {escape(result['remote'])}: {what}; {pushed}; revision {result['revision']}")
             for conflict in result["conflicts"]:
                 other = conflict["other_memory_id"]
@@ -34,6 +42,10 @@ def sync(
                               f"{conflict['kept']} version" + (f", the other is ^{other}" if other else ""))
 
         emit(result, json, human)
+    if result.get("interrupted"):
+        err_console.print(SYNC_STOPPED + ("" if result["pushed"] else
+                                          "; not pushed: `openprogram memory sync` again pushes it"))
+        raise typer.Exit(130)
 
 
 def register(memory_app: typer.Typer) -> None:

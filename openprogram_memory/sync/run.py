@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Any
+from contextlib import ExitStack
+from typing import TYPE_CHECKING, Any, Callable, ContextManager
 
 from ..config import write_config_value
 from ..failures import FailureCode, MemoryFailure
@@ -33,10 +34,14 @@ _USAGE = {FailureCode.READ_ONLY_PATH, FailureCode.PATH_OUTSIDE_WORKSPACE, Failur
 
 
 def sync(ws: "MemoryWorkspace", remote: str | None = None, *, attempts: int = ATTEMPTS,
-         before_push=None) -> dict[str, Any]:
+         before_push=None, installing: Callable[[], ContextManager[Callable[[], bool]]] | None = None,
+         ) -> dict[str, Any]:
     """Merge with the remote and push the result; the JSON result of ``memory sync``.
 
     ``before_push`` (tests) runs after each local install, before the push.
+    ``installing`` (the CLI: Ctrl-C deferred) is entered when a merge begins to be installed and held to the
+    end: what it yields says whether a stop was asked, and then the sync stops once the merge is installed and
+    committed, before the push (``"interrupted": true``; a rerun pushes). Before it, nothing is changed.
     """
     if remote is not None and not remote.strip():
         raise MemoryFailure(FailureCode.INVALID_ARGUMENT,
@@ -49,34 +54,49 @@ def sync(ws: "MemoryWorkspace", remote: str | None = None, *, attempts: int = AT
                             "(or set memory.sync.remote)")
     out: dict[str, Any] = {"ok": True, "remote": url, "fetched": False, "pushed": False, "merged": False,
                            "conflicts": []}
-    for _attempt in range(attempts):
-        remote_head = transport.fetch(ws.root, url, lambda: write_lock(ws.layout, LOCK_TIMEOUT))
-        if remote and remote != ws.settings["memory.sync.remote"]:
-            write_config_value(ws.settings.state_dir, "memory.sync.remote", remote)
-        step = integrate(ws, remote_head)
-        out["fetched"] |= step["fetched"]
-        out["merged"] |= step["merged"]
-        out["conflicts"].extend(c for c in step["conflicts"] if c not in out["conflicts"])
-        if before_push is not None:
-            before_push()
-        local_head = head_id(ws.root)
-        try:
-            if local_head is not None:
-                out["pushed"] |= transport.push(ws.root, url, remote_head, local_head)
-            break
-        except transport.PushRejected:
-            continue
-    else:
-        raise MemoryFailure(FailureCode.CONCURRENT_UPDATE,
-                            f"the remote moved during each of {attempts} sync attempts; run sync again",
-                            retryable=True, details={"remote": url})
+    with ExitStack() as held:
+        stop_asked: list[Callable[[], bool]] = []
+
+        def begin_install() -> None:
+            if installing is not None and not stop_asked:
+                stop_asked.append(held.enter_context(installing()))
+
+        for _attempt in range(attempts):
+            if stop_asked and stop_asked[0]():
+                break  # (a retry after a rejected push: what the last attempt installed stays, unpushed)
+            remote_head = transport.fetch(ws.root, url, lambda: write_lock(ws.layout, LOCK_TIMEOUT))
+            if remote and remote != ws.settings["memory.sync.remote"]:
+                write_config_value(ws.settings.state_dir, "memory.sync.remote", remote)
+            step = integrate(ws, remote_head, begin_install)
+            out["fetched"] |= step["fetched"]
+            out["merged"] |= step["merged"]
+            out["conflicts"].extend(c for c in step["conflicts"] if c not in out["conflicts"])
+            if stop_asked and stop_asked[0]():
+                break
+            if before_push is not None:
+                before_push()
+            local_head = head_id(ws.root)
+            try:
+                if local_head is not None:
+                    out["pushed"] |= transport.push(ws.root, url, remote_head, local_head)
+                break
+            except transport.PushRejected:
+                continue
+        else:
+            raise MemoryFailure(FailureCode.CONCURRENT_UPDATE,
+                                f"the remote moved during each of {attempts} sync attempts; run sync again",
+                                retryable=True, details={"remote": url})
+        if stop_asked and stop_asked[0]():
+            out["interrupted"] = True
     out["revision"] = REVISIONS.revision(ws.root)
     out["commit"] = head_id(ws.root)
     return out
 
 
-def integrate(ws: "MemoryWorkspace", remote_head: str | None) -> dict[str, Any]:
-    """Bring the fetched commit into the local tree (under the write lock)."""
+def integrate(ws: "MemoryWorkspace", remote_head: str | None,
+              begin_install: Callable[[], None] | None = None) -> dict[str, Any]:
+    """Bring the fetched commit into the local tree (under the write lock); ``begin_install`` is called once
+    there is something to merge, before the transaction that installs it begins."""
     report: dict[str, Any] = {"fetched": False, "merged": False, "conflicts": []}
     if remote_head is None:
         return report
@@ -85,6 +105,8 @@ def integrate(ws: "MemoryWorkspace", remote_head: str | None) -> dict[str, Any]:
     if local_head == remote_head or (local_head and _is_ancestor(repo, remote_head, local_head)):
         return report
     report["fetched"] = True
+    if begin_install is not None:
+        begin_install()
     state: dict[str, Any] = {}
 
     def edit(staging) -> None:

@@ -117,3 +117,99 @@ def test_a_sync_refused_by_a_held_deletion_gives_the_fix_check_gives_not_an_edit
     assert refusal["message"].startswith("topics/people.md ") and deleted.fix in refusal["message"]
     assert "memory edit topics/people.md" not in refusal["message"]
     assert memory_files(a) == before and not (a.root / "topics/people.md").exists()
+
+
+def _ahead(tmp_path):
+    """A remote one record ahead of machine b (which has a record of its own): b's next sync merges."""
+    remote, a, b = bare_remote(tmp_path), machine(tmp_path, "a"), machine(tmp_path, "b")
+    add(a, "topics/dana.md", "Dana runs a bike shop.")
+    for ws in (a, b):
+        assert _sync_json(ws, remote)[0] == 0
+    add(a, "topics/dana.md", "Dana opens at nine.", "openprogram/s1/u2")
+    assert _sync_json(a, remote)[0] == 0
+    add(b, "topics/work.md", "Dana uses FastAPI for billing.", "openprogram/s1/u3")
+    return remote, b
+
+
+def _sync_with_ctrl_c(monkeypatch, capsys, module, name: str, remote: str, ws, after: bool = False):
+    """``memory sync --json`` through the Typer app, with Ctrl-C pressed inside ``module.name`` (before or after
+    it runs), as the apply and sleep Ctrl-C tests press it; (exit code, stdout, stderr)."""
+    import os
+    import signal
+    import sys
+
+    import pytest
+
+    from openprogram_memory.cli import app as app_module
+
+    real = getattr(module, name)
+
+    def pressed(*args, **kwargs):
+        if not after:
+            os.kill(os.getpid(), signal.SIGINT)
+        out = real(*args, **kwargs)
+        if after:
+            os.kill(os.getpid(), signal.SIGINT)
+        return out
+
+    monkeypatch.setattr(module, name, pressed)
+    monkeypatch.setattr(sys, "argv", ["openprogram", "memory", "sync", "--remote", remote, "--json",
+                                      "--state", str(ws.settings.state_dir)])
+    with pytest.raises(SystemExit) as exit_:
+        app_module.main()
+    printed = capsys.readouterr()
+    return exit_.value.code, printed.out, printed.err
+
+
+def test_ctrl_c_once_a_sync_installs_its_merge_lets_it_finish_and_says_it_is_installed(tmp_path, monkeypatch,
+                                                                                       capsys):
+    """Pressed as the merge is installed: the install finishes, is committed as the merge, the answer is printed
+    and says so, exit 130, and nothing is pushed (a rerun pushes). Was: a KeyboardInterrupt inside the install,
+    left to the next command's recovery, with only "stopped by Ctrl-C"."""
+    from dulwich.repo import Repo
+
+    from openprogram_memory.transaction import engine
+
+    remote, b = _ahead(tmp_path)
+    remote_head = Repo(remote).refs[b"refs/heads/main"]
+    code, out, err = _sync_with_ctrl_c(monkeypatch, capsys, engine, "install", remote, b, after=True)
+    assert code == 130, (code, out, err)
+    answer = json.loads(out)
+    assert answer["ok"] and answer["merged"] and answer["interrupted"] and not answer["pushed"]
+    assert "stopping after this merge" in err and "installed and committed" in err and "not pushed" in err
+    head = Repo(str(b.root))[Repo(str(b.root)).head()]
+    assert len(head.parents) == 2 and answer["commit"] == head.id.decode()
+    assert "Dana opens at nine." in b.read_topic("topics/dana.md")
+    assert Repo(remote).refs[b"refs/heads/main"] == remote_head  # not pushed
+    monkeypatch.undo()
+    again = _sync_json(b, remote)
+    assert again[0] == 0 and again[1]["pushed"]
+
+
+def test_ctrl_c_while_a_synced_merge_is_pushed_waits_for_the_push_and_says_it_is_installed(tmp_path, monkeypatch,
+                                                                                          capsys):
+    """Was: HEAD already the merge commit, yet exit 130 with only "stopped by Ctrl-C"."""
+    from dulwich.repo import Repo
+
+    from openprogram_memory.sync import transport
+
+    remote, b = _ahead(tmp_path)
+    code, out, err = _sync_with_ctrl_c(monkeypatch, capsys, transport, "push", remote, b)
+    assert code == 130, (code, out, err)
+    answer = json.loads(out)
+    assert answer["ok"] and answer["merged"] and answer["pushed"] and answer["interrupted"]
+    assert "installed and committed" in err and "not pushed" not in err
+    assert Repo(remote).refs[b"refs/heads/main"].decode() == answer["commit"] == Repo(str(b.root)).head().decode()
+
+
+def test_ctrl_c_before_a_sync_installs_anything_stops_at_once_and_changes_nothing(tmp_path, monkeypatch, capsys):
+    """While the remote is fetched (a network wait): stopped at once, no merge, no remote recorded."""
+    from dulwich.repo import Repo
+
+    from openprogram_memory.sync import transport
+
+    remote, b = _ahead(tmp_path)
+    before, head = memory_files(b), Repo(str(b.root)).head()
+    code, out, err = _sync_with_ctrl_c(monkeypatch, capsys, transport, "fetch", remote, b)
+    assert (code, out) == (130, "") and "stopping after" not in err
+    assert memory_files(b) == before and Repo(str(b.root)).head() == head
