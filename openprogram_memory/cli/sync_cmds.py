@@ -23,8 +23,8 @@ def sync(
     """Merge memory with a git remote by record identity, then push (conversations stay local).
 
     Ctrl-C while the remote is fetched stops at once, nothing changed; once a merge is being installed it
-    finishes first (as for apply and sleep), the answer is printed and says so, and the push is left to the next
-    sync (exit 130)."""
+    finishes first (as for apply and sleep) and the answer says it is installed (exit 130); a merge not pushed
+    yet is pushed by the next sync."""
     with reporting(json):
         from ..sync import sync as run_sync
 
