@@ -33,7 +33,7 @@ def sync(
 
         def human() -> None:
             what = "merged" if result["merged"] else "nothing new from the remote"
-            pushed = "pushed" if result["pushed"] else "not pushed" if result.get("interrupted") else \
+            pushed = "pushed" if result["pushed"] else "not pushed" if result.get("push_skipped") else \
                 "remote already current"
             console.print(f"Synced with {escape(result['remote'])}: {what}; {pushed}; revision {result['revision']}")
             for conflict in result["conflicts"]:
@@ -43,8 +43,8 @@ def sync(
 
         emit(result, json, human)
     if result.get("interrupted"):
-        err_console.print(SYNC_STOPPED + ("" if result["pushed"] else
-                                          "; not pushed: `openprogram memory sync` again pushes it"))
+        err_console.print(SYNC_STOPPED + ("; not pushed: `openprogram memory sync` again pushes it"
+                                          if result.get("push_skipped") else ""))
         raise typer.Exit(130)
 
 

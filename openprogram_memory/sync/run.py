@@ -41,7 +41,8 @@ def sync(ws: "MemoryWorkspace", remote: str | None = None, *, attempts: int = AT
     ``before_push`` (tests) runs after each local install, before the push.
     ``installing`` (the CLI: Ctrl-C deferred) is entered when a merge begins to be installed and held to the
     end: what it yields says whether a stop was asked, and then the sync stops once the merge is installed and
-    committed, before the push (``"interrupted": true``; a rerun pushes). Before it, nothing is changed.
+    committed, before the push (``"interrupted": true``, and ``"push_skipped": true`` when there was something to
+    push: a rerun pushes it). Before it, nothing is changed.
     """
     if remote is not None and not remote.strip():
         raise MemoryFailure(FailureCode.INVALID_ARGUMENT,
@@ -63,7 +64,8 @@ def sync(ws: "MemoryWorkspace", remote: str | None = None, *, attempts: int = AT
 
         for _attempt in range(attempts):
             if stop_asked and stop_asked[0]():
-                break  # (a retry after a rejected push: what the last attempt installed stays, unpushed)
+                out["push_skipped"] = True  # (a retry after a rejected push: what the last attempt installed stays)
+                break
             remote_head = transport.fetch(ws.root, url, lambda: write_lock(ws.layout, LOCK_TIMEOUT))
             if remote and remote != ws.settings["memory.sync.remote"]:
                 write_config_value(ws.settings.state_dir, "memory.sync.remote", remote)
@@ -72,6 +74,8 @@ def sync(ws: "MemoryWorkspace", remote: str | None = None, *, attempts: int = AT
             out["merged"] |= step["merged"]
             out["conflicts"].extend(c for c in step["conflicts"] if c not in out["conflicts"])
             if stop_asked and stop_asked[0]():
+                if head_id(ws.root) != remote_head:  # (a fast-forward to the remote leaves nothing to push)
+                    out["push_skipped"] = True
                 break
             if before_push is not None:
                 before_push()

@@ -175,7 +175,8 @@ def test_ctrl_c_once_a_sync_installs_its_merge_lets_it_finish_and_says_it_is_ins
     code, out, err = _sync_with_ctrl_c(monkeypatch, capsys, engine, "install", remote, b, after=True)
     assert code == 130, (code, out, err)
     answer = json.loads(out)
-    assert answer["ok"] and answer["merged"] and answer["interrupted"] and not answer["pushed"]
+    assert answer["ok"] and answer["merged"] and answer["interrupted"] and answer["push_skipped"]
+    assert not answer["pushed"]
     assert "stopping after this merge" in err and "installed and committed" in err and "not pushed" in err
     head = Repo(str(b.root))[Repo(str(b.root)).head()]
     assert len(head.parents) == 2 and answer["commit"] == head.id.decode()
@@ -198,6 +199,7 @@ def test_ctrl_c_while_a_synced_merge_is_pushed_waits_for_the_push_and_says_it_is
     assert code == 130, (code, out, err)
     answer = json.loads(out)
     assert answer["ok"] and answer["merged"] and answer["pushed"] and answer["interrupted"]
+    assert "push_skipped" not in answer
     assert "installed and committed" in err and "not pushed" not in err
     assert Repo(remote).refs[b"refs/heads/main"].decode() == answer["commit"] == Repo(str(b.root)).head().decode()
 
