@@ -215,7 +215,12 @@ class MemoryWorkspace:
         ``base_digest`` (sha256 hex of the file as it was read) is a
         compare-and-set on this file alone, checked under the write lock:
         a background write to another file does not reject the edit.
+
+        A file moved here outside the product (the file it came from gone from disk, its block IDs here) is
+        an edit of the moved file: the old file's removal goes in with it, so the edit is validated against the
+        tree without it (not as one block ID in two files).
         """
+        from .transaction.adopt import moved_outside
         from .transaction.engine import Policy, staged_edit
 
         rel = check_topic_path(path)
@@ -226,6 +231,9 @@ class MemoryWorkspace:
                                     f"{rel} changed since you read it; reload it and apply your edit again",
                                     details={"file": rel, "digest": file_digest(self.root / rel)})
             staging.write(rel, content)
+            for old, new in moved_outside(self).items():
+                if new == rel:
+                    staging.delete_gone(old)
 
         result = _once_more_if_changed_on_disk(lambda: staged_edit(
             self, edit, policy=Policy.HAND, base_revision=base_revision, message=message or f"memory: edit {rel}"))

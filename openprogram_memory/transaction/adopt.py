@@ -189,6 +189,45 @@ def _moved_out(ws: "Workspace", tree, before, after, rel: str, left_out: dict[st
 _MOVED_TO = " moved to "
 
 
+def moved_outside(ws: "Workspace") -> dict[str, str]:
+    """``{old: new}`` of the topic files moved or renamed outside the product (``mv``, a file manager, an editor),
+    recognised by identity: ``old`` is gone from disk but still in the last commit, ``new`` is a file the last commit
+    does not have that holds block IDs ``old`` held. Its relative links were written for ``old``'s folder
+    (:func:`~.structured_markdown.rebase_moved_file` rewrites them for where it is now)."""
+    from ..workspace.caches import committed_text, summarize
+
+    if not any(not (ws.root / rel).exists() for rel in getattr(ws.cache, "held", {})):
+        return {}  # (the file a move leaves is held back until the moved one is adopted: else nothing to do)
+    candidates = changed_topics(ws) or []
+    committed = {rel: committed_text(ws.root, rel) for rel in candidates}
+    gone = [rel for rel in candidates if committed[rel] is not None and not (ws.root / rel).exists()]
+    fresh = [rel for rel in candidates if committed[rel] is None and (ws.root / rel).is_file()]
+    if not gone or not fresh:
+        return {}
+    tree = ws.tree()
+    out: dict[str, str] = {}
+    for old in gone:
+        ids = set(summarize(old, committed[old] or "", ws.cache.sources).ids)
+        new = next((rel for rel in fresh if ids & _disk_ids(ws, tree, rel)), None)
+        if new is not None:
+            out[old] = new
+    return out
+
+
+def relinked_text(ws: "Workspace", old: str, new: str) -> str | None:
+    """``new`` as it is on disk, moved there from ``old`` outside the product (:func:`moved_outside`), with its
+    relative links rewritten for its folder; None when no link needs it (or it cannot be read as text)."""
+    from ..topics.model import decode_topic
+    from .structured_markdown import rebase_moved_file
+
+    try:
+        text = decode_topic((ws.root / new).read_bytes())
+    except (OSError, UnicodeDecodeError):
+        return None
+    rewritten = rebase_moved_file(text, old, new)
+    return None if rewritten == text else rewritten
+
+
 def moved_from(ws: "Workspace", rel: str) -> list[str]:
     """The files held back because records they held moved to ``rel`` (taking ``rel`` back alone loses them)."""
     return sorted(other for other, problem in getattr(ws.cache, "held", {}).items()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import posixpath
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Iterator
 
@@ -59,7 +60,7 @@ def check_workspace(ws: "Workspace") -> list[Problem]:
         problems += _derived_views(ws, tree, problems)
     problems += _git(ws, problems)
     problems += _runtime(ws)
-    return problems
+    return _move_fixes(ws, problems)
 
 
 def repaired_on_open(ws: "Workspace") -> list[str]:
@@ -185,6 +186,32 @@ def _held(ws: "Workspace", found: list[Problem]) -> Iterator[Problem]:
         if rule.lstrip("[") in ("dangling-link", "duplicate-id") or any(p.file == rel for p in found):
             continue
         yield Problem(rel, None, rule.lstrip("["), message, _restore_hint(ws, rel))
+
+
+# What a topic file moved to a folder of another depth breaks: its relative links, written for the old folder.
+_LINK_RULES = frozenset({"bad-source-target", "unknown-source", "dangling-link"})
+
+
+def _move_fixes(ws: "Workspace", problems: list[Problem]) -> list[Problem]:
+    """``problems`` with the fix of each one a move made outside the product explains (:func:`~.adopt.moved_outside`)
+    naming the moved file, never the old one: there is no old file left to edit. When its relative links still
+    point from the old folder, that is the fix, and ``--repair`` makes it (it needs no judgement)."""
+    from .adopt import moved_outside, relinked_text
+
+    for old, new in moved_outside(ws).items():
+        relink = relinked_text(ws, old, new) is not None
+        if relink:
+            fix = (f"{old} was moved to {new} outside the product (the same block IDs), and the relative links of "
+                   f"{new} still point from {posixpath.dirname(old)}/: `openprogram memory check --repair` rewrites "
+                   f"them, or correct them with `openprogram memory edit {new}`")
+        else:
+            fix = (f"{old} was moved to {new} outside the product (the same block IDs): correct the problem(s) named "
+                   f"for {new} with `openprogram memory edit {new}`, and both are adopted together")
+        for problem in problems:
+            if (problem.file == old and (relink or problem.rule == "lost-block-id")) or (
+                    problem.file == new and relink and (problem.rule in _LINK_RULES or problem.rule == "uncommitted")):
+                problem.fix = fix
+    return problems
 
 
 def _archives(ws: "Workspace") -> Iterator[Problem]:

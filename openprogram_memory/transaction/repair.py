@@ -48,11 +48,41 @@ def repair_workspace(ws: "Workspace", problems: list[Problem]) -> list[str]:
                 ws.layout.state(os.path.basename(problem.file)).unlink(missing_ok=True)
                 notes.append(f"removed unreadable {problem.file} (rebuilt with defaults)")
         notes += _adopt_archives(ws, problems)
+    notes += _relink_moved_files(ws)
     notes += adopt_out_of_band(ws)  # topics: the hand-edit rules every open applies (and their own commit)
     if any(p.rule == "stale-view" for p in problems) or any(n.startswith("adopted") for n in notes):
         rebuilt = rebuild_views(ws)
         if rebuilt.derived_files:
             notes.append("rebuilt the derived views from the topics")
+    return notes
+
+
+def _relink_moved_files(ws: "Workspace") -> list[str]:
+    """Rewrite the relative links of each topic file moved to a folder of another depth outside the product, through
+    the transaction (a hand edit that takes in the old file's removal): a move needs no judgement."""
+    from .adopt import moved_outside, relinked_text
+    from .engine import EDIT_LOCK_TIMEOUT, Policy, staged_edit
+
+    notes = []
+    for old, new in moved_outside(ws).items():
+        if relinked_text(ws, old, new) is None:
+            continue
+
+        def edit(staging, old: str = old, new: str = new) -> None:
+            text = relinked_text(ws, old, new)  # (read again under the lock)
+            if text is not None:
+                staging.write(new, text)
+            staging.delete_gone(old)
+
+        try:
+            staged_edit(ws, edit, policy=Policy.HAND, lock_timeout=EDIT_LOCK_TIMEOUT,
+                        message=f"memory: {old} moved to {new} outside the product, its relative links rewritten "
+                                "(`memory check --repair`)")
+        except MemoryFailure as failure:
+            notes.append(f"could not rewrite the relative links of {new} (moved from {old}): {failure.message}")
+            continue
+        notes.append(f"rewrote the relative links of {new}, moved from {old} outside the product, and committed "
+                     "the move")
     return notes
 
 

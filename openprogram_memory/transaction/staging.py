@@ -52,6 +52,9 @@ class Staging:
         # remote a sync merges): normalization keeps them instead of
         # treating them as invented.
         self.known_ids: set[str] = set()
+        # Topic files already gone from disk (removed outside the product, served from their last commit while
+        # the removal is held back) whose removal goes in with this edit.
+        self._gone: set[str] = set()
 
     # -- reading -------------------------------------------------------
     def installed_topics(self) -> list[str]:
@@ -127,6 +130,15 @@ class Staging:
             pass
         return rel
 
+    def delete_gone(self, path: str) -> str:
+        """Take in the removal of ``path``, a topic file already gone from disk (moved or removed outside the
+        product) that the installed tree still serves from its last commit: this edit installs it, so the tree it
+        is validated against no longer has the file."""
+        rel = check_topic_path(path)
+        self.changes[rel] = None
+        self._gone.add(rel)
+        return rel
+
     def move(self, src: str, dst: str) -> str:
         text = self.read(src)
         dst_rel = check_topic_path(dst)
@@ -150,6 +162,7 @@ class Staging:
         self.new_sources.clear()
         self.archive_files.clear()
         self.known_ids.clear()
+        self._gone.clear()
         shutil.rmtree(self.dir / TOPICS, ignore_errors=True)
 
     def effective_changes(self) -> dict[str, str | None]:
@@ -158,7 +171,7 @@ class Staging:
         for rel, content in self.changes.items():
             target = self.root / rel
             if content is None:
-                if target.exists():
+                if target.exists() or rel in self._gone:
                     out[rel] = None
                 continue
             try:

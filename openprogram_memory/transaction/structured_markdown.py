@@ -11,21 +11,25 @@ import posixpath
 import re
 from dataclasses import dataclass
 
-from ..topics.model import LINK_RE, Blank, Block, Definition, Frontmatter, Heading, SourceLink, TopicDoc
+from ..topics.model import (LINK_RE, Blank, Block, Definition, Frontmatter, Heading, Paragraph, SourceLink, TopicDoc,
+                             parse_topic)
 from ..workspace.caches import resolve_relative
 
 
 # -- links ---------------------------------------------------------------
-def _rebase_target(target: str, old_file: str, new_file: str) -> str:
+def _rebase_target(target: str, old_file: str, new_file: str, file_moved: bool = False) -> str:
     """A relative link target written in ``old_file``, rewritten for ``new_file``.
 
     Only links into the memory tree are rebased: same-file anchors and
     relative ``.md`` paths; URLs and anything else stay as written.
+    ``file_moved``: the whole file went from ``old_file`` to ``new_file``, so a link to itself stays one.
     """
     path, sep, anchor = target.partition("#")
     if "://" in target or target.startswith(("/", "mailto:")) or (path and not path.endswith(".md")):
         return target
     absolute = old_file if not path else posixpath.normpath(posixpath.join(posixpath.dirname(old_file), path))
+    if file_moved and absolute == old_file:
+        absolute = new_file
     return link_path(absolute, new_file) + sep + anchor
 
 
@@ -45,6 +49,19 @@ def rebase_body(body: str, old_file: str, new_file: str) -> str:
         return f"[{match.group(1)}]({_rebase_target(match.group(2), old_file, new_file)})"
 
     return LINK_RE.sub(fix, body)
+
+
+def rebase_moved_file(text: str, old_file: str, new_file: str) -> str:
+    """A whole topic file moved from ``old_file`` to ``new_file`` outside the product, its relative links (evidence
+    into ``sources/``, links to records) rewritten for the folder it is in now; links to itself stay links to
+    itself, and headings, code and comments keep every byte."""
+    doc = parse_topic(text, new_file)
+    for block in doc.blocks:
+        if isinstance(block, (Paragraph, Definition)):
+            block.lines = LINK_RE.sub(
+                lambda m: f"[{m.group(1)}]({_rebase_target(m.group(2), old_file, new_file, file_moved=True)})",
+                block.text).split("\n")
+    return doc.render()
 
 
 # -- evidence ------------------------------------------------------------

@@ -547,7 +547,11 @@ class TopicCache:
         so the next snapshot parses nothing and reuses every index. ``scan``:
         the transaction's stat pass with what it wrote looked at again — the
         next snapshot that finds the same signatures is this tree as it is.
+        What it installed (written, or a removal made outside taken in) is no longer held back.
         """
+        held = {rel: problem for rel, problem in self.held.items() if rel not in changed}
+        if held != self.held:
+            self.hold(held)
         with self._lock:
             for rel in changed:
                 self.unreadable.pop(rel, None)  # what a transaction installed it has validated

@@ -368,3 +368,71 @@ def test_a_topic_that_is_not_readable_text_gets_a_fix_that_works_from_check_and_
     shown = json.loads(capsys.readouterr().out)
     assert exit_.value.code == 65 and shown["code"] == "INVALID_TOPIC_FORMAT"
     assert shown["details"]["rule"] == "unreadable" and f"chmod u+rw {work}" in shown["message"]
+
+
+def _moved_deeper(tmp_path):
+    """topics/projects/billing.md (whose record links topics/projects/db.md) moved by hand to topics/work/eng/: a
+    folder of another depth, so its relative links (evidence into sources/, the record link) point nowhere."""
+    from engine.helpers import record
+
+    ws = make_workspace(tmp_path / "state")
+    ws.update(changes=[{"path": "topics/projects/db.md", "content": record("Billing runs on Postgres.")}])
+    db = ws.records()[0].memory_id
+    ws.update(changes=[{"path": "topics/projects/billing.md", "content": record(
+        f"Billing uses FastAPI and its [database](db.md#^{db}).", "openprogram/s1/u3")}])
+    [billing] = [r.memory_id for r in ws.records() if r.topic == "topics/projects/billing.md"]
+    text = ws.read_topic("topics/projects/billing.md")  # and a link inside the file, which stays one
+    ws.update(changes=[{"path": "topics/projects/billing.md", "content": text + "\n" + record(
+        f"Billing deploys weekly, with [that stack](#^{billing}).", "openprogram/s1/u2", "e2")}])
+    (ws.root / "topics/work/eng").mkdir(parents=True)
+    (ws.root / "topics/projects/billing.md").rename(ws.root / "topics/work/eng/billing.md")
+    return ws, billing, db
+
+
+def test_a_note_moved_to_a_folder_of_another_depth_is_named_by_its_new_path_with_the_link_fix(tmp_path, monkeypatch,
+                                                                                              capsys):
+    """Was: `memory edit topics/projects/billing.md` for the file that is gone (MEMORY_NOT_FOUND)."""
+    ws, _billing, _db = _moved_deeper(tmp_path)
+    code, report = check(monkeypatch, capsys, ws.settings.state_dir)
+    assert code == 65
+    fixes = {(p["file"], p["rule"]): p["fix"] for p in report["problems"]}
+    assert ("topics/work/eng/billing.md", "bad-source-target") in fixes
+    assert {file for file, _rule in fixes} == {"topics/projects/billing.md", "topics/work/eng/billing.md"}
+    for (file, rule), fix in fixes.items():
+        assert "memory edit topics/projects/billing.md" not in fix, (file, rule, fix)
+        assert "moved to topics/work/eng/billing.md" in fix and "relative links" in fix, (file, rule, fix)
+        assert "`openprogram memory check --repair` rewrites them" in fix
+        assert "`openprogram memory edit topics/work/eng/billing.md`" in fix
+
+
+def test_an_edit_of_a_moved_note_is_validated_without_the_file_it_left(tmp_path, monkeypatch, capsys):
+    """Was: INVALID_TOPIC_FORMAT "block ID ^… appears in topics/projects/billing.md and topics/work/eng/billing.md"."""
+    ws, billing, _db = _moved_deeper(tmp_path)
+    editor = tmp_path / "editor.sh"  # the person corrects the relative links by hand
+    editor.write_text("#!/bin/sh\nsed -i -e 's#(\\.\\./\\.\\./sources/#(../../../sources/#' "
+                      "-e 's#(db\\.md#(../../projects/db.md#' \"$1\"\n")
+    editor.chmod(0o755)
+    monkeypatch.setenv("EDITOR", str(editor))
+    monkeypatch.setattr(sys, "argv", ["openprogram", "memory", "edit", "topics/work/eng/billing.md", "--no-reopen",
+                                      "--state", str(ws.settings.state_dir), "--json"])
+    with pytest.raises(SystemExit) as exit_:
+        app_module.main()
+    out = capsys.readouterr().out
+    assert exit_.value.code == 0, out
+    assert json.loads(out)["changed_files"] == ["topics/projects/billing.md", "topics/work/eng/billing.md"]
+    assert check(monkeypatch, capsys, ws.settings.state_dir) == (0, {"ok": True, "problems": [], "repaired": []})
+    assert ws.get(billing)["topic"] == "topics/work/eng/billing.md"
+
+
+def test_repair_rewrites_the_relative_links_of_a_moved_note_through_the_transaction(tmp_path, monkeypatch, capsys):
+    ws, billing, db = _moved_deeper(tmp_path)
+    code, report = repair(monkeypatch, capsys, ws.settings.state_dir)
+    assert code == 0, report
+    assert any(note.startswith("rewrote the relative links of topics/work/eng/billing.md, moved from "
+                               "topics/projects/billing.md") for note in report["repaired"])
+    text = (ws.root / "topics/work/eng/billing.md").read_text()
+    assert f"[database](../../projects/db.md#^{db})" in text and "](../../../sources/openprogram/" in text
+    assert f"[that stack](#^{billing})" in text
+    assert any("topics/projects/billing.md moved to topics/work/eng/billing.md" in m for m in _log(ws))
+    assert check(monkeypatch, capsys, ws.settings.state_dir) == (0, {"ok": True, "problems": [], "repaired": []})
+    assert ws.get(billing)["topic"] == "topics/work/eng/billing.md"
