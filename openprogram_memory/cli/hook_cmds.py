@@ -59,6 +59,17 @@ def _state_for_hook(state: Optional[str]) -> Optional[str]:
     return None if chosen == (Path.home() / ".openprogram").resolve() else str(chosen)
 
 
+def _project_dir(project: Optional[str]) -> Path:
+    """The ``--project`` directory; one that does not exist is a typo, refused before anything is created."""
+    chosen = Path(project or ".").resolve()
+    if not chosen.is_dir():
+        what = "is not a directory" if chosen.exists() else "does not exist"
+        raise MemoryFailure(FailureCode.INVALID_ARGUMENT,
+                            f"--project {chosen} {what}; name the project's directory (install writes "
+                            "DIR/.claude/settings.json and never creates DIR)", details={"path": str(chosen)})
+    return chosen
+
+
 @hook_app.command("install")
 def install_command(
     agent: str = typer.Argument(..., metavar="AGENT", help="The agent: claude-code."),
@@ -80,8 +91,8 @@ def install_command(
             raise MemoryFailure(FailureCode.INVALID_ARGUMENT, f"unknown agent {agent!r}; known: {', '.join(AGENTS)}")
         if project and user:
             raise MemoryFailure(FailureCode.INVALID_ARGUMENT, "use --project DIR or --user, not both")
-        path = installer.settings_path(None if user else Path(project or ".").resolve(),
-                                       Path.home() if user else None)
+        project_dir = None if user else _project_dir(project)
+        path = installer.settings_path(project_dir, Path.home() if user else None)
         if uninstall:
             report = installer.uninstall(path)
         else:

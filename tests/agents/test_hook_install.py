@@ -146,3 +146,16 @@ def test_unknown_agent_and_both_targets_are_usage_errors(tmp_path: Path) -> None
     for args in (["install", "codex", "--json"], ["install", "claude-code", "--user", "--project", ".", "--json"]):
         result = runner.invoke(app, ["memory", "hook", *args])
         assert result.exit_code == 64 and json.loads(result.stdout)["code"] == "INVALID_ARGUMENT"
+
+
+@pytest.mark.parametrize("uninstall", [[], ["--uninstall"]])
+def test_a_project_that_is_not_a_directory_is_refused_and_nothing_created(tmp_path: Path, uninstall) -> None:
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("x")
+    for project, said in ((tmp_path / "my-projcet", "does not exist"), (a_file, "is not a directory")):
+        result = runner.invoke(app, ["memory", "hook", "install", "claude-code", "--project", str(project),
+                                     *uninstall, "--json"])
+        failure = json.loads(result.stdout)
+        assert (result.exit_code, failure["code"]) == (64, "INVALID_ARGUMENT")
+        assert f"--project {project} {said}" in failure["message"] and failure["details"]["path"] == str(project)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
