@@ -29,9 +29,11 @@ workspace, memory disabled, lock busy, model down: memory never takes the
 conversation down. A failure where a workspace exists is recorded once, as
 a hook problem (a ``memory.hook_failed`` event and ``last_hook_problem`` in
 ``writer-status.json``, which ``memory status`` shows with the log's path),
-never as a writer failure: nothing was written. A missing workspace is
-never created (a note goes to stderr, which Claude Code shows only in debug
-mode).
+never as a writer failure: nothing was written. A ``session_id`` that is
+not a safe id (``../../etc`` would name a directory outside the session
+store) is such a failure (``INVALID_ARGUMENT``): no background write starts.
+A missing workspace is never created (a note goes to stderr, which Claude
+Code shows only in debug mode).
 
 This module is on the hot path of every prompt: it imports only what each
 event needs, and never the CLI libraries.
@@ -167,6 +169,10 @@ def _start_write(settings: Any, event: dict[str, Any], *, force: bool) -> None:
     if not has_session and not transcripts:
         raise HookError("MISSING_SESSION_ID",
                         f"{event['hook_event_name']} event with neither a session_id nor a transcript_path")
+    if has_session:
+        from ..sessions.nodes import validate_id
+
+        validate_id(session, "session_id")  # it names a directory of the store: '../../etc' is refused here
     command = [sys.executable, "-m", "openprogram_memory.agents.hook_worker", "--state", str(settings.state_dir),
                "--event", event["hook_event_name"]]
     if has_session:

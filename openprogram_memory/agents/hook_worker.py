@@ -24,7 +24,9 @@ write of the same conversation) is tried again a few times: nobody waits
 for this process, and a lost forced write would leave the session's last
 turns to the idle watcher. A failed import is recorded once, as a hook
 problem (nothing was written), and the write still runs over what the store
-already holds.
+already holds. So is a failure :func:`run` did not expect: the log has it
+(a traceback only for an exception without a failure code), and ``memory
+status`` shows it.
 """
 
 from __future__ import annotations
@@ -140,9 +142,25 @@ def main(argv: list[str] | None = None) -> int:
                         format=f"%(asctime)s [{args.session or '-'} pid %(process)d] %(levelname)s %(message)s")
     try:
         return run(args.state, args.session, args.transcript, args.force, args.event)
-    except Exception:
-        log.exception("hook worker failed")
+    except Exception as exc:
+        if isinstance(exc, MemoryFailure):  # a failure with a code: its message says it all
+            log.warning("hook worker failed: %s", exc)
+        else:
+            log.exception("hook worker failed")
+        _record_crash(args.state, args.session, args.event, exc)
         return 0
+
+
+def _record_crash(state: str | None, session: str | None, event: str | None, exc: Exception) -> None:
+    """A failure :func:`run` did not expect is still a hook problem ``memory status`` shows; never raises."""
+    try:
+        layout = Layout(load_settings(state).memory_dir)
+        failure = as_failure(exc, FailureCode.WRITER_FAILURE_UNKNOWN)
+        if layout.exists():
+            journal.record_hook_problem(layout, failure, hook="claude-code", hook_event=event, session=session,
+                                        log_path=str(layout.state(WORKER_LOG)))
+    except Exception:  # recording is best effort: the failure is in the log above
+        log.exception("could not record the failure")
 
 
 if __name__ == "__main__":

@@ -224,6 +224,31 @@ def test_a_missing_transcript_is_one_hook_problem_and_no_write_failure(empty_sta
     assert status_warnings(empty_state) == []
 
 
+@pytest.mark.parametrize("transcript", [None, str(REWIND)])
+def test_an_unsafe_session_id_is_one_hook_problem_and_no_worker_crash(empty_state: Path, transcript) -> None:
+    result = hook(empty_state, {"hook_event_name": "Stop", "session_id": "../../etc", "transcript_path": transcript})
+    assert (result.returncode, result.stdout) == (0, b"")
+    wait_for(lambda: not _workers())  # had a background write started, its failure would be on record by now
+    assert [(e["event"], e["code"]) for e in events(empty_state)] == [("memory.hook_failed", "INVALID_ARGUMENT")]
+    assert "hook worker failed" not in hook_log(empty_state) and "Traceback" not in hook_log(empty_state)
+    [warning] = status_warnings(empty_state)
+    assert "invalid session_id '../../etc'" in warning and warning.endswith("hook.log")
+    assert writer_status(empty_state)["last_failure"] is None
+    assert not (empty_state / "sessions").exists() or not any((empty_state / "sessions").iterdir())
+
+
+def test_a_worker_that_fails_unexpectedly_is_a_hook_problem_status_shows(empty_state: Path, caplog) -> None:
+    from openprogram_memory.agents import hook_worker
+
+    assert hook_worker.main(["--state", str(empty_state), "--session", "../../etc", "--event", "Stop"]) == 0
+    assert [(e["event"], e["code"]) for e in events(empty_state)] == [("memory.hook_failed", "INVALID_ARGUMENT")]
+    [warning] = status_warnings(empty_state)
+    assert "(Stop)" in warning and "invalid session id '../../etc'" in warning
+    # a failure with a code is one line in the log, not a traceback
+    assert [(r.levelname, r.exc_info) for r in caplog.records if "hook worker failed" in r.message] == [
+        ("WARNING", None)]
+
+
 @pytest.mark.parametrize("event", ["PreCompact", "Stop"])
 def test_a_payload_naming_another_session_writes_the_transcripts_own(empty_state: Path, event: str) -> None:
     """After --resume/--continue Claude Code may send a session_id the transcript does not carry."""
