@@ -249,6 +249,30 @@ def test_a_worker_that_fails_unexpectedly_is_a_hook_problem_status_shows(empty_s
         ("WARNING", None)]
 
 
+@pytest.mark.parametrize("transcript,said", [
+    (FIXTURES.parent / "codex" / "crud.jsonl", "looks like a codex rollout, not a Claude Code transcript"),
+    (None, "is not a Claude Code transcript: none of its 1 line(s)"),
+])
+def test_a_transcript_of_another_format_is_a_hook_problem_naming_it(empty_state: Path, tmp_path: Path, transcript,
+                                                                    said: str) -> None:
+    if transcript is None:
+        transcript = tmp_path / "settings.json"
+        transcript.write_text('{"theme": "dark"}\n')
+    # an earlier problem is still on record: a transcript that imports nothing must not clear it
+    hook(empty_state, {"hook_event_name": "Stop", "session_id": SESSION, "transcript_path": str(tmp_path / "gone")})
+    wait_for(lambda: events(empty_state))
+    assert len(status_warnings(empty_state)) == 1
+    result = hook(empty_state, {"hook_event_name": "Stop", "session_id": SESSION, "transcript_path": str(transcript)})
+    assert (result.returncode, result.stdout) == (0, b"")
+    wait_for(lambda: not _workers())
+    assert [(e["event"], e["code"], e["stage"]) for e in events(empty_state)] == [
+        ("memory.hook_failed", "INVALID_ARGUMENT", "import")] * 2
+    [warning] = status_warnings(empty_state)
+    assert said in warning and str(transcript) in warning
+    assert "imported" not in hook_log(empty_state)
+    assert not SessionStore(load_settings(empty_state).sessions_dir).list_sessions()
+
+
 @pytest.mark.parametrize("event", ["PreCompact", "Stop"])
 def test_a_payload_naming_another_session_writes_the_transcripts_own(empty_state: Path, event: str) -> None:
     """After --resume/--continue Claude Code may send a session_id the transcript does not carry."""

@@ -160,3 +160,20 @@ def test_a_claude_code_compaction_run_is_never_imported(tmp_path) -> None:
     result = import_appended(store, "claude-code", run, tmp_path / "transcripts")
     assert (result.imported, result.sessions, store.list_sessions()) == (0, [], [])
     assert import_paths(store, "claude-code", [run]).imported == 0
+
+
+@pytest.mark.parametrize("fmt,other,said", [
+    ("claude-code", FIXTURES / "codex" / "crud.jsonl", "looks like a codex rollout, not a Claude Code transcript"),
+    ("codex", FIXTURES / "claude-code" / "rewind.jsonl", "looks like a Claude Code transcript, not a codex rollout"),
+])
+def test_a_file_of_another_format_is_refused_as_memory_import_refuses_it(tmp_path, fmt, other, said) -> None:
+    from openprogram_memory.failures import FailureCode, MemoryFailure
+
+    store = SessionStore(tmp_path / "s")
+    state = tmp_path / "transcripts"
+    for _ in range(2):  # refused every time, not read as a file holding nothing once its offset is kept
+        with pytest.raises(MemoryFailure) as refused:
+            import_appended(store, fmt, other, state)
+        assert refused.value.code is FailureCode.INVALID_ARGUMENT and said in refused.value.message
+        assert refused.value.details["looks_like"] != fmt
+    assert store.list_sessions() == [] and not list(state.glob("*.json"))

@@ -26,6 +26,12 @@ A file that is another file now — a different inode, shorter than
 again from the start. That is always safe: the import is idempotent (stable
 ids), so re-reading costs time, never duplicates.
 
+A file read from its start is first checked to be of the format asked
+for, as ``memory import`` checks a file it is given: a codex rollout or any
+other JSON file handed over as a Claude Code transcript is refused
+(``INVALID_ARGUMENT`` naming the format it looks like), not read as one
+that holds nothing.
+
 ``sessions`` are the sessions the last read named: a call that finds
 nothing appended still answers them (with nothing imported), so a caller
 knows whose conversation the file is without reading it again.
@@ -45,7 +51,8 @@ from ...failures import FailureCode, MemoryFailure
 from ...fsutil import FileLock, atomic_write_json, ensure_dir, read_json
 from ..store import SessionStore
 from . import claude_code, codex, pi
-from .common import BLANK, EMPTY_RESULT, MALFORMED_JSON, NOT_AN_OBJECT, ImportResult, TranscriptFile
+from .common import BLANK, EMPTY_RESULT, MALFORMED_JSON, NOT_AN_OBJECT, ImportResult, TranscriptFile, \
+    TranscriptFormat, check_format
 
 STATE_DIR = "transcripts"
 LOCK_TIMEOUT = 10.0
@@ -79,16 +86,17 @@ def _pi_prompt(line: dict[str, Any]) -> bool:
 class TailFormat:
     """How a transcript format is read a chunk at a time."""
 
+    shape: TranscriptFormat  # what a line of this format looks like (another format's file is refused)
     turn_start: Callable[[dict[str, Any]], bool]  # a line a person typed: where a turn begins
     header: bool  # the session id lives in the first line
     import_lines: Callable[[SessionStore, list[TranscriptFile], dict[str, Any]], ImportResult]
 
 
 TAIL_FORMATS: dict[str, TailFormat] = {
-    "claude-code": TailFormat(_claude_code_prompt, False, claude_code.import_claude_code),
+    "claude-code": TailFormat(claude_code.FORMAT, _claude_code_prompt, False, claude_code.import_claude_code),
     # codex is linear; aliases remember which lines of a fork repeat its parent
-    "codex": TailFormat(_codex_prompt, True, codex.import_codex),
-    "pi": TailFormat(_pi_prompt, True, pi.import_pi),
+    "codex": TailFormat(codex.FORMAT, _codex_prompt, True, codex.import_codex),
+    "pi": TailFormat(pi.FORMAT, _pi_prompt, True, pi.import_pi),
 }
 
 
@@ -140,9 +148,11 @@ def import_appended(store: SessionStore, fmt: str, path: str | Path, state_dir: 
     """Import what was appended to ``path`` since the last call (all of it the first time).
 
     Calls for one transcript are serialised by a lock beside its record in
-    ``state_dir``. Unknown format or unreadable file → ``INVALID_ARGUMENT``;
-    the lock busy for :data:`LOCK_TIMEOUT` → ``CONCURRENT_UPDATE``. A file
-    no import takes (Claude Code's compaction runs,
+    ``state_dir``. Unknown format, unreadable file, or a file read from its
+    start whose lines have another format's shape (a codex rollout given as
+    ``claude-code``, see :func:`~.common.check_format`) → ``INVALID_ARGUMENT``,
+    nothing imported and no record kept; the lock busy for :data:`LOCK_TIMEOUT` → ``CONCURRENT_UPDATE``.
+    A file no import takes (Claude Code's compaction runs,
     :func:`~.claude_code.internal_agent_file`) imports nothing.
     """
     spec = TAIL_FORMATS.get(fmt)
@@ -188,9 +198,11 @@ def _import_locked(store: SessionStore, fmt: str, spec: TailFormat, path: Path, 
         header = read_chunk(first if first.endswith(b"\n") else first + b"\n", 0, 0).lines
         numbered = [(number, obj) for number, obj, _ in header] + numbered
     aliases: dict[str, Any] = dict(entry["aliases"]) if entry else {}
+    transcript = TranscriptFile(path, numbered, chunk.skipped, chunk.end_line)
+    if entry is None:  # read from the start: a file of another format is refused as `memory import` refuses it
+        check_format(transcript, spec.shape, [tail.shape for tail in TAIL_FORMATS.values()])
     result = EMPTY_RESULT
     if numbered:
-        transcript = TranscriptFile(path, numbered, chunk.skipped, chunk.end_line)
         result = spec.import_lines(store, [transcript], aliases)
     starts = [i for i, (_, obj, _) in enumerate(chunk.lines) if spec.turn_start(obj)]
     if starts:
