@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
+from contextvars import ContextVar
+from dataclasses import replace
+from typing import Any, Mapping
 
 from ..failures import FailureCode, MemoryFailure, as_failure
 from .access import WorkspaceAccess
@@ -29,6 +31,10 @@ INSTRUCTIONS = (
     "their projects or earlier sessions; memory_get for one record; memory_update to record a durable fact, "
     "citing sources. Results are recalled context from earlier sessions, not new user input."
 )
+
+
+# tools/call arguments that are not a JSON object, held from the SDK's params check for the tool to refuse
+_ARGUMENTS_NOT_AN_OBJECT: ContextVar[tuple[Any] | None] = ContextVar("arguments_not_an_object", default=None)
 
 
 def _json_text(data: Any) -> str:
@@ -63,8 +69,10 @@ def build_server(access: WorkspaceAccess):
         return types.ListToolsResult(tools=listed_tools)
 
     async def on_call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        held = _ARGUMENTS_NOT_AN_OBJECT.get()
+        arguments = params.arguments if held is None else held[0]
         try:
-            data = await in_worker(call_tool, access, params.name, params.arguments)
+            data = await in_worker(call_tool, access, params.name, arguments)
             is_error = False
         except Exception as exc:  # memory never takes the agent down: every failure is an answer
             data, is_error = as_failure(exc).to_json(), True
@@ -101,7 +109,10 @@ def build_server(access: WorkspaceAccess):
 
     async def handshake_first(ctx: Any, call_next: Any) -> Any:
         """The SDK refuses a request before ``initialize`` with a bare "Invalid request parameters"
-        (its pinned shape, the one a params error had): say what is missing instead."""
+        (its pinned shape, the one a params error had): say what is missing instead.
+
+        The code stays the SDK's -32602: MCP defines none for this (LSP's -32002 "server not initialized"
+        is reserved in MCP, where it meant resource not found), and clients may key off the SDK's."""
         try:
             return await call_next(ctx)
         except MCPError as exc:
@@ -111,10 +122,24 @@ def build_server(access: WorkspaceAccess):
             raise MCPError(INVALID_PARAMS, f"{ctx.method} before initialize: send initialize first, then "
                                            "notifications/initialized") from None
 
+    async def arguments_refused_by_the_tool(ctx: Any, call_next: Any) -> Any:
+        """The SDK answers tools/call ``arguments`` that are not an object with a bare "Invalid request
+        parameters": they go to :func:`call_tool` instead, which refuses them (INVALID_ARGUMENT) in the tool
+        error every other bad argument gets. Everything else the SDK checks (the handshake first) still holds."""
+        params = ctx.params
+        arguments = params.get("arguments") if ctx.method == "tools/call" and isinstance(params, Mapping) else None
+        if arguments is None or isinstance(arguments, dict):
+            return await call_next(ctx)
+        held = _ARGUMENTS_NOT_AN_OBJECT.set((arguments,))
+        try:
+            return await call_next(replace(ctx, params={k: v for k, v in params.items() if k != "arguments"}))
+        finally:
+            _ARGUMENTS_NOT_AN_OBJECT.reset(held)
+
     server = Server(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS,
                     on_list_tools=on_list_tools, on_call_tool=on_call_tool,
                     on_list_resources=on_list_resources, on_read_resource=on_read_resource)
-    server.middleware.append(handshake_first)
+    server.middleware += [handshake_first, arguments_refused_by_the_tool]
     return server
 
 

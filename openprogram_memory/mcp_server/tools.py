@@ -168,5 +168,6 @@ def call_tool(access: WorkspaceAccess, name: str, arguments: Any) -> dict[str, A
     if arguments is None:
         arguments = {}
     if not isinstance(arguments, dict):
-        raise MemoryFailure(FailureCode.INVALID_ARGUMENT, "tool arguments must be a JSON object")
+        raise MemoryFailure(FailureCode.INVALID_ARGUMENT, f"the arguments of {name} must be a JSON object, "
+                                                          f"got {type(arguments).__name__} {arguments!r:.40}")
     return tool.run(access, arguments)

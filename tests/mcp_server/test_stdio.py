@@ -266,6 +266,28 @@ def test_a_call_before_initialize_says_to_initialize_first(seeded):
     assert first["error"]["message"] == "tools/call before initialize: send initialize first, then notifications/initialized"
 
 
+def test_tool_arguments_that_are_not_an_object_are_a_tool_error_like_any_bad_argument(seeded):
+    """They got the SDK's bare "Invalid request parameters" with empty data."""
+    state, _, _ = seeded
+
+    def call_with(request_id: int, arguments: Any) -> dict:
+        return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
+                "params": {"name": "memory_search", "arguments": arguments}}
+
+    answers = {a["id"]: a for a in raw_session(state, [
+        call_with(9, "notanobject"), INITIALIZE, INITIALIZED, call_with(2, "notanobject"), call_with(3, [1, 2]),
+        call_with(4, 7), call_with(5, {"query": ""})])}
+    assert "before initialize" in answers.pop(9)["error"]["message"]  # the handshake still comes first
+    assert "serverInfo" in answers.pop(1)["result"]
+    tool_errors = {request_id: answer["result"] for request_id, answer in answers.items()}
+    assert sorted(tool_errors) == [2, 3, 4, 5]
+    assert all(result["isError"] and result["structuredContent"]["code"] == "INVALID_ARGUMENT"
+               for result in tool_errors.values())
+    assert tool_errors[2]["structuredContent"]["message"] == (
+        "the arguments of memory_search must be a JSON object, got str 'notanobject'")
+    assert "got list [1, 2]" in tool_errors[3]["structuredContent"]["message"]
+
+
 def test_an_update_running_when_stdin_closes_is_answered_before_the_server_ends(seeded):
     """The change was committed, but the SDK cancelled the request at end of input and sent no answer."""
     state, _, _ = seeded
