@@ -264,6 +264,7 @@ def test_a_transcript_of_another_format_is_a_hook_problem_naming_it(empty_state:
     assert len(status_warnings(empty_state)) == 1
     result = hook(empty_state, {"hook_event_name": "Stop", "session_id": SESSION, "transcript_path": str(transcript)})
     assert (result.returncode, result.stdout) == (0, b"")
+    wait_for(lambda: len(events(empty_state)) == 2 or "imported" in hook_log(empty_state))  # refused, or read
     wait_for(lambda: not _workers())
     assert [(e["event"], e["code"], e["stage"]) for e in events(empty_state)] == [
         ("memory.hook_failed", "INVALID_ARGUMENT", "import")] * 2
