@@ -256,7 +256,11 @@ class MemoryWorkspace:
         return rebuild_views(self)
 
     def restore(self, rev: str) -> TxResult:
-        """Make topics as they were at ``rev`` — as a new transaction."""
+        """Make topics as they were at ``rev`` — as a new transaction.
+
+        Every topic file is written (or removed), so a file a person left invalid by hand would lose the typed
+        text, which is in no commit: the restore is refused (:meth:`hand_edit_failure`) until it is fixed.
+        """
         from .transaction import history
         from .transaction.engine import Policy, staged_edit
 
@@ -264,6 +268,11 @@ class MemoryWorkspace:
         old = history.files_at(self.root, commit, "topics/")
 
         def edit(staging: Staging) -> None:
+            for rel in sorted({*staging.list_topics(), *old}):
+                refusal = self.hand_edit_failure(rel, whose="the restore's",
+                                                 then=f"then run `openprogram memory restore {rev}` again")
+                if refusal is not None:
+                    raise refusal
             for rel in staging.list_topics():
                 if rel not in old:
                     staging.delete(rel)

@@ -543,3 +543,28 @@ def test_a_held_file_checked_out_again_is_served_and_no_longer_held(ws, monkeypa
     assert "warnings" not in found
     code, report = run(monkeypatch, capsys, "memory", "check", "--state", state, "--json")
     assert (code, report["problems"]) == (0, [])
+
+
+def test_a_restore_never_overwrites_a_hand_edit_held_back_as_invalid(ws, monkeypatch, capsys):
+    """restore writes every topic file, so over a file a person left invalid by hand it would delete typed text that
+    is in no commit, even where the file is the same at REV as at HEAD. It is refused (exit 65: the file, the line
+    and the fix) and nothing changes; once the file is fixed, the restore goes through."""
+    rev = ws.log(1)[0]["commit"]
+    ws.update(changes=[{"path": "topics/core.md", "content": "# Core\n\n" + record("Answer in metric units.",
+                                                                                  "openprogram/s1/u2")}])
+    path = ws.root / BIKES
+    typed = path.read_text() + "\nMy uncited note.\n"
+    path.write_text(typed)
+    fresh_process()
+    state = str(ws.settings.state_dir)
+    head = ws.log(1)[0]["commit"]
+    code, refusal = run(monkeypatch, capsys, "memory", "restore", rev[:10], "--state", state, "--json")
+    assert code == 65 and (refusal["code"], refusal["retryable"]) == ("WRITER_PRECONDITION_FAILED", False)
+    assert refusal["message"].startswith(f"{BIKES} line 7: [uncited-text]")
+    assert f"`openprogram memory edit {BIKES}`" in refusal["message"]
+    assert f"`openprogram memory restore {rev[:10]}` again" in refusal["message"]
+    assert path.read_text() == typed and ws.log(1)[0]["commit"] == head
+    path.write_text(typed.replace("\nMy uncited note.\n", ""))
+    fresh_process()
+    code, restored = run(monkeypatch, capsys, "memory", "restore", rev[:10], "--state", state, "--json")
+    assert code == 0 and restored["changed_files"] == ["topics/core.md"]
