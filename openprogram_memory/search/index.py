@@ -246,9 +246,11 @@ class SearchIndex:
             self.invalid.pop(gone, None)
         fid_of, live = self.fid_of, self._live
         # a file held back from adoption, or no longer, keeps its bytes: read it again when that changes (a held
-        # file's problem names its rule first, "[rule] …"; a record rule's its line, "line N: …")
+        # file's problem names its rule first, "[rule] …"; a record rule's its line, "line N: …"); so does one
+        # held back for citing a message the archive does not hold, which the next import may archive
         again = {rel for rel in held if self.invalid.get(rel) != held[rel]} | {
-            rel for rel, why in self.invalid.items() if why.startswith("[") and rel not in held}
+            rel for rel, why in self.invalid.items()
+            if (why.startswith("[") and rel not in held) or "[unknown-source]" in why}
         stale = [rel for rel, sig in current.items()
                  if rel not in fid_of or rel in again or live(fid_of[rel])[1].sig != sig]
         new_refs: set[tuple[str, str]] = set()

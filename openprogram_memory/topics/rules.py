@@ -46,9 +46,9 @@ class Violation:
 
 
 def _violation(path: str, line: int, rule: str, message: str,
-               code: FailureCode = FailureCode.INVALID_TOPIC_FORMAT) -> Violation:
+               code: FailureCode = FailureCode.INVALID_TOPIC_FORMAT, **details: Any) -> Violation:
     """A rule broken at ``path:line`` (the message names the place, as every record rule's does)."""
-    return Violation(path, line, rule, f"{path}:{line}: {message}", code, {"file": path, "line": line})
+    return Violation(path, line, rule, f"{path}:{line}: {message}", code, {"file": path, "line": line, **details})
 
 
 def raise_first(violations: Iterable[Violation]) -> None:
@@ -166,4 +166,4 @@ def _definition_violations(doc: TopicDoc, label: str, definition: Definition, lo
                              f"evidence [^{label}] links through a symlink: {archive_rel}")
         elif lookup_anchor(archive_rel, anchor) is None:
             yield _violation(doc.path, line, "unknown-source", f"evidence [^{label}] links {link.target!r}, which is "
-                             "not in the source archive", FailureCode.MISSING_SOURCE)
+                             "not in the source archive", FailureCode.MISSING_SOURCE, target=f"{archive_rel}#{anchor}")

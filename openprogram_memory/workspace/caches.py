@@ -24,7 +24,7 @@ from typing import Any, Callable, Collection, Iterable, Protocol
 from ..sources.archive import ArchiveFile, ParsedArchive, SourceMessage
 from ..topics.model import TopicDoc, decode_topic, file_links, parse_topic, record_links
 from ..topics.normalize import time_date
-from ..topics.rules import ids_unique_in_file, record_violations
+from ..topics.rules import Violation, ids_unique_in_file, record_violations
 from ..topics.wikilinks import wikilinks
 from .scan import Signature, TreeScan, closed_folder, scan, signature, topic_files
 
@@ -478,12 +478,13 @@ class TopicCache:
         outside the product breaks a record rule — of its last committed version (architecture §15): text
         that was never validated never reaches an agent. None when there is no valid version to serve."""
         summary = summarize(rel, text, self.sources)
-        broken = self._first_violation(summary)
+        committed_version = functools.cache(lambda: committed_text(self.root, rel))
+        broken = self._first_violation(summary, committed_version)
         problem = broken or self.held.get(rel)
         if problem is None:
             self.invalid.pop(rel, None)
             return summary
-        if not broken and committed_text(self.root, rel) == text:  # held, but as committed now (checked out
+        if not broken and committed_version() == text:  # held, but as committed now (checked out
             # again): nothing held back
             self.invalid.pop(rel, None)
             return summary
@@ -530,15 +531,39 @@ class TopicCache:
         self.invalid[rel] = self.held[rel]
         return summarize(rel, committed, self.sources)
 
-    def _first_violation(self, summary: FileSummary) -> str | None:
-        """The first record rule the file breaks, as status shows it. A citation whose message is not (yet)
-        in the archive is not one here: its record counts as pending, which is never automatic context."""
-        for violation in itertools.chain(record_violations(summary.doc, self.sources.lookup,
-                                                           lambda target: os.path.islink(self.root / target)),
-                                         ids_unique_in_file(summary.doc)):
-            if violation.rule != "unknown-source":
-                return f"line {violation.line}: [{violation.rule}] {violation.message.split(': ', 1)[-1]}"
+    def _first_violation(self, summary: FileSummary, committed: Callable[[], str | None] | None = None
+                         ) -> str | None:
+        """The first record rule the file breaks, as status shows it.
+
+        A citation whose message is not in the archive breaks one only where an edit outside the product made it
+        (``committed``: the file's last committed text, read only then): a typo in an anchor, an archive file that
+        is not there, a message no import has archived yet — held back like any invalid edit, and adopted once
+        the archive holds the message. A citation the committed version makes too (its frame gone from the
+        archive, or not there yet) is not one, nor in the committed version itself (``committed`` None), nor where
+        no commit can be read to tell an edit from (a git HEAD missing or damaged): its record counts as pending,
+        never automatic context, and ``memory check`` names it.
+        """
+        pending: set[str] | None = None
+        for violation in itertools.chain(self._record_violations(summary.doc), ids_unique_in_file(summary.doc)):
+            if violation.rule == "unknown-source":
+                if committed is None:
+                    continue
+                if pending is None:
+                    text = committed()
+                    if text is None and not has_history(self.root):
+                        committed = None  # no commit to tell an edit from: every such citation counts as pending
+                        continue
+                    pending = set() if text is None else {
+                        v.details.get("target") for v in self._record_violations(parse_topic(text, summary.path))
+                        if v.rule == "unknown-source"}
+                if violation.details.get("target") in pending:
+                    continue
+            return f"line {violation.line}: [{violation.rule}] {violation.message.split(': ', 1)[-1]}"
         return None
+
+    def _record_violations(self, doc: TopicDoc) -> Iterator[Violation]:
+        """The record rules ``doc`` breaks, against the installed archive."""
+        return record_violations(doc, self.sources.lookup, lambda target: os.path.islink(self.root / target))
 
     def adopt(self, tree: "TreeState", changed: list[str], scan: TreeScan) -> None:
         """After an install: take the installed tree as the cached state.
@@ -975,6 +1000,18 @@ def unreadable_reason(root: Path, rel: str, exc: OSError) -> str:
     why = exc.strerror or type(exc).__name__
     folder = closed_folder(root, rel)
     return f"cannot be read: its folder {folder} cannot be opened ({why})" if folder else f"cannot be read ({why})"
+
+
+def has_history(root: Path) -> bool:
+    """Whether ``root`` has a last commit to read (a workspace whose git HEAD is missing or damaged has none)."""
+    try:
+        from dulwich.repo import Repo
+
+        repo = Repo(str(root))
+        repo[repo.head()]
+        return True
+    except Exception:  # noqa: BLE001 - any failure means there is no committed version to read
+        return False
 
 
 def committed_text(root: Path, rel: str) -> str | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 
 import pytest
@@ -568,3 +569,79 @@ def test_a_restore_never_overwrites_a_hand_edit_held_back_as_invalid(ws, monkeyp
     fresh_process()
     code, restored = run(monkeypatch, capsys, "memory", "restore", rev[:10], "--state", state, "--json")
     assert code == 0 and restored["changed_files"] == ["topics/core.md"]
+
+
+def _mistyped_anchor(text: str) -> str:
+    return re.sub(r"(#source-[0-9a-f]{15})([0-9a-f])", lambda m: m[1] + ("1" if m[2] == "0" else "0"), text)
+
+
+CITATIONS_OF_NOTHING = {
+    "a mistyped anchor": _mistyped_anchor,
+    "an archive file that is not there": lambda text: text.replace("/_v2/s1.md#", "/_v2/nothere.md#"),
+}
+
+
+@pytest.mark.parametrize("cite", CITATIONS_OF_NOTHING.values(), ids=CITATIONS_OF_NOTHING.keys())
+def test_a_hand_edit_citing_a_message_the_archive_does_not_hold_is_held_back(ws, monkeypatch, capsys, cite):
+    """`memory edit` refuses such a citation (MISSING_SOURCE); made in another editor it was adopted and committed
+    all the same (check then failed on HEAD, and the record left search without a word). It is held back like any
+    invalid hand edit: not committed, status and search warn, search serves the last committed version."""
+    path = ws.root / BIKES
+    typed = cite(path.read_text().replace("in Ghent", "in Ghent and Bruges"))
+    path.write_text(typed)
+    head = head_topics(ws)
+    fresh_process()
+    state = str(ws.settings.state_dir)
+    code, report = run(monkeypatch, capsys, "memory", "check", "--state", state, "--json")
+    assert code == 65 and report["repaired"] == [] and head_topics(ws) == head
+    assert [p["rule"] for p in report["problems"]] == ["unknown-source", "uncommitted"]
+    code, status = run(monkeypatch, capsys, "memory", "status", "--state", state, "--json")
+    [warning] = [w for w in status["warnings"] if w.startswith(BIKES)]
+    assert "[unknown-source]" in warning and "last committed version" in warning
+    fresh_process()
+    code, found = run(monkeypatch, capsys, "memory", "search", "bike shop", "--state", state, "--json")
+    assert [hit["content"] for hit in found["results"]] == ["Dana runs a bike shop in Ghent."]
+    assert [w for w in found["warnings"] if w.startswith(BIKES)] == [warning]
+    assert path.read_text() == typed and head_topics(ws) == head
+
+
+def test_a_hand_edit_citing_a_message_archived_later_is_adopted_once_the_archive_holds_it(ws, monkeypatch, capsys):
+    """A citation of a message no import has archived yet (a sync tool brought the topic first) is held back only
+    until the archive holds the message: the first command after that adopts it and serves its record."""
+    from openprogram_memory.sources.archive import SourceMessage
+
+    later = SourceMessage("openprogram/s1/u9", "Dana", "user-1", "2026-08-12T09:00:00+08:00", "We open at nine.")
+    path = ws.root / BIKES
+    path.write_text(path.read_text() + "\nThe shop opens at nine.[^e9] ^abcd1234\n\n[^e9]: Time: `2026-08-12`; "
+                    f"Sources: [nine](../sources/openprogram/_v2/s1.md#{later.anchor})\n")
+    fresh_process()
+    state = str(ws.settings.state_dir)
+    code, status = run(monkeypatch, capsys, "memory", "status", "--state", state, "--json")
+    assert any(w.startswith(BIKES) and "[unknown-source]" in w for w in status["warnings"])
+    assert search(monkeypatch, capsys, ws, "opens at nine") == []
+    ws.archive([later])  # what the next import does
+    fresh_process()
+    code, status = run(monkeypatch, capsys, "memory", "status", "--state", state, "--json")
+    assert f"adopted hand edit(s) outside the product: {BIKES}" in status["warnings"]
+    assert not any(w.startswith(BIKES) for w in status["warnings"])
+    assert search(monkeypatch, capsys, ws, "opens at nine") == ["The shop opens at nine."]
+    assert "^abcd1234" in head_topics(ws)[BIKES]
+
+
+def test_a_committed_record_whose_archived_message_is_gone_stays_served_as_pending(ws, monkeypatch, capsys):
+    """The archive lost a frame a committed record cites (removed by hand, a damaged copy): the topic file is as
+    committed, so there is no hand edit to hold back. The record stays served, as pending (never automatic
+    context), and check names the citation."""
+    archive = ws.root / "sources/openprogram/_v2/s1.md"
+    frames = archive.read_text().split("\n\n<a id=")
+    archive.write_text("\n\n<a id=".join(frames[:1] + frames[2:]))  # u1's frame, which bikes.md cites
+    fresh_process()
+    state = str(ws.settings.state_dir)
+    code, status = run(monkeypatch, capsys, "memory", "status", "--state", state, "--json")
+    assert not any(w.startswith(BIKES) for w in status["warnings"])
+    code, found = run(monkeypatch, capsys, "memory", "search", "bike shop", "--all", "--state", state,
+                      "--json")
+    assert [(hit["content"], hit["trust_state"]) for hit in found["results"]] == [
+        ("Dana runs a bike shop in Ghent.", "pending")]
+    code, report = run(monkeypatch, capsys, "memory", "check", "--state", state, "--json")
+    assert code == 65 and (BIKES, "unknown-source") in {(p["file"], p["rule"]) for p in report["problems"]}

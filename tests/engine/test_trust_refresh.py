@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from engine.helpers import make_workspace
 from openprogram_memory.sources.archive import SourceMessage
+from openprogram_memory.transaction.history import commit_paths
 
 
 def _release_workspace():
@@ -38,16 +41,24 @@ def test_an_append_to_a_cited_thread_does_not_reparse_the_topics_citing_it():
     assert ws.cache.parsed == before  # topics/release.md was not parsed again
 
 
-def test_an_appended_frame_resolves_a_citation_that_dangled():
-    """A topic written by hand citing a message archived only later: the append makes its record resolve."""
+@pytest.mark.parametrize("committed", [True, False], ids=["committed", "a hand edit"])
+def test_an_appended_frame_resolves_a_citation_that_dangled(committed):
+    """A topic citing a message archived only later: the append makes its record resolve. Committed (a git commit
+    made by hand), it is served meanwhile as pending; as a hand edit not yet adopted it is held back (served from
+    its last commit, here none) until the archive holds the message."""
     ws = make_workspace()
     later = SourceMessage("telegram/g1/m9", "Ann", "tg-1", "2026-08-09T13:00:00+00:00", "Standup is at nine.")
     ws.archive([SourceMessage("telegram/g1/m1", "Ann", "tg-1", "2026-08-09T09:00:00+00:00", "Hello.")])
     path = ws.root / "topics/standup.md"
     path.write_text("Standup is at nine.[^e1] ^abcd1234\n\n[^e1]: Time: `2026-08-09`; Sources: "
                     f"[standup](../sources/telegram/_v2/g1.md#{later.anchor})\n")
-    record = ws.tree().files["topics/standup.md"].records[0]
-    assert record.evidence[0].refs[0].source is None
+    if committed:
+        commit_paths(ws.root, ["topics/standup.md"], "a commit made by hand")
+        record = ws.tree().files["topics/standup.md"].records[0]
+        assert record.evidence[0].refs[0].source is None and record.trust_state == "pending"
+    else:
+        assert "topics/standup.md" not in ws.tree().files
+        assert "[unknown-source]" in ws.cache.invalid["topics/standup.md"]
     ws.archive([later])
     record = ws.tree().files["topics/standup.md"].records[0]
-    assert record.evidence[0].refs[0].source == later
+    assert record.evidence[0].refs[0].source == later and "topics/standup.md" not in ws.cache.invalid
