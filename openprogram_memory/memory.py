@@ -492,6 +492,13 @@ class MemoryWorkspace:
         return left_out_warnings(self.root, self.cache.unreadable if unreadable is None else unreadable,
                                  self.cache.invalid if invalid is None else invalid)
 
+    def held_back(self, rel: str) -> str | None:
+        """The problem that keeps topic file ``rel`` as it is on disk from being served and adopted (an edit made
+        outside the product that breaks a rule: its last commit is served), judged on a current snapshot; None
+        when the file is served as it is."""
+        self.tree()
+        return self.cache.invalid.get(rel)
+
     def hand_edit_failure(self, rel: object, *, whose: str, then: str,
                           rejection: MemoryFailure | None = None) -> MemoryFailure | None:
         """The refusal of a change to ``rel`` when a person left that topic invalid by hand, or it cannot be read as

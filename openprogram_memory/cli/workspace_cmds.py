@@ -250,7 +250,8 @@ def edit(
         try:
             _edit_loop(ws, rel, scratch, original, base, json, reopen)
         except BaseException as exc:
-            drafted = scratch.exists() and scratch.read_text(encoding="utf-8", errors="replace") != original
+            named = isinstance(exc, typer.Exit) and exc.exit_code == EXIT_REJECTED  # "Your draft is kept at …"
+            drafted = scratch.exists() and (named or scratch.read_text(encoding="utf-8", errors="replace") != original)
             if drafted and not (isinstance(exc, typer.Exit) and exc.exit_code == 0):
                 keep(scratch_dir)  # a draft that did not install stays for its person; reclaim() leaves it
             else:
@@ -277,7 +278,9 @@ def _edit_loop(ws, rel: str, scratch: Path, original: str, base: str, json: bool
         _run_editor(scratch)
         try:
             draft = _read_draft(scratch)
-            if draft == original:
+            # unchanged from the file on disk; a file held back as invalid is validated all the same (its rule and
+            # line, as for any draft), since it is not what memory holds
+            if draft == original and ws.held_back(rel) is None:
                 unchanged = with_opening_notes(ws, {"ok": True, "changed_files": [], "revision": base})
                 emit(unchanged, json, lambda: _tx_human(unchanged))
                 return

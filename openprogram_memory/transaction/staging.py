@@ -166,7 +166,9 @@ class Staging:
         shutil.rmtree(self.dir / TOPICS, ignore_errors=True)
 
     def effective_changes(self) -> dict[str, str | None]:
-        """Changes that differ from the installed bytes."""
+        """Changes that differ from the installed bytes. A file on disk held back as invalid (an edit made outside
+        the product: its last commit is what is installed) is changed by any write, its own bytes too: saved
+        unchanged from an editor, it is validated as any draft, not taken as "no change"."""
         out: dict[str, str | None] = {}
         for rel, content in self.changes.items():
             target = self.root / rel
@@ -175,7 +177,7 @@ class Staging:
                     out[rel] = None
                 continue
             try:
-                if decode_topic(target.read_bytes()) == content:
+                if decode_topic(target.read_bytes()) == content and rel not in self.cache.invalid:
                     continue
             except (OSError, UnicodeDecodeError):
                 pass

@@ -201,6 +201,33 @@ def test_edit_keeps_draft_on_rejection(ws, tmp_path, monkeypatch):
     assert ws.revision() == before
 
 
+def test_edit_saved_unchanged_over_a_held_back_hand_edit_validates_it(ws, tmp_path, monkeypatch):
+    """The file on disk holds an invalid edit made in another editor (served from its last commit, check fails):
+    saving it unchanged from `memory edit` said "No change." (exit 0). It is validated as any draft: the rule and
+    the line, the draft kept, nothing installed; a draft that only lacks what normalization adds is installed."""
+    import re
+
+    apply_changes(("topics/people/dana.md", DANA))
+    path = ws.root / "topics/people/dana.md"
+    path.write_text(path.read_text() + "\nUncited line.\n")
+    typed = path.read_text()
+    _editor(tmp_path, monkeypatch, "true")  # opened and saved as it is
+    head = ws.log(1)[0]["commit"]
+    result = run("memory", "edit", "topics/people/dana.md", "--no-reopen", "--json")
+    assert result.exit_code == 65, result.output
+    body = json.loads(result.stdout)
+    assert (body["code"], body["details"]["rule"]) == ("INVALID_TOPIC_FORMAT", "uncited-text")
+    assert body["details"]["line"] == typed.splitlines().index("Uncited line.") + 1
+    assert Path(body["details"]["draft"]).read_text() == typed  # the path it names is there
+    assert path.read_text() == typed and ws.log(1)[0]["commit"] == head
+    label = re.search(r"\[\^(e-[0-9a-f]+)\]", typed)[1]
+    path.write_text(typed.replace("Uncited line.", f"Dana opens at nine.[^{label}]"))  # no ^block-id, as typed
+    result = run("memory", "edit", "topics/people/dana.md", "--no-reopen", "--json")
+    assert result.exit_code == 0 and json.loads(result.stdout)["changed_files"] == ["topics/people/dana.md"]
+    assert re.search(r"Dana opens at nine\.\[\^e-[0-9a-f]+\] \^[0-9a-f]{8}", path.read_text())
+    assert run("memory", "check", "--json").exit_code == 0
+
+
 def test_edit_installs_valid_change(ws, tmp_path, monkeypatch):
     apply_changes(("topics/people/dana.md", DANA))
     _editor(tmp_path, monkeypatch, "sed -i 's/a bike shop/two bike shops/' \"$1\"")
