@@ -8,7 +8,7 @@ import typer
 from rich.markup import escape
 
 from .common import JsonOption, StateOption, memory_settings, open_workspace
-from .output import console, deferred_interrupt, emit, err_console, reporting
+from .output import console, deferred_interrupt, emit, err_console, reporting, warn
 
 SYNC_BOUNDARY = "this merge (one transaction)"
 SYNC_STOPPED = "stopped by Ctrl-C after the merge, which is one transaction: it is installed and committed"
@@ -40,6 +40,8 @@ def sync(
                 other = conflict["other_memory_id"]
                 console.print(f"[yellow]conflict[/] ^{conflict['memory_id']}: {conflict['reason']}; kept the "
                               f"{conflict['kept']} version" + (f", the other is ^{other}" if other else ""))
+            for warning in result.get("warnings", []):
+                warn(warning)
 
         emit(result, json, human)
     if result.get("interrupted"):

@@ -215,3 +215,27 @@ def test_ctrl_c_before_a_sync_installs_anything_stops_at_once_and_changes_nothin
     code, out, err = _sync_with_ctrl_c(monkeypatch, capsys, transport, "fetch", remote, b)
     assert (code, out) == (130, "") and "stopping after" not in err
     assert memory_files(b) == before and Repo(str(b.root)).head() == head
+
+
+def test_a_sync_says_which_hand_edit_it_could_not_carry(tmp_path):
+    """A note typed into a topic file without a citation is held back: in no commit, so no sync carries it to the
+    other machines. The sync still succeeds, and says so with the warning status gives (JSON and text) until the
+    file is fixed."""
+    remote, a, b = bare_remote(tmp_path), machine(tmp_path, "a"), machine(tmp_path, "b")
+    add(a, "topics/dana.md", "Dana runs a bike shop.")
+    assert _sync_json(a, remote)[0] == 0
+    dana = a.root / "topics/dana.md"
+    committed = dana.read_text()
+    dana.write_text(committed + "\nnote\n")
+    code, synced = _sync_json(a, remote)
+    assert code == 0 and synced["ok"]
+    [warning] = synced["warnings"]
+    assert warning.startswith("not synced: topics/dana.md line ") and "[uncited-text]" in warning
+    status = json.loads(run("memory", "status", "--json", "--state", str(a.settings.state_dir)).output)
+    assert warning.removeprefix("not synced: ") in status["warnings"]
+    text = run("memory", "sync", "--state", str(a.settings.state_dir))
+    assert text.exit_code == 0 and "not synced: topics/dana.md line " in text.output
+    assert _sync_json(b, remote)[0] == 0 and (b.root / "topics/dana.md").read_text() == committed
+    dana.write_text(committed)
+    code, synced = _sync_json(a, remote)
+    assert code == 0 and "warnings" not in synced
