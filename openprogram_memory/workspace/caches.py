@@ -543,7 +543,7 @@ class TopicCache:
         no commit can be read to tell an edit from (a git HEAD missing or damaged): its record counts as pending,
         never automatic context, and ``memory check`` names it.
         """
-        pending: set[str] | None = None
+        pending: set[str] | None = None  # the committed version's citations of nothing: archive#anchor
         for violation in itertools.chain(self._record_violations(summary.doc), ids_unique_in_file(summary.doc)):
             if violation.rule == "unknown-source":
                 if committed is None:
@@ -554,7 +554,7 @@ class TopicCache:
                         committed = None  # no commit to tell an edit from: every such citation counts as pending
                         continue
                     pending = set() if text is None else {
-                        v.details.get("target") for v in self._record_violations(parse_topic(text, summary.path))
+                        str(v.details["target"]) for v in self._record_violations(parse_topic(text, summary.path))
                         if v.rule == "unknown-source"}
                 if violation.details.get("target") in pending:
                     continue
