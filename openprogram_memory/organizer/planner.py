@@ -79,7 +79,6 @@ def merge_duplicates(draft: DraftTree, tree: TreeState | None = None, changed: s
     """Merge each duplicate cluster into its first record (only clusters touching ``changed`` topics, if given)."""
     token_sets = None
     focus = None
-    frequency = None
     if changed is not None and tree is not None:
         files_with = tree.index("tokens")  # (kept from tree to tree: a token's files, for its rarity)
         frequency = lambda token: len(files_with.get(token, ()))  # noqa: E731
@@ -89,8 +88,7 @@ def merge_duplicates(draft: DraftTree, tree: TreeState | None = None, changed: s
         focus = {i for i, record in enumerate(records) if record.topic in changed}
     else:
         records = draft.records()
-    for group in duplicate_groups([r.content for r in records], focus=focus, token_sets=token_sets,
-                                  frequency=frequency):
+    for group in duplicate_groups([r.content for r in records], focus=focus, token_sets=token_sets):
         members = [records[i] for i in group]
         words = {id(r): {t for t in tokens(r.content) if len(t) > 3} for r in members}  # content words only
         union = set().union(*words.values())

@@ -5,9 +5,10 @@ both have at least :data:`MIN_TOKENS` word tokens, their token sets have a
 Jaccard similarity of at least :data:`JACCARD` — and they agree on every
 negation word and every number (so "likes X" / "does not like X" and
 "budget is 500" / "budget is 600" never merge), and open on the same subject
-("Walter is …" / "Trent is …" never merge). Candidate pairs come from
-prefix filtering over tokens ordered by rarity, so the cost grows with the
-number of similar pairs, not with the square of the record count.
+("Walter is …" / "Trent is …" never merge). Candidate pairs share that
+guard and come from prefix filtering over tokens ordered by rarity, so the
+cost grows with the number of similar pairs, not with the square of the
+record count.
 """
 
 from __future__ import annotations
@@ -76,45 +77,61 @@ def _other_subject(a: str, b: str, sa: frozenset[str], sb: frozenset[str]) -> bo
 
 
 def duplicate_groups(texts: Sequence[str], threshold: float = JACCARD, focus: set[int] | None = None,
-                     token_sets: Sequence[frozenset[str]] | None = None,
-                     frequency: Callable[[str], int] | None = None) -> list[list[int]]:
+                     token_sets: Sequence[frozenset[str]] | None = None) -> list[list[int]]:
     """Indices of ``texts`` grouped into duplicate clusters (size ≥ 2), each sorted.
 
     Clusters are connected components of the duplicate relation. With
     ``focus``, only pairs with at least one member in it are compared (the
     records that changed since the last organize: pairs of unchanged records
-    were compared then), each through an inverted index of the others' tokens.
-    ``token_sets`` may give each text's token set (computed once per parse), ``frequency`` how common a token is
-    (any measure: it only picks the rarest, fewest-candidate tokens).
-    """
-    if focus is not None:
-        return _focused_groups(texts, threshold, focus, token_sets, frequency)
-    components = _Components(len(texts))
-    exact: dict[str, int] = {}
-    for i, text in enumerate(texts):
-        key = normalized(text)
-        if not key:
-            continue
-        if key in exact:
-            components.union(exact[key], i)
-        else:
-            exact[key] = i
+    were compared then). ``token_sets`` may give each text's token set (computed once per parse).
 
-    sets = [frozenset(tokens(t)) for t in texts]
-    counts = Counter(t for s in sets for t in s)
-    index: dict[str, list[int]] = {}
-    for i, token_set in enumerate(sets):
-        if len(token_set) < MIN_TOKENS:
+    Each record's features (tokens, guard, opening word) are computed once; records of one shape (the same
+    token set and opening word, or for a short one the same text) are compared once, as one; and a pair is
+    compared only when the two agree on every negation and number (the guard) and share one of the rarest
+    tokens of either (prefix filtering): the cost grows with the similar pairs, not with the square of the
+    record count.
+    """
+    records = [_Record(text, token_sets[i] if token_sets is not None else None) for i, text in enumerate(texts)]
+    shapes: dict[object, list[int]] = {}
+    for i, record in enumerate(records):
+        if record.shape is not None:
+            shapes.setdefault(record.shape, []).append(i)
+    classes = list(shapes.values())
+    focused = [focus is None or any(i in focus for i in members) for members in classes]
+    components = _Components(len(texts))
+    # near duplicates: only records long enough to have a guard, compared within their guard's block
+    blocks: dict[tuple[frozenset[str], frozenset[str]], list[int]] = {}
+    for c, members in enumerate(classes):
+        guard = records[members[0]].guard
+        if guard is not None:
+            blocks.setdefault(guard, []).append(c)
+    for block in blocks.values():
+        if len(block) < 2 or not any(focused[c] for c in block):
             continue
-        ordered = sorted(token_set, key=lambda t: (counts[t], t))
-        prefix = len(ordered) - math.ceil(threshold * len(ordered)) + 1
-        candidates: set[int] = set()
-        for token in ordered[:prefix]:
-            candidates.update(index.setdefault(token, []))
-            index[token].append(i)
-        for j in candidates:
-            if _duplicates(texts, sets, j, i, threshold):
-                components.union(j, i)
+        counts = Counter(t for c in block for t in records[classes[c][0]].tokens)
+        # ordered alike, two records with Jaccard >= threshold share a token of their prefixes (prefix filtering)
+        prefixes = {c: candidate_tokens(records[classes[c][0]].tokens, counts.__getitem__, threshold) for c in block}
+        holders: dict[str, list[int]] = {}
+        for c, prefix in prefixes.items():
+            for token in prefix:
+                holders.setdefault(token, []).append(c)
+        for c, prefix in prefixes.items():
+            if not focused[c]:
+                continue
+            a = records[classes[c][0]]
+            for d in {d for token in prefix for d in holders[token]}:
+                # a pair of two focused shapes is compared from the first: each holds one of the other's prefix
+                if d == c or (focused[d] and d < c):
+                    continue
+                b = records[classes[d][0]]
+                if components.find(classes[c][0]) != components.find(classes[d][0]) and _same_fact(a, b, threshold):
+                    components.union(classes[c][0], classes[d][0])
+    # records of one shape are duplicates of each other (and of what one of them is a duplicate of); a shape
+    # with no focused record and no duplicate elsewhere is left alone (its pairs were compared before)
+    for c, members in enumerate(classes):
+        if len(members) > 1 and (focused[c] or members[0] in components.joined):
+            for i in members[1:]:
+                components.union(members[0], i)
     return components.groups()
 
 
@@ -146,27 +163,6 @@ class _Components:
         return [sorted(g) for g in out.values() if len(g) > 1]
 
 
-def _focused_groups(texts: Sequence[str], threshold: float, focus: set[int],
-                    token_sets: Sequence[frozenset[str]] | None,
-                    frequency: Callable[[str], int] | None = None) -> list[list[int]]:
-    sets = list(token_sets) if token_sets is not None else [frozenset(tokens(t)) for t in texts]
-    if frequency is None:
-        frequency = Counter(t for s in sets for t in s).__getitem__
-    prefixes = {i: candidate_tokens(sets[i], frequency, threshold) for i in sorted(focus) if sets[i]}
-    wanted = frozenset(t for prefix in prefixes.values() for t in prefix)
-    holders: dict[str, list[int]] = {}
-    for j, token_set in enumerate(sets):
-        for token in token_set & wanted:  # (only the tokens some prefix names are indexed)
-            holders.setdefault(token, []).append(j)
-    components = _Components(len(texts))
-    for i, prefix in prefixes.items():
-        candidates = {j for token in prefix for j in holders[token] if j != i}
-        for j in candidates:
-            if _duplicates(texts, sets, i, j, threshold):
-                components.union(i, j)
-    return components.groups()
-
-
 def candidate_tokens(token_set: frozenset[str], frequency: Callable[[str], int],
                      threshold: float = JACCARD) -> list[str]:
     """The tokens a record's duplicate candidates are looked up by: the rarest ones, as many as a record
@@ -176,13 +172,43 @@ def candidate_tokens(token_set: frozenset[str], frequency: Callable[[str], int],
 
 
 def _duplicates(texts: Sequence[str], sets: Sequence[frozenset[str]], i: int, j: int, threshold: float) -> bool:
-    """The duplicate relation of :func:`duplicate_groups` for one pair."""
+    """The duplicate relation of :func:`duplicate_groups` for one pair, from the texts (the reference the
+    per-record features of :class:`_Record` must agree with)."""
     a, b = sets[i], sets[j]
     if a == b and normalized(texts[i]) == normalized(texts[j]):
         return True
     if len(a) < MIN_TOKENS or len(b) < MIN_TOKENS or _guard(a) != _guard(b):
         return False
     return jaccard(a, b) >= threshold and not _other_subject(texts[i], texts[j], a, b)
+
+
+class _Record:
+    """What the duplicate relation reads of one record, computed once per pass, not once per pair: its token
+    set, opening word, guard (None when too short for a near duplicate) and shape (records of one shape are
+    duplicates of each other and alike to every other record; None for a record with no words)."""
+
+    __slots__ = ("tokens", "first", "guard", "shape")
+
+    def __init__(self, text: str, token_set: frozenset[str] | None = None) -> None:
+        words = tokens(text)
+        self.tokens = frozenset(words) if token_set is None else token_set
+        self.first = words[0] if words else None
+        long = len(self.tokens) >= MIN_TOKENS
+        self.guard = _guard(self.tokens) if long else None
+        self.shape: object = (self.tokens, self.first) if long else " ".join(words) or None
+
+
+def _same_fact(a: _Record, b: _Record, threshold: float) -> bool:
+    """:func:`_duplicates` for two records of different shapes (so not exact duplicates) and one guard (both long
+    enough, the same negations and numbers), from their features."""
+    small, large = sorted((len(a.tokens), len(b.tokens)))
+    if small / large < threshold:  # (an upper bound of the Jaccard similarity)
+        return False
+    shared = len(a.tokens & b.tokens)
+    if shared / (small + large - shared) < threshold:  # (:func:`jaccard`)
+        return False
+    return not (a.first is not None and b.first is not None and a.first not in b.tokens
+                and b.first not in a.tokens)  # (:func:`_other_subject`)
 
 
 # -- candidates through an inverted index (issue: writes cost what changed) --------------------------------------
