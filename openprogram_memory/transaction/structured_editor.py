@@ -165,13 +165,18 @@ class TopicEditor:
         if dest.anchor is not None and dest.anchor in op.memory_ids:
             raise invalid_request(f"anchor ^{dest.anchor} is itself being moved", op.index)
         detached = []
+        definitions: dict[int, dict[str, Definition]] = {}  # per file, read once (a move of many is one pass)
         for rel, doc, paragraph in moving:
-            definitions = doc.definitions()
-            evidence = [detach_definition(definitions[label], rel) for label in dict.fromkeys(paragraph.citations)
-                        if label in definitions]
-            doc.blocks.remove(paragraph)
+            if id(doc) not in definitions:
+                definitions[id(doc)] = doc.definitions()
+            held = definitions[id(doc)]
+            evidence = [detach_definition(held[label], rel) for label in dict.fromkeys(paragraph.citations)
+                        if label in held]
             detached.append((rel, paragraph, evidence))
             self.touched.add(rel)
+        leaving = {id(paragraph) for _rel, _doc, paragraph in moving}
+        for doc in {id(doc): doc for _rel, doc, _paragraph in moving}.values():
+            doc.blocks = [block for block in doc.blocks if id(block) not in leaving]
         target = self.doc(dest.topic)
         for rel, paragraph, evidence in detached:
             renames = {item.label: self._adopt_evidence(target, item, op.index) for item in evidence}
@@ -182,8 +187,11 @@ class TopicEditor:
                 self.where[memory_id] = dest.topic
         at = self._insertion_index(target, dest, op.index, frozenset(op.memory_ids))
         target.blocks[at:at] = [paragraph for _, paragraph, _ in detached]
-        for rel, _paragraph, evidence in detached:  # by the labels they had in their old file
-            drop_unused_definitions(self.doc(rel), {item.label for item in evidence})
+        labels: dict[str, set[str]] = {}  # by the labels they had in their old file
+        for rel, _paragraph, evidence in detached:
+            labels.setdefault(rel, set()).update(item.label for item in evidence)
+        for rel, dropped in labels.items():
+            drop_unused_definitions(self.doc(rel), dropped)
         self.touched.add(dest.topic)
 
     def _merge_records(self, op: Op) -> None:
