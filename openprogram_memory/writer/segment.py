@@ -229,6 +229,10 @@ def prose(text: str) -> list[str]:
 # -- sentences and clauses --------------------------------------------------------
 _ABBREVIATIONS = ("e.g", "i.e", "etc", "vs", "mr", "mrs", "ms", "dr", "prof", "st", "approx", "incl", "no", "cf",
                   "a.m", "p.m", "u.s", "inc", "ltd", "co", "jr", "sr")
+# titles before a name, written with a capital ("my manager is Eng. Sherif", "Capt. Okoro flies it"): no sentence
+# ends after one when a capital follows
+_TITLES = ("Eng", "Engr", "Ing", "Capt", "Sgt", "Lt", "Col", "Gen", "Rev", "Fr", "Hon", "Mx", "Cllr", "Insp", "Det",
+           "Supt", "Sen", "Gov", "Pres", "Dra", "Mme", "Mlle")
 _BULLET_RE = re.compile(r"^\s*(?:[-*•·]|\d{1,2}[.)])\s+")
 _CHECKBOX_RE = re.compile(r"^\[[ xX]\]\s+")  # "- [ ] always write tests first"
 _EMPHASIS_MARKS_RE = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")  # "**Rule:** always …" reads "Rule: always …"
@@ -250,6 +254,7 @@ def _split_ends(paragraph: str) -> list[str]:
         before = paragraph[start:match.start()]
         word = re.search(r"([\w.]+)$", before)
         if match.group(1) == "." and word and (word.group(1).casefold().rstrip(".") in _ABBREVIATIONS
+                                               or word.group(1) in _TITLES and paragraph[match.end():match.end() + 1].isupper()
                                                or word.group(1) == "ca"  # ("ca. 3200 products": about; "in CA." ends)
                                                or re.fullmatch(r"[A-Za-z]", word.group(1))
                                                and before[word.start() - 1:word.start()] not in ("'", "’")

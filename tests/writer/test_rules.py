@@ -2718,6 +2718,19 @@ def test_prefer_without_its_i_is_a_liking_unless_a_rule_introduces_it(said, reco
     assert read(said) == records
 
 
+@pytest.mark.parametrize("said, records", [
+    ("My landlord is Rev. Okafor, he's lovely.",
+     [("people", "The user's landlord is Rev. Okafor."), ("people", "The user's landlord is lovely.")]),
+    ("Our CFO is Mme. Laurent.", [("people", "Our CFO is Mme. Laurent.")]),
+    ("I'm the head of Eng. we ship the mobile app every Friday.",  # (no name after it: the sentence ends)
+     [("identity", "The user is the head of Eng."), ("schedule", "We ship the mobile app every Friday.")]),
+])
+def test_a_title_before_a_name_ends_no_sentence(said, records):
+    # (was "The user's landlord is Rev." and a sentence of its own from the name on)
+    assert read(said) == records
+
+
+
 
 
 @pytest.mark.parametrize("said, records", [
