@@ -8,7 +8,8 @@ Three steps, each independent of how the person capitalizes or punctuates:
    "[Request interrupted by user…]", Claude Code's and codex's compaction
    summaries, sub-agent task prompts, hook output; a person's words after a
    whole wrapper element are theirs); :func:`prose` drops what is not the
-   person's prose inside a message: markup blocks, fenced/indented code,
+   person's prose inside a message: markup blocks (an inline tag such as
+   ``<em>`` only loses its tags), fenced/indented code,
    quoted lines, logs, tracebacks, diffs, JSON and shell output.
 2. **Sentences and clauses** — :func:`sentences` cuts at ``. ! ?``
    followed by a space whatever the next letter's case (abbreviations and
@@ -61,6 +62,14 @@ _SUBAGENT_RE = re.compile(
     re.I,
 )
 _MARKUP_BLOCK_RE = re.compile(r"<([a-z][\w-]*)(?:\s[^>]*)?>.*?</\1>", re.S)
+# HTML's phrasing elements, typed inside a sentence ("keep it <em>short</em>", "<kbd>Ctrl</kbd>+<kbd>C</kbd>"): the tags
+# go and their words stay where they are; any other element is a block of markup, not the person's prose
+_INLINE_TAGS = ("a", "abbr", "b", "big", "cite", "code", "del", "dfn", "em", "font", "i", "ins", "kbd", "mark", "q", "s",
+                "samp", "small", "span", "strike", "strong", "sub", "sup", "time", "tt", "u", "var")
+_INLINE_ELEMENT_RE = re.compile(rf"<({'|'.join(_INLINE_TAGS)})(?:\s[^<>\n]*)?>([^\n]*?)</\1\s*>", re.I)
+# a block of one line with the person's words on both sides ("my name is Zoë <script>…</script> Brandt"): the sentence
+# goes on around it (a block on lines of its own leaves a line break)
+_MARKUP_IN_LINE_RE = re.compile(r"(?<=\S)[ \t]*<([a-z][\w-]*)(?:\s[^>\n]*)?>[^\n]*?</\1>[ \t]*(?=\S)")
 _MARKUP_TAG_RE = re.compile(r"</?[a-z][\w-]*(?:-[\w-]+)+(?:\s[^>]*)?>")
 
 
@@ -185,7 +194,12 @@ def prose(text: str) -> list[str]:
     After a shell prompt line (``$ git status``) or an R error (``Error in f(x) :``)
     everything up to the next blank line is that command's output.
     """
-    text = _MARKUP_BLOCK_RE.sub("\n", text.replace("\r\n", "\n"))
+    text = text.replace("\r\n", "\n")
+    for _ in range(text.count("</")):  # (one pass per nesting level: "<b><i>never</i></b>")
+        text, unwrapped = _INLINE_ELEMENT_RE.subn(r"\2", text)
+        if not unwrapped:
+            break
+    text = _MARKUP_BLOCK_RE.sub("\n", _MARKUP_IN_LINE_RE.sub(" ", text))
     text = _MARKUP_TAG_RE.sub(" ", text)
     out: list[str] = []
     fenced = output = False
