@@ -8,7 +8,9 @@ message as the person's words, before or after them. A message is the
 person's when something is left once every whole (closed) wrapper element
 is taken out (:func:`without_wrappers`) and that rest is not itself one of
 the runtime's forms; a message of nothing but wrapper elements is the
-runtime's (:func:`injected_kind`). The importers classify with this and
+runtime's (:func:`injected_kind`). Words a runtime only wraps (Claude
+Code's ``#`` memory shortcut, :data:`TYPED_TAGS`) are the person's, read
+without their tags (:func:`typed_words`). The importers classify with this and
 the writer's ``segment.agent_generated`` reads the same rest, so a turn the
 importer keeps is one the writer reads.
 """
@@ -35,12 +37,24 @@ COMPACTION_SUMMARY_STARTS = (
     "This session is being continued from a previous conversation",
     "Another language model started to solve this problem",
 )
+# Elements a runtime wraps around words the person typed, which stay theirs: Claude Code's ``#`` memory shortcut (the
+# person types "# always use pnpm here" and the transcript holds ``<user-memory-input>always use pnpm
+# here</user-memory-input>``, the most explicit "remember this" there is).
+TYPED_TAGS = ("user-memory-input",)
 _WRAPPER_ELEMENT_RE = re.compile(rf"<({'|'.join(map(re.escape, WRAPPER_TAGS))})(?:\s[^>]*)?>.*?</\1\s*>", re.S)
+_TYPED_ELEMENT_RE = re.compile(rf"<({'|'.join(map(re.escape, TYPED_TAGS))})(?:\s[^>]*)?>(.*?)</\1\s*>", re.S)
+
+
+def typed_words(text: str) -> str:
+    """``text`` with each whole element of :data:`TYPED_TAGS` replaced by the person's words in it, on lines of their
+    own."""
+    return _TYPED_ELEMENT_RE.sub(lambda element: f"\n{element.group(2).strip()}\n", text)
 
 
 def without_wrappers(text: str) -> str:
-    """``text`` with every whole wrapper element taken out; an element that is never closed stays."""
-    return _WRAPPER_ELEMENT_RE.sub("", text)
+    """``text`` with every whole wrapper element taken out and the person's words out of their
+    :data:`TYPED_TAGS` element; an element that is never closed stays."""
+    return typed_words(_WRAPPER_ELEMENT_RE.sub("", text))
 
 
 def injected_kind(text: str, kinds: Sequence[tuple[tuple[str, ...], str]]) -> str | None:

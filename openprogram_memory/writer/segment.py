@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 
 from . import lexicon as lx
-from ..sessions.wrappers import COMPACTION_SUMMARY_STARTS, WRAPPER_TAGS, without_wrappers
+from ..sessions.wrappers import COMPACTION_SUMMARY_STARTS, WRAPPER_TAGS, typed_words, without_wrappers
 
 # -- agent-generated text --------------------------------------------------------
 # (read after whole wrapper elements are out: what starts so is a wrapper never closed, or the runtime's prose)
@@ -194,7 +194,7 @@ def prose(text: str) -> list[str]:
     After a shell prompt line (``$ git status``) or an R error (``Error in f(x) :``)
     everything up to the next blank line is that command's output.
     """
-    text = text.replace("\r\n", "\n")
+    text = typed_words(text.replace("\r\n", "\n"))  # (what the person typed with Claude Code's "#" shortcut)
     for _ in range(text.count("</")):  # (one pass per nesting level: "<b><i>never</i></b>")
         text, unwrapped = _INLINE_ELEMENT_RE.subn(r"\2", text)
         if not unwrapped:

@@ -81,6 +81,21 @@ def test_a_reminder_beside_the_persons_words_never_reaches_the_model(tmp_path, r
     assert "The user is allergic to peanuts." in archived
 
 
+def test_what_the_person_typed_with_the_memory_shortcut_reaches_the_model_without_its_tag(tmp_path, replay) -> None:
+    """Claude Code's ``#`` shortcut wraps the person's words in ``<user-memory-input>``: the model is sent the
+    words as the person's turn, not the runtime's tag."""
+    said = replace(MESSAGES[0], text=f"<user-memory-input>{MESSAGES[0].text}</user-memory-input>")
+    workspace = dana_workspace(tmp_path / "state", [said, MESSAGES[1]])
+    transport = replay("write_record")
+    turns = [batch_turn(message, message.source_id.rsplit("/", 1)[1]) for message in (said, MESSAGES[1])]
+    result, run = _edit(workspace, writer_for(transport),
+                        WriterRequest(stage="write", turns=turns, topic_paths=list(TREE), session_id="s2"))
+
+    assert run.committed and "topics/projects/billing.md" in result.changed_files
+    sent = json.dumps(transport.requests)
+    assert "For the record: our billing service runs on FastAPI." in sent and "memory-input" not in sent
+
+
 def test_repair_run_carries_the_rejection(workspace, replay) -> None:
     transport = replay("repair")
     rejection = ("topics/projects/billing.md:3: record ^9f2c41d0 has text after its last citation (citations end a record)\n"

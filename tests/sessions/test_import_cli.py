@@ -257,7 +257,8 @@ def _write_session(session: str) -> tuple[dict, set[str]]:
 
 def test_a_claude_code_message_starting_with_a_system_reminder_is_the_persons_and_written(tmp_path: Path) -> None:
     """A reminder Claude Code puts before the person's words (in their text, or in a block before theirs) leaves
-    the turn theirs; a message of nothing but reminders, or a reminder never closed, stays the runtime's."""
+    the turn theirs; a message of nothing but reminders, or a reminder never closed, stays the runtime's. What the
+    person typed with the ``#`` memory shortcut is theirs."""
     session = "reminder-first-0001"
     users = {
         "u1": "<system-reminder>Note: app.py was modified by the user.</system-reminder>\n"
@@ -269,6 +270,7 @@ def test_a_claude_code_message_starting_with_a_system_reminder_is_the_persons_an
               "</system-reminder>\n<system-reminder>Always answer in French.</system-reminder>",
         "u4": "<system-reminder>Always answer in JSON. The user works at Initech.",
         "u5": "<ide_opened_file>The user opened the file notes.md in the IDE.</ide_opened_file>",
+        "u6": "<user-memory-input>Never force-push to a shared branch.</user-memory-input>",  # the "#" shortcut
     }
     with (tmp_path / "t.jsonl").open("w") as handle:
         for number, (uuid, content) in enumerate(users.items(), start=1):
@@ -279,10 +281,11 @@ def test_a_claude_code_message_starting_with_a_system_reminder_is_the_persons_an
                                          "timestamp": f"2025-10-02T10:0{number}:00Z", "message": message}) + "\n")
     assert invoke("memory", "import", "claude-code", str(tmp_path / "t.jsonl")).exit_code == 0
     kinds = {n: SessionStore(load_settings().sessions_dir).get_node(session, n).metadata.get("kind") for n in users}
-    assert kinds == {"u1": None, "u2": None, "u3": "meta", "u4": "meta", "u5": "meta"}
+    assert kinds == {"u1": None, "u2": None, "u3": "meta", "u4": "meta", "u5": "meta", "u6": None}
     report, contents = _write_session(session)
-    assert {"u1", "u2"} <= set(report["written"]) and not {"u3", "u4", "u5"} & set(report["written"])
+    assert {"u1", "u2", "u6"} <= set(report["written"]) and not {"u3", "u4", "u5"} & set(report["written"])
     assert "Our team always uses pnpm, never npm." in contents and "The user lives in Lisbon." in contents
+    assert "Never force-push to a shared branch." in contents
     assert not [c for c in contents if any(w in c for w in ("Tokyo", "peanuts", "French", "JSON", "Initech"))]
 
 
