@@ -63,10 +63,11 @@ _SUBAGENT_RE = re.compile(
 )
 _MARKUP_BLOCK_RE = re.compile(r"<([a-z][\w-]*)(?:\s[^>]*)?>.*?</\1>", re.S)
 # HTML's phrasing elements, typed inside a sentence ("keep it <em>short</em>", "<kbd>Ctrl</kbd>+<kbd>C</kbd>"): the tags
-# go and their words stay where they are; any other element is a block of markup, not the person's prose
+# go and their words stay where they are; any other element is a block of markup, not the person's prose (nor is
+# pasted XML's "<Code>AccessDenied</Code>": HTML is typed in lower case)
 _INLINE_TAGS = ("a", "abbr", "b", "big", "cite", "code", "del", "dfn", "em", "font", "i", "ins", "kbd", "mark", "q", "s",
                 "samp", "small", "span", "strike", "strong", "sub", "sup", "time", "tt", "u", "var")
-_INLINE_ELEMENT_RE = re.compile(rf"<({'|'.join(_INLINE_TAGS)})(?:\s[^<>\n]*)?>([^\n]*?)</\1\s*>", re.I)
+_INLINE_ELEMENT_RE = re.compile(rf"<({'|'.join(_INLINE_TAGS)})(?:\s[^<>\n]*)?>([^\n]*?)</\1\s*>")
 # a block of one line with the person's words on both sides ("my name is Zoë <script>…</script> Brandt"): the sentence
 # goes on around it (a block on lines of its own leaves a line break)
 _MARKUP_IN_LINE_RE = re.compile(r"(?<=\S)[ \t]*<([a-z][\w-]*)(?:\s[^>\n]*)?>[^\n]*?</\1>[ \t]*(?=\S)")
@@ -188,6 +189,14 @@ def show_quoted_comments(text: str, comments: list[str]) -> str:
     return _HIDDEN_COMMENT_RE.sub(lambda found: comments[int(found.group(1))], text) if comments else text
 
 
+def _phrasing(element: re.Match[str]) -> str:
+    """An inline element's words, when the line it is in has words of its own around it; else the element as it is
+    (a line of nothing but markup is pasted HTML: "+  <span class="price">{{ price }}</span>")."""
+    text, start, end = element.string, element.start(), element.end()
+    around = text[text.rfind("\n", 0, start) + 1:start] + text[end:].partition("\n")[0]
+    return element.group(2) if re.search(r"\w", around) else element.group(0)
+
+
 def prose(text: str) -> list[str]:
     """The person's prose lines: markup blocks, code, quotes, logs and tool output dropped.
 
@@ -196,8 +205,8 @@ def prose(text: str) -> list[str]:
     """
     text = typed_words(text.replace("\r\n", "\n"))  # (what the person typed with Claude Code's "#" shortcut)
     for _ in range(text.count("</")):  # (one pass per nesting level: "<b><i>never</i></b>")
-        text, unwrapped = _INLINE_ELEMENT_RE.subn(r"\2", text)
-        if not unwrapped:
+        text, before = _INLINE_ELEMENT_RE.sub(_phrasing, text), text
+        if text == before:
             break
     text = _MARKUP_BLOCK_RE.sub("\n", _MARKUP_IN_LINE_RE.sub(" ", text))
     text = _MARKUP_TAG_RE.sub(" ", text)

@@ -1021,6 +1021,10 @@ def test_markdown_the_person_types_is_read():
     ("I lead the payments team at Fjordline <pre>\ndeploy log\n</pre> always answer in English.",
      [("identity", "The user leads the payments team."), ("identity", "The user works at Fjordline."),
       ("rule", "Always answer in English.")]),  # (what comes after a block of lines is not the same sentence)
+    ("<Error>\n<Code>Always retry on 503</Code>\n<Message>Access Denied</Message>\n</Error>", []),  # pasted XML
+    # a line of nothing but markup is pasted HTML, not a sentence with emphasis in it
+    ("Here is the banner we ship:\n<span class=\"badge\">Always free shipping on orders over $50</span>\n"
+     "I run the storefront at Fjordline.", [("identity", "The user runs the storefront at Fjordline.")]),
 ])
 def test_html_tags_typed_in_a_sentence_keep_it_whole(said, expected):
     """An inline tag (em, b, code, kbd …) is emphasis or formatting: its words stay in the sentence they are in."""
