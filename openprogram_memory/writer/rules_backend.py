@@ -26,7 +26,10 @@ it never has to undo it):
   ``topics/projects/<slug>.md`` (under ``## Decisions`` / ``## Facts`` /
   ``## Schedule``) when they name a project or subject ("billing service" →
   ``projects/billing-service.md``; an existing project topic it names
-  wins), else to ``topics/notes.md`` under the same sections.
+  wins, and so does one an earlier statement of the batch started: "our
+  staging database is called nw_staging and it lives on db-stg-02" files
+  both facts in ``projects/staging.md``), else to ``topics/notes.md`` under
+  the same sections.
 
 Dedupe and updates: a statement whose normalized text an existing record
 already has is skipped. A statement that gives a new value for the same
@@ -34,7 +37,8 @@ fact — the same single-valued person attribute (name, role, employer,
 location, time zone, pronouns — read from each record's own wording, so
 "backend engineer at Acme" and "now works at Globex" are the same
 employer), an explicitly replaced value ("we switched from Flask to …",
-"we're dropping Redis for …"), or a near duplicate (the organizer's
+"we're dropping Redis for …": of a fact or decision, never a rule,
+preference or person's record that merely names Redis), or a near duplicate (the organizer's
 :func:`~openprogram_memory.placement.similarity.is_near_duplicate`: the
 same sentence with a word changed) — updates that record in place: new
 text, same block ID and place, the old sources kept and the new one added.
@@ -187,6 +191,7 @@ class _Plan:
 
     def __post_init__(self) -> None:
         self.known = _project_topics(self.tree)
+        self.started: dict[str, str] = {}  # project topics this batch creates, by name: known to the facts after
         self.new_titles: dict[str, str] = {}
         self._people_files: dict[str, str] | None = None
         self.abandoned_ids = {record.memory_id for record in self.superseded}
@@ -210,8 +215,11 @@ class _Plan:
             return topic, self._chain(topic, PEOPLE[1], section)
         if statement.kind == "personal":
             return PERSONAL[0], self._chain(PERSONAL[0], PERSONAL[1], None)
-        name = project_name(statement.text, self.known) or statement.subject
-        held = self._person_topics().get(name.casefold()) if name and name.casefold() not in self.known else None
+        # a project topic started earlier in the batch counts as known, as it would for the next batch: "our
+        # staging database is called nw_staging and it lives on db-stg-02" files both of its facts in staging.md
+        known = {**self.started, **self.known}
+        name = project_name(statement.text, known) or statement.subject
+        held = self._person_topics().get(name.casefold()) if name and name.casefold() not in known else None
         if name and held is not None:  # ("Walter is on call every other weekend": a person memory knows)
             return held, self._chain(held, PEOPLE[1], name[:1].upper() + name[1:])
         if name and name.casefold() not in _UNNAMED:
@@ -233,6 +241,8 @@ class _Plan:
 
     def _project(self, name: str, kind: str) -> tuple[str, tuple[str, ...]]:
         topic = self.known.get(name.casefold()) or f"{PROJECTS_DIR}/{slugify(name, 'project')}.md"
+        if topic not in self.tree.files:
+            self.started.setdefault(name.casefold(), topic)
         title = name[:1].upper() + name[1:]
         return topic, self._chain(topic, title, PROJECT_SECTIONS[kind])
 
@@ -329,12 +339,12 @@ class _Plan:
         Same slot, an explicitly replaced value, or a near duplicate (the
         same sentence with a changed word: "use Flask" → "use FastAPI").
         """
-        def same(content: str, where: str) -> bool:
+        def same(content: str, where: str, headings: tuple[str, ...]) -> bool:
             if statement.slot is not None and same_attribute(statement, content):
                 return True
             if statement.old and statement.kind in ("decision", "fact"):
                 mentions = re.search(rf"(?<![\w-]){re.escape(statement.old)}(?![\w-])", content, re.I)
-                if mentions and (where == topic or where != CORE_TOPIC and (
+                if mentions and _states_facts(where, headings) and (where == topic or where != CORE_TOPIC and (
                         statement.subject is None or statement.subject.casefold() in content.casefold())):
                     return True
                 if mentions and where == CORE_TOPIC and statement.text.startswith("The user ") and _USES_RE.match(content):
@@ -349,9 +359,9 @@ class _Plan:
             return is_near_duplicate(statement.text, content)
 
         for planned in reversed(self.planned):
-            if same(planned.content, planned.topic):
+            if same(planned.content, planned.topic, planned.headings):
                 return planned
-        candidates = [r for r in self._update_candidates(statement, topic) if same(r.content, r.topic)]
+        candidates = [r for r in self._update_candidates(statement, topic) if same(r.content, r.topic, r.headings)]
         candidates.sort(key=lambda r: (r.topic != topic, r.topic != CORE_TOPIC))
         for record in candidates:
             existing = next((p for p in self.planned if p.memory_id == record.memory_id), None)
@@ -404,6 +414,25 @@ class _Plan:
         one turn with other keywords get footnotes of their own (a keyword-qualified evidence id),
         so no record shows a label taken from another statement of the message."""
         return [p.change() for p in self.planned if p.touched]
+
+
+# sections whose records state no fact or decision ("Never push to main."): "we're migrating from Celery to
+# Dramatiq" is no new value for them, only a statement sharing a word
+_NO_FACT_SECTIONS = frozenset(section.casefold() for kind, section in [*PROJECT_SECTIONS.items(), *CORE_SECTIONS.items()]
+                              if kind not in ("decision", "fact", "schedule"))
+
+
+def _states_facts(topic: str, headings: tuple[str, ...]) -> bool:
+    """Whether a record filed under ``headings`` in ``topic`` can state a fact or decision a switch ("we switched
+    from Flask to FastAPI") gives a new value.
+
+    Not a record about a person (people, personal), nor one in a rules, preferences … section, nor one right
+    under a topic's title: the writer files facts and decisions in sections, while right under the title go the
+    rules and preferences the core does not take ("Find all the Celery tasks for me." in notes.md) and those the
+    organizer moves out of the core."""
+    if topic in (PEOPLE[0], PERSONAL[0]) or topic.startswith(PEOPLE[0].removesuffix(".md") + "/"):
+        return False
+    return len(headings) > 1 and headings[-1].casefold() not in _NO_FACT_SECTIONS
 
 
 def _name(planned: _Planned) -> str:

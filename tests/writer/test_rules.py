@@ -740,6 +740,60 @@ def test_a_switch_updates_the_decision_about_what_was_dropped(rules_ws, store):
     assert after.topic == "topics/projects/billing-service.md"
 
 
+def cited(ws) -> dict[str, tuple[str, list[str]]]:
+    """``{record text: (topic, the turns it cites)}``."""
+    return {text: (r.topic, [s["source"] for s in r.sources]) for text, r in records(ws).items()}
+
+
+FLASK = "We agreed to use Flask for the billing service."
+
+
+@pytest.mark.parametrize("batches", [1, 2], ids=["one batch", "two batches"])
+@pytest.mark.parametrize("earlier, same, rule, switch", [
+    # the rule goes right under the title of notes.md (the core doubts it), the switch under its ## Decisions
+    ([], [], "Keep the billing service's Celery tasks idempotent.",
+     "We're migrating from Celery to Dramatiq by the end of Q2."),
+    # the rule goes under ## Rules of the billing service's topic, where the switch goes too
+    ([FLASK], [], "Keep the billing service's Celery tasks idempotent.",
+     "For the billing service we're switching from Celery to Dramatiq."),
+    # the organizer moves the rule out of the core, right under the title of the billing service's topic
+    ([], [FLASK], "Always keep the Celery tasks in the billing service idempotent.",
+     "For the billing service we're switching from Celery to Dramatiq."),
+    # a fact about a person, in people.md
+    ([], [], "Walter maintains our Celery workers.", "We're migrating from Celery to Dramatiq by the end of Q2."),
+], ids=["notes", "project rules", "moved from the core", "people"])
+def test_a_switch_leaves_a_record_that_only_names_the_old_tool_alone(rules_ws, store, batches, earlier, same, rule,
+                                                                      switch):
+    """A tester's session: "We're migrating from Celery to Dramatiq" rewrote the record of an earlier turn that
+    merely mentions Celery ("Find all the Celery tasks for me.") and cited that turn. A switch gives a new value
+    to a fact or decision only: the record stays as said, and each record cites its own turn."""
+    if earlier:
+        say(store, "r", earlier, start=T0 - timedelta(days=1))
+        write(rules_ws, "r")
+    say(store, "s", [*same, rule, *([switch] if batches == 1 else [])])
+    write(rules_ws)
+    if batches == 2:
+        say(store, "t", [switch], start=LATER)
+        write(rules_ws, "t")
+    filed = cited(rules_ws)
+    assert filed[rule][1] == [f"openprogram/s/su{len(same)}"]
+    assert filed[switch][1] == [f"openprogram/s/su{len(same) + 1}" if batches == 1 else "openprogram/t/tu0"]
+
+
+@pytest.mark.parametrize("said, topic", [
+    ("Also, our staging database is called nw_staging and it lives on db-stg-02.", "topics/projects/staging.md"),
+    ("fyi the billing service is called ledger and it runs on Fly.", "topics/projects/billing.md"),
+])
+def test_one_sentence_about_one_thing_is_filed_in_one_topic(rules_ws, store, said, topic):
+    """A tester's session: one sentence's two facts went to projects/staging.md and projects/staging-database.md
+    (subjects "staging" and "staging database"). The topic the first one starts is where the second goes, as it
+    would be had it existed before the batch."""
+    say(store, "s", [said])
+    write(rules_ws)
+    filed = cited(rules_ws)
+    assert len(filed) == 2 and {where for where, _ in filed.values()} == {topic}
+
+
 def test_an_older_statement_does_not_overwrite_a_newer_record(rules_ws, store):
     say(store, "s", ["ok so we settled on FastAPI for the billing service"], start=LATER)
     write(rules_ws)
