@@ -344,7 +344,7 @@ class _Plan:
                 return True
             if statement.old and statement.kind in ("decision", "fact"):
                 mentions = re.search(rf"(?<![\w-]){re.escape(statement.old)}(?![\w-])", content, re.I)
-                if mentions and _states_facts(where, headings) and (where == topic or where != CORE_TOPIC and (
+                if mentions and _states_facts(where, headings, content) and (where == topic or where != CORE_TOPIC and (
                         statement.subject is None or statement.subject.casefold() in content.casefold())):
                     return True
                 if mentions and where == CORE_TOPIC and statement.text.startswith("The user ") and _USES_RE.match(content):
@@ -422,17 +422,23 @@ _NO_FACT_SECTIONS = frozenset(section.casefold() for kind, section in [*PROJECT_
                               if kind not in ("decision", "fact", "schedule"))
 
 
-def _states_facts(topic: str, headings: tuple[str, ...]) -> bool:
-    """Whether a record filed under ``headings`` in ``topic`` can state a fact or decision a switch ("we switched
-    from Flask to FastAPI") gives a new value.
+# an instruction, as the organizer leaves one it moves out of the core right under a project topic's title
+_INSTRUCTION_RE = re.compile(r"^(?:always|never|don't|do not|keep|use|avoid|make sure|prefer|please|only|no)\b", re.I)
 
-    Not a record about a person (people, personal), nor one in a rules, preferences … section, nor one right
-    under a topic's title: the writer files facts and decisions in sections, while right under the title go the
-    rules and preferences the core does not take ("Find all the Celery tasks for me." in notes.md) and those the
-    organizer moves out of the core."""
+
+def _states_facts(topic: str, headings: tuple[str, ...], content: str) -> bool:
+    """Whether a record (``content``) filed under ``headings`` in ``topic`` can state a fact or decision a switch
+    ("we switched from Flask to FastAPI") gives a new value.
+
+    Not a record about a person (people, personal), nor one in a rules, preferences … section, nor an instruction
+    right under a topic's title, where the writer files the rules and preferences the core does not take and the
+    organizer leaves those it moves out of the core ("Keep the Celery tasks idempotent."); other records under a
+    title are facts ("The zorblat pipeline runs on Flask.", typed by hand)."""
     if topic in (PEOPLE[0], PERSONAL[0]) or topic.startswith(PEOPLE[0].removesuffix(".md") + "/"):
         return False
-    return len(headings) > 1 and headings[-1].casefold() not in _NO_FACT_SECTIONS
+    if len(headings) <= 1:
+        return not _INSTRUCTION_RE.match(content)
+    return headings[-1].casefold() not in _NO_FACT_SECTIONS
 
 
 def _name(planned: _Planned) -> str:

@@ -3947,3 +3947,18 @@ def test_a_time_the_person_starts_at_is_no_employer():
 def test_a_nationality_is_who_the_person_is_never_their_name(said, records):
     """"I'm Kenyan" was read as the name Kenyan; a people's name the person says they are is where they are from."""
     assert read(said) == records
+
+
+@pytest.mark.parametrize("content, states", [
+    ("Always keep the Celery tasks idempotent.", False), ("Never run Celery beat twice.", False),
+    ("Don't restart Celery by hand.", False), ("Do not page anyone for Celery.", False),
+    ("Keep Celery on its own box.", False), ("Use Celery only for email.", False),
+    ("Avoid Celery chords.", False), ("Make sure Celery logs to stdout.", False),
+    ("Prefer Celery over cron.", False), ("Please pin Celery.", False), ("Only Celery touches the queue.", False),
+    ("No Celery in the web app.", False), ("The zorblat pipeline runs on Celery.", True),
+])
+def test_an_instruction_under_a_topics_title_is_no_fact_a_switch_updates(content, states):
+    from openprogram_memory.writer.rules_backend import _states_facts
+
+    assert _states_facts("topics/projects/zorblat.md", ("Zorblat",), content) is states
+    assert _states_facts("topics/projects/zorblat.md", ("Zorblat", "Facts"), content) is True  # (a section decides)
