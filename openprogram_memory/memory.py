@@ -258,8 +258,9 @@ class MemoryWorkspace:
     def restore(self, rev: str) -> TxResult:
         """Make topics as they were at ``rev`` — as a new transaction.
 
-        Every topic file is written (or removed), so a file a person left invalid by hand would lose the typed
-        text, which is in no commit: the restore is refused (:meth:`hand_edit_failure`) until it is fixed.
+        Every topic file is written (or removed), so a file a person left invalid by hand, or not readable text,
+        would lose the typed bytes, which are in no commit: the restore is refused, naming every such file
+        (:func:`~.transaction.engine.held_failure`), until they are fixed.
         """
         from .transaction import history
         from .transaction.engine import Policy, staged_edit
@@ -268,18 +269,14 @@ class MemoryWorkspace:
         old = history.files_at(self.root, commit, "topics/")
 
         def edit(staging: Staging) -> None:
-            for rel in sorted({*staging.list_topics(), *old}):
-                refusal = self.hand_edit_failure(rel, whose="the restore's",
-                                                 then=f"then run `openprogram memory restore {rev}` again")
-                if refusal is not None:
-                    raise refusal
             for rel in staging.list_topics():
                 if rel not in old:
                     staging.delete(rel)
             for rel, data in old.items():
                 staging.write(rel, data.decode("utf-8"))
 
-        return staged_edit(self, edit, policy=Policy.MODEL, message=f"memory: restore topics from {commit[:12]}")
+        return staged_edit(self, edit, policy=Policy.MODEL, message=f"memory: restore topics from {commit[:12]}",
+                           held=("the restore's", f"then run `openprogram memory restore {rev}` again"))
 
     def archive(self, messages: list) -> list[str]:
         """Append messages to the source archive (before a writer runs) and commit them.
@@ -502,39 +499,12 @@ class MemoryWorkspace:
     def hand_edit_failure(self, rel: object, *, whose: str, then: str,
                           rejection: MemoryFailure | None = None) -> MemoryFailure | None:
         """The refusal of a change to ``rel`` when a person left that topic invalid by hand, or it cannot be read as
-        text (permission denied, not UTF-8, a symlink: the fix is a ``chmod``, a re-save, a real file); None when
-        it is valid.
+        text; None when it is valid: the one refusal every transaction gives
+        (:func:`~.transaction.engine.held_failure`, which has the rule), here for a rejected writer pass whose
+        ``rejection`` named the file."""
+        from .transaction.engine import held_failure
 
-        A topic edited outside the product that breaks a record rule (a paragraph typed without a citation) is
-        never installed, so no change to that file may be installed either: the change could only "fix" or
-        overwrite the person's text. ``WRITER_PRECONDITION_FAILED``, not retryable (exit 65): running it again
-        changes nothing until the person fixes the file, so a cron job must not retry it as it retries a busy
-        workspace (75). The message names the file, the line and the fix ``status`` gives
-        (:func:`~.workspace.caches.left_out_fix`); the first run after the fix goes through. ``whose`` names the
-        refused change ("the writer's"), ``then`` what happens next. Judged on the cache as the transaction's
-        baseline read it.
-        """
-        from .transaction.check import NOT_TEXT
-        from .workspace.caches import left_out_fix, unreadable_fix
-
-        if not isinstance(rel, str):
-            return None
-        # (a file the cache still holds from before it became unreadable is named by the read that failed)
-        unreadable = self.cache.unreadable.get(rel) or (rejection.details.get("problem") if rejection is not None
-                                                        and rejection.details.get("rule") in NOT_TEXT else None)
-        problem = self.cache.invalid.get(rel)
-        if unreadable is not None:  # (permission denied, not UTF-8: no change can be made to what cannot be read)
-            why, fix = f"{rel} {unreadable}: no change to it can be installed", unreadable_fix(self.root, rel, unreadable)
-        elif problem is not None:
-            why, fix = (f"{rel} {problem}: the file was edited outside the product and is not valid, so no change to "
-                        "it can be installed"), left_out_fix(self.root, rel, problem)
-        else:
-            return None
-        details: dict[str, Any] = {"file": rel, "problem": unreadable or problem}
-        if rejection is not None:
-            details["rejection"] = rejection.to_json()
-        return MemoryFailure(FailureCode.WRITER_PRECONDITION_FAILED, f"{why} (this is not {whose} edit) — {fix}; {then}",
-                             retryable=False, details=details)
+        return held_failure(self, [rel], whose=whose, then=then, rejection=rejection)
 
     def git_warnings(self) -> list[str]:
         """Git damage a person should know about: history stops until it is repaired."""

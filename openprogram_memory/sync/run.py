@@ -133,12 +133,6 @@ def integrate(ws: "MemoryWorkspace", remote_head: str | None,
         except MemoryFailure as failure:
             raise _as_data_error(failure) from None
         state.update(plan)
-        for rel in plan["topics"]:
-            # the merge writes whole files: one a person left invalid by hand would lose the typed text
-            refusal = ws.hand_edit_failure(rel, whose="the remote's",
-                                           then="then run `openprogram memory sync` again")
-            if refusal is not None:
-                raise refusal
         try:
             for rel, text in plan["topics"].items():
                 if text is None:
@@ -161,7 +155,9 @@ def integrate(ws: "MemoryWorkspace", remote_head: str | None,
         # a view rendered with the old order would be stale (`memory check`) and differ from the other machine's
         staged_edit(ws, edit, policy=Policy.MODEL, lock_timeout=LOCK_TIMEOUT, runtime_update=order,
                     message=f"memory: sync merge of {remote_head[:12]}", merge_parent=remote_head,
-                    force_views=True)
+                    force_views=True,
+                    # the merge writes whole files: one a person left invalid by hand would lose the typed text
+                    held=("the remote's", "then run `openprogram memory sync` again"))
     except MemoryFailure as failure:
         if failure.code in (FailureCode.INVALID_TOPIC_FORMAT, FailureCode.APPEND_ONLY_REQUIRED,
                             FailureCode.MISSING_SOURCE):

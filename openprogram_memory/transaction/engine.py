@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import os
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from ..failures import FailureCode, MemoryFailure
 from ..fsutil import atomic_write_json, read_json
@@ -37,7 +37,7 @@ from . import validate
 from .update_request import check_envelope_values
 
 __all__ = ["InstallPlan", "Policy", "TxResult", "staged_edit", "needs_recovery", "recover_workspace",
-           "commit_pending", "MEMORY_AREAS", "EDIT_LOCK_TIMEOUT", "WRITER_LOCK_TIMEOUT"]
+           "commit_pending", "held_failure", "MEMORY_AREAS", "EDIT_LOCK_TIMEOUT", "WRITER_LOCK_TIMEOUT"]
 
 GIT_PENDING = ledger.GIT_PENDING
 # The rule of the failure when a file the install would replace changed since the transaction's stat pass.
@@ -75,6 +75,7 @@ def staged_edit(
     merge_parent: str | None = None,
     stamp: bool = False,
     views_from: Callable[[TreeState], TreeState] | None = None,
+    held: tuple[str, str] | None = None,
 ) -> TxResult:
     """Run ``edit`` on a staging copy and install the result whole, or nothing.
 
@@ -87,6 +88,10 @@ def staged_edit(
     records only against the ``base_revision`` it read, so a stale read never
     deletes what it did not see. ``merge_parent`` (``memory sync``) makes the
     commit a two-parent merge.
+
+    ``held`` (whose change it is and what to do next, as the refusal words them): a change to a topic file a person
+    left invalid or unreadable is refused (:func:`held_failure`), as a restore, a sync merge and a writer pass are:
+    they write what the person did not see, so any such change would overwrite bytes that are in no commit.
     """
     check_envelope_values(base_revision, message)
     with write_lock(ws.layout, lock_timeout):
@@ -109,7 +114,7 @@ def staged_edit(
             outcome = edit(staging)
             result = _validate_and_install(
                 ws, staging, baseline, fingerprint, before, policy, allowed_deletes, message, runtime_update, step,
-                force_views, deletes_need_base, merge_parent, tree_scan, stamp, views_from,
+                force_views, deletes_need_base, merge_parent, tree_scan, stamp, views_from, held,
             )
             if isinstance(outcome, dict):
                 result.extra.update(outcome)
@@ -138,9 +143,14 @@ def _validate_and_install(
     tree_scan: TreeScan,
     stamp: bool = False,
     views_from: Callable[[TreeState], TreeState] | None = None,
+    held: tuple[str, str] | None = None,
 ) -> TxResult:
     """Normalize and validate the staged edit against ``baseline``, then install it whole and commit."""
     changes = staging.effective_changes()
+    if held is not None:
+        refusal = held_failure(ws, changes, whose=held[0], then=held[1])
+        if refusal is not None:
+            raise refusal
     archives = check_archive_union(ws, staging.archive_files)
     if not changes and not archives and not force_views and not stamp:
         return TxResult(revision=before or REVISIONS.revision(ws.root, tree_scan), scan=tree_scan)
@@ -180,6 +190,53 @@ def _validate_and_install(
     _git_commit(ws, message, result)
     result.revision = REVISIONS.revision(ws.root, result.scan)
     return result
+
+
+def held_failure(ws: Workspace, rels: Iterable[object], *, whose: str, then: str,
+                 rejection: MemoryFailure | None = None) -> MemoryFailure | None:
+    """The refusal of a change to topic files ``rels`` when a person left one invalid by hand, or it cannot be read
+    as text (permission denied, not UTF-8, a symlink: the fix is a ``chmod``, a re-save, a real file); None when
+    none is.
+
+    A topic edited outside the product that breaks a record rule (a paragraph typed without a citation) is never
+    installed, and one that is not text is left out: its bytes are in no commit, so no change to that file may be
+    installed either (a write or a removal could only "fix" or overwrite the person's text).
+    ``WRITER_PRECONDITION_FAILED``, not retryable (exit 65): running it again changes nothing until the person fixes
+    the file, so a cron job must not retry it as it retries a busy workspace (75). The message names every such
+    file, its line and the fix ``status`` gives (:func:`~..workspace.caches.left_out_fix`); the first run after
+    the fix goes through. ``whose`` names the refused change ("the writer's"), ``then`` what happens next;
+    ``rejection``, the failure of a read that named an unreadable file the cache still holds. Judged on the cache
+    as the transaction's baseline read it.
+    """
+    from .check import NOT_TEXT
+    from ..workspace.caches import left_out_fix, unreadable_fix
+
+    found: list[tuple[str, str, str, str]] = []  # (file, problem, why, fix)
+    for rel in sorted({rel for rel in rels if isinstance(rel, str)}):
+        unreadable = ws.cache.unreadable.get(rel) or (
+            rejection.details.get("problem") if rejection is not None and rejection.details.get("file") == rel
+            and rejection.details.get("rule") in NOT_TEXT else None)
+        problem = ws.cache.invalid.get(rel)
+        if unreadable is not None:  # (permission denied, not UTF-8: no change can be made to what cannot be read)
+            found.append((rel, unreadable, f"{rel} {unreadable}: no change to it can be installed",
+                          unreadable_fix(ws.root, rel, unreadable)))
+        elif problem is not None:
+            found.append((rel, problem, f"{rel} {problem}: the file was edited outside the product and is not valid, "
+                          "so no change to it can be installed", left_out_fix(ws.root, rel, problem)))
+    if not found:
+        return None
+    if len(found) == 1:
+        [(rel, problem, why, fix)] = found
+        message = f"{why} (this is not {whose} edit) — {fix}; {then}"
+    else:
+        message = (f"{len(found)} topic files were left invalid or unreadable outside the product (this is not "
+                   f"{whose} edit): " + "; ".join(f"{why} — {fix}" for _rel, _problem, why, fix in found)
+                   + f"; {then}")
+    details: dict[str, Any] = {"file": found[0][0], "problem": found[0][1],
+                               "files": {rel: problem for rel, problem, _why, _fix in found}}
+    if rejection is not None:
+        details["rejection"] = rejection.to_json()
+    return MemoryFailure(FailureCode.WRITER_PRECONDITION_FAILED, message, retryable=False, details=details)
 
 
 def _install(ws: Workspace, tree_scan: TreeScan, files: dict[str, bytes | None], merge_parent: str | None,

@@ -156,7 +156,8 @@ def _attempt(ws: "MemoryWorkspace", backend: WriterBackend, request: WriterReque
 
     try:
         result = ws.edit(edit, policy=Policy.MODEL, lock_timeout=lock_timeout, message=message,
-                         runtime_update=runtime_update or count, stamp=stamp)
+                         runtime_update=runtime_update or count, stamp=stamp,
+                         held=("the writer's", "the turns stay pending and the next write writes them"))
     except MemoryFailure as failure:
         run = captured.get("run")
         # a file a person left invalid by hand: no repair run, and the turns stay pending (the watcher does not

@@ -571,6 +571,71 @@ def test_a_restore_never_overwrites_a_hand_edit_held_back_as_invalid(ws, monkeyp
     assert code == 0 and restored["changed_files"] == ["topics/core.md"]
 
 
+
+def test_a_restore_never_overwrites_a_topic_file_that_is_not_utf8_and_names_every_held_file(ws, monkeypatch, capsys):
+    """A note appended in Latin-1 leaves the file out of memory (not text): its bytes are in no commit, so a
+    restore (which writes or removes every topic file) would lose them. It was installed, exit 0, the note gone.
+    Refused like an invalid hand edit, and with a second file held back both are named, each with its fix."""
+    rev = ws.log(1)[0]["commit"]
+    ws.update(changes=[{"path": "topics/core.md", "content": "# Core\n\n" + record("Answer in metric units.",
+                                                                                  "openprogram/s1/u2")}])
+    latin = ws.root / BIKES
+    typed = latin.read_bytes() + "caf\u00e9 note\n".encode("latin-1")
+    latin.write_bytes(typed)
+    fresh_process()
+    state = str(ws.settings.state_dir)
+    head = ws.log(1)[0]["commit"]
+    code, refusal = run(monkeypatch, capsys, "memory", "restore", rev[:10], "--state", state, "--json")
+    assert code == 65 and (refusal["code"], refusal["retryable"]) == ("WRITER_PRECONDITION_FAILED", False)
+    assert refusal["message"].startswith(f"{BIKES} not valid UTF-8 (byte ")
+    assert "re-save it as UTF-8" in refusal["message"]
+    assert latin.read_bytes() == typed and ws.log(1)[0]["commit"] == head
+    core = ws.root / "topics/core.md"
+    invalid = core.read_text() + "\nMy uncited note.\n"
+    core.write_text(invalid)
+    fresh_process()
+    code, refusal = run(monkeypatch, capsys, "memory", "restore", rev[:10], "--state", state, "--json")
+    assert code == 65 and set(refusal["details"]["files"]) == {BIKES, "topics/core.md"}
+    assert f"{BIKES} not valid UTF-8" in refusal["message"] and "topics/core.md line " in refusal["message"]
+    assert "re-save it as UTF-8" in refusal["message"]
+    assert "`openprogram memory edit topics/core.md`" in refusal["message"]
+    assert refusal["message"].endswith(f"`openprogram memory restore {rev[:10]}` again")
+    assert latin.read_bytes() == typed and core.read_text() == invalid and ws.log(1)[0]["commit"] == head
+
+
+def test_a_writer_pass_into_a_topic_file_that_is_not_utf8_is_refused_not_installed(ws):
+    """A writer's whole-file write (its write_file tool reads nothing first) over a file left out as not UTF-8
+    replaced the person's bytes with no word; the pass is refused with the file and the fix, nothing changes."""
+    from datetime import datetime, timezone
+
+    from openprogram_memory.failures import MemoryFailure
+    from openprogram_memory.writer.backend import WriterRun
+    from openprogram_memory.writer.runner import run_writer
+
+    latin = ws.root / BIKES
+    committed = latin.read_text()
+    typed = latin.read_bytes() + "caf\u00e9 note\n".encode("latin-1")
+    latin.write_bytes(typed)
+
+    class WholeFileWriter:
+        name = "whole-file"
+
+        def run(self, request, staging, _ws):
+            staging.write(BIKES, committed.replace("in Ghent", "in Ghent and Bruges"))
+            return WriterRun(backend=self.name, committed=True)
+
+    fresh_process()
+    again = MemoryWorkspace.open(ws.settings)
+    head = again.log(1)[0]["commit"]
+    with pytest.raises(MemoryFailure) as refused:
+        run_writer(again, WholeFileWriter(), [], stage="write", session_id=None, tokens=0,
+                   now=datetime.now(timezone.utc), lock_timeout=5, message="memory: write")
+    assert refused.value.code.value == "WRITER_PRECONDITION_FAILED"
+    assert refused.value.message.startswith(f"{BIKES} not valid UTF-8 (byte ")
+    assert "(this is not the writer's edit)" in refused.value.message
+    assert latin.read_bytes() == typed and again.log(1)[0]["commit"] == head
+
+
 def _mistyped_anchor(text: str) -> str:
     return re.sub(r"(#source-[0-9a-f]{15})([0-9a-f])", lambda m: m[1] + ("1" if m[2] == "0" else "0"), text)
 

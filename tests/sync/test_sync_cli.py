@@ -95,6 +95,33 @@ def test_a_sync_refused_by_an_invalid_hand_edit_is_not_retryable_and_names_the_f
     assert memory_files(a) == before and dana.read_text() == typed
 
 
+
+def test_a_sync_refused_by_held_files_names_every_one_a_latin1_note_too(tmp_path):
+    """A merge into a file left out as not UTF-8 would overwrite the person's bytes (they are in no commit); and
+    with two held files the refusal named only the first. Both are named, each with its fix; nothing changes."""
+    remote, a, b = bare_remote(tmp_path), machine(tmp_path, "a"), machine(tmp_path, "b")
+    add(a, "topics/dana.md", "Dana runs a bike shop.")
+    add(a, "topics/priya.md", "Priya runs billing.", "openprogram/s1/u2")
+    for ws in (a, b, a):
+        assert _sync_json(ws, remote)[0] == 0
+    dana, priya = a.root / "topics/dana.md", a.root / "topics/priya.md"
+    latin = dana.read_bytes() + "caf\u00e9 note\n".encode("latin-1")
+    dana.write_bytes(latin)
+    uncited = priya.read_text() + "\nMy uncited note.\n"
+    priya.write_text(uncited)
+    add(b, "topics/dana.md", "Dana opens at nine.", "openprogram/s1/u3")
+    add(b, "topics/priya.md", "Priya uses FastAPI.", "openprogram/s1/u2")
+    assert _sync_json(b, remote)[0] == 0
+    before = memory_files(a)
+    code, refusal = _sync_json(a, remote)
+    assert code == 65 and (refusal["code"], refusal["retryable"]) == ("WRITER_PRECONDITION_FAILED", False)
+    assert set(refusal["details"]["files"]) == {"topics/dana.md", "topics/priya.md"}
+    assert "topics/dana.md not valid UTF-8 (byte " in refusal["message"] and "re-save it as UTF-8" in refusal["message"]
+    assert "topics/priya.md line " in refusal["message"]
+    assert "`openprogram memory edit topics/priya.md`" in refusal["message"]
+    assert memory_files(a) == before and dana.read_bytes() == latin and priya.read_text() == uncited
+
+
 def test_a_sync_refused_by_a_held_deletion_gives_the_fix_check_gives_not_an_edit_of_the_deleted_file(tmp_path):
     """people.md deleted by hand while work.md links into it: the deletion is held back; a merge that changes
     people.md is refused with the fix `status` and `check` give (there is no file left to `memory edit`)."""
