@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 from ..topics.model import decode_topic, parse_topic
 from . import validate
+from .staging import NOT_TEXT
 
 if TYPE_CHECKING:
     from .host import Workspace
@@ -317,8 +318,6 @@ def _drift(ws: "Workspace") -> list[tuple[str, str]]:
                    if rel.startswith(("topics/", "sources/")) and is_memory_file(rel)})
 
 
-# Findings of a topic file that is not readable text (or not a file): no `memory edit` can open it.
-NOT_TEXT = frozenset({"symlink", "encoding", "unreadable"})
 # Findings that are about the whole file being outside history, not about its content.
 NOT_CONTENT = frozenset({"uncommitted", "stale-view", "runtime-state", "git-head"})
 

@@ -32,7 +32,7 @@ from .history import commit_paths, tree_differences
 from .install import StepHook, install, recover
 from .host import Workspace
 from .result import InstallPlan, Policy, TxResult
-from .staging import Staging
+from .staging import NOT_TEXT, Staging
 from . import validate
 from .update_request import check_envelope_values
 
@@ -79,19 +79,13 @@ def staged_edit(
 ) -> TxResult:
     """Run ``edit`` on a staging copy and install the result whole, or nothing.
 
-    ``force_views`` rebuilds every derived view (and installs even when no
-    topic changed); ``stamp`` only installs even when no topic changed (the
-    runtime update has something to record), with the views the edit touched; ``views_from`` maps the installed
-    tree to the one the views render (``adopt.rebuild_views``).
-
-    ``deletes_need_base``: a caller-written whole file or patch may remove
-    records only against the ``base_revision`` it read, so a stale read never
-    deletes what it did not see. ``merge_parent`` (``memory sync``) makes the
-    commit a two-parent merge.
-
-    ``held`` (whose change it is and what to do next, as the refusal words them): a change to a topic file a person
-    left invalid or unreadable is refused (:func:`held_failure`), as a restore, a sync merge and a writer pass are:
-    they write what the person did not see, so any such change would overwrite bytes that are in no commit.
+    ``force_views`` rebuilds every derived view (and installs even when no topic changed); ``stamp`` only installs
+    even when no topic changed (the runtime update has something to record), with the views the edit touched;
+    ``views_from`` maps the installed tree to the one the views render (``adopt.rebuild_views``).
+    ``deletes_need_base``: a caller-written whole file or patch may remove records only against the
+    ``base_revision`` it read, so a stale read never deletes what it did not see. ``merge_parent`` (``memory
+    sync``) makes the commit a two-parent merge. ``held`` (whose change, what next): a change to a topic file a
+    person left invalid or unreadable, whose bytes are in no commit, is refused (:func:`held_failure`).
     """
     check_envelope_values(base_revision, message)
     with write_lock(ws.layout, lock_timeout):
@@ -111,10 +105,10 @@ def staged_edit(
         staging = Staging(ws.root, ws.cache, tree_scan.topics())
         outer = ws.cache.pin(baseline)
         try:
-            outcome = edit(staging)
+            outcome = _edited(ws, staging, edit, held)
             result = _validate_and_install(
                 ws, staging, baseline, fingerprint, before, policy, allowed_deletes, message, runtime_update, step,
-                force_views, deletes_need_base, merge_parent, tree_scan, stamp, views_from, held,
+                force_views, deletes_need_base, merge_parent, tree_scan, stamp, views_from,
             )
             if isinstance(outcome, dict):
                 result.extra.update(outcome)
@@ -143,14 +137,9 @@ def _validate_and_install(
     tree_scan: TreeScan,
     stamp: bool = False,
     views_from: Callable[[TreeState], TreeState] | None = None,
-    held: tuple[str, str] | None = None,
 ) -> TxResult:
     """Normalize and validate the staged edit against ``baseline``, then install it whole and commit."""
     changes = staging.effective_changes()
-    if held is not None:
-        refusal = held_failure(ws, changes, whose=held[0], then=held[1])
-        if refusal is not None:
-            raise refusal
     archives = check_archive_union(ws, staging.archive_files)
     if not changes and not archives and not force_views and not stamp:
         return TxResult(revision=before or REVISIONS.revision(ws.root, tree_scan), scan=tree_scan)
@@ -192,6 +181,17 @@ def _validate_and_install(
     return result
 
 
+def _edited(ws: Workspace, staging: Staging, edit: Callable[[Staging], Any], held: tuple[str, str] | None) -> Any:
+    """What ``edit`` on ``staging`` returns; with ``held`` (whose change, what next), refused (:func:`held_failure`)
+    when it would write or remove a topic file a person left invalid or unreadable."""
+    outcome = edit(staging)
+    if held is not None:
+        refusal = held_failure(ws, staging.effective_changes(), whose=held[0], then=held[1])
+        if refusal is not None:
+            raise refusal
+    return outcome
+
+
 def held_failure(ws: Workspace, rels: Iterable[object], *, whose: str, then: str,
                  rejection: MemoryFailure | None = None) -> MemoryFailure | None:
     """The refusal of a change to topic files ``rels`` when a person left one invalid by hand, or it cannot be read
@@ -208,7 +208,6 @@ def held_failure(ws: Workspace, rels: Iterable[object], *, whose: str, then: str
     ``rejection``, the failure of a read that named an unreadable file the cache still holds. Judged on the cache
     as the transaction's baseline read it.
     """
-    from .check import NOT_TEXT
     from ..workspace.caches import left_out_fix, unreadable_fix
 
     found: list[tuple[str, str, str, str]] = []  # (file, problem, why, fix)

@@ -25,6 +25,10 @@ from ..workspace.scratch import make_scratch
 from ..workspace.caches import SYMLINK, TopicCache, unreadable_reason
 
 
+# Findings of a topic file that is not readable text (or not a file): no `memory edit` can open it.
+NOT_TEXT = frozenset({"symlink", "encoding", "unreadable"})
+
+
 def _not_text(rel: str, rule: str, reason: str) -> MemoryFailure:
     """The refusal to read topic file ``rel``: it is not readable text (``reason``, as status words it)."""
     return MemoryFailure(FailureCode.INVALID_TOPIC_FORMAT, f"{rel} {reason}",
