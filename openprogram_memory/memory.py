@@ -103,7 +103,7 @@ class MemoryWorkspace:
             ws.init()
         elif os.stat(ws.layout.git).st_mode & 0o077:  # made by an older version, or git init by hand
             os.chmod(ws.layout.git, 0o700)
-        from .transaction.adopt import adopt_out_of_band, changed_topics
+        from .transaction.adopt import adopt_out_of_band, changed_topics, upgrade_views
         from .transaction.ledger import needs_recovery
         from .workspace.scan import TreeScan, topic_files
         from .workspace.scratch import reclaim
@@ -131,6 +131,10 @@ class MemoryWorkspace:
             ws.recovery_notes += adopt_out_of_band(ws)
         else:
             ws.opened_scan = (scanned, tree_scan, key, memo)
+        upgraded = upgrade_views(ws)  # (views an older version rendered: rendered again, once)
+        if upgraded:
+            ws.recovery_notes += upgraded
+            ws.opened_scan = None  # (what it scanned is behind the commit the views made)
         return ws
 
     def init(self) -> bool:

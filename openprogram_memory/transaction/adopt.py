@@ -273,10 +273,30 @@ def on_disk_tree(ws: "Workspace"):
 def rebuild_views(ws: "Workspace", message: str = "memory: rebuild derived views") -> "TxResult":
     """Render every derived view again (``memory rebuild``, a repair, after an adoption) and commit what changed,
     from :func:`valid_tree`: never from text that breaks a rule, so the views match the topics HEAD holds."""
+    from ..workspace.state import VIEWS_VERSION
     from .engine import Policy, staged_edit
 
+    def rendered_now(state, _result) -> None:
+        state.views_version = VIEWS_VERSION  # (every view rendered by this version)
+
     return staged_edit(ws, lambda staging: None, policy=Policy.MODEL, message=message, force_views=True,
-                       views_from=lambda tree: valid_tree(ws, tree))
+                       views_from=lambda tree: valid_tree(ws, tree), runtime_update=rendered_now)
+
+
+def upgrade_views(ws: "Workspace") -> list[str]:
+    """Render every derived view again when an older version rendered them (the runtime state's views version is
+    behind :data:`~..workspace.state.VIEWS_VERSION`), so an upgrade needs no ``memory rebuild``: what was done, as
+    notes. Never raises: a failure (the workspace busy) is a note, and the next open tries again."""
+    from ..workspace.state import VIEWS_VERSION, RuntimeState
+
+    if RuntimeState.load_counters(ws.layout).views_version >= VIEWS_VERSION:
+        return []
+    try:
+        result = rebuild_views(ws, "memory: rebuild derived views rendered by an older version")
+    except MemoryFailure as failure:
+        return [f"could not render the derived views of an older version again: {failure.message}"]
+    return [f"rendered the derived views of an older version again: {', '.join(result.derived_files)}"
+            ] if result.derived_files else []
 
 
 def valid_tree(ws: "Workspace", tree):

@@ -26,6 +26,10 @@ from .layout import RUNTIME, Layout, is_memory_file
 from .scan import TreeScan
 
 RUNTIME_VERSION = 2  # 2: the creation order as one string (1: a list)
+# The derived views' format (``views.derived``): a workspace whose views an older one rendered has them rendered
+# again on its next open (:func:`~..transaction.adopt.upgrade_views`). 1 (or absent): record wikilinks missing from
+# relations.json; 2: they count there, like markdown links.
+VIEWS_VERSION = 2
 
 
 @dataclass
@@ -39,6 +43,7 @@ class RuntimeState:
     """
 
     version: int = RUNTIME_VERSION
+    views_version: int = VIEWS_VERSION  # (what rendered the views; a file written before it existed: 1)
     created_order: dict[str, int] = field(default_factory=dict)
     batches_since_organize: int = 0
     tokens_since_organize: int = 0
@@ -80,6 +85,7 @@ class RuntimeState:
         default (architecture §2.4)."""
         state = cls()
         if isinstance(data, dict):
+            state.views_version = 1  # (unless the file says: written before the views had a version)
             for name, kinds in _FIELD_TYPES.items():
                 value = data.get(name)
                 if isinstance(value, kinds) and not isinstance(value, bool) and not (
@@ -194,6 +200,7 @@ def _created_numbers(value: object, count: int) -> list[int]:
 _RUNTIME_CACHE: dict[str, tuple[tuple[int, int, int], RuntimeState]] = {}
 _FIELD_TYPES: dict[str, tuple[type, ...]] = {
     "version": (int,),
+    "views_version": (int,),
     "batches_since_organize": (int,),
     "tokens_since_organize": (int,),
     "writes_since_global": (int,),

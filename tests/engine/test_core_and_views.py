@@ -267,3 +267,42 @@ def test_wikilinks_to_records_are_relations_like_markdown_links(tmp_path):
     assert on_disk_is_whole()["backlinks"] == {kites: [menu]}  # menu.md unchanged: the view is not carried
     ws.update(memory_changes=[{"op": "delete_record", "memory_id": menu}])
     assert on_disk_is_whole() == {"backlinks": {}, "outbound": {}}
+
+
+def test_views_an_older_version_rendered_are_rendered_again_on_the_next_open(tmp_path):
+    """A workspace from before record wikilinks counted in relations.json (its runtime state names no views
+    version) held a relations.json without them, committed: `memory check` said stale-view (exit 65) until the
+    person ran `memory rebuild`. The next open renders the views again and commits them; check is clean."""
+    from openprogram_memory.memory import MemoryWorkspace
+    from openprogram_memory.search import cache as search_cache
+    from openprogram_memory.transaction.check import check_workspace
+    from openprogram_memory.transaction.history import commit_paths
+    from openprogram_memory.workspace import caches
+    from openprogram_memory.workspace.state import VIEWS_VERSION
+
+    ws = make_workspace(tmp_path / "state")
+    ws.update(changes=[{"path": "topics/people.md", "content": record("Dana runs a bike shop.")}])
+    target = ws.records()[0].memory_id
+    ws.update(changes=[{"path": "topics/menu.md", "content": record(
+        f"The shop ([[people#^{target}]]) sells tea.", "openprogram/s1/u3")}])
+    menu = next(r.memory_id for r in ws.records() if "tea" in r.content)
+    relations = ws.root / "relations.json"
+    rendered = relations.read_text()
+    assert json.loads(rendered)["backlinks"] == {target: [menu]}
+    relations.write_text(json.dumps({"backlinks": {}, "outbound": {}}, indent=2, sort_keys=True) + "\n")
+    commit_paths(ws.root, ["relations.json"], "memory: rebuild derived views")  # what the older version committed
+    runtime = ws.layout.path(".scriptorium/runtime.json")
+    old = json.loads(runtime.read_text())
+    del old["views_version"]
+    runtime.write_text(json.dumps(old))
+    caches._CACHES.clear()
+    search_cache.forget()  # a fresh process, after the upgrade
+    again = MemoryWorkspace.open(ws.settings)
+    assert relations.read_text() == rendered
+    assert [p for p in check_workspace(again) if p.rule == "stale-view"] == []
+    assert "older version" in again.log(1)[0]["message"]
+    assert json.loads(runtime.read_text())["views_version"] == VIEWS_VERSION  # once: the next open renders nothing
+    caches._CACHES.clear()
+    before = again.log(1)[0]["commit"]
+    MemoryWorkspace.open(ws.settings)
+    assert again.log(1)[0]["commit"] == before

@@ -65,7 +65,7 @@ def _encoded_whole(state: RuntimeState) -> str:
     """runtime.json as encoded from nothing: what the kept encoding must equal byte for byte."""
     data = {name: getattr(state, name) for name in ("batches_since_organize", "tokens_since_organize",
                                                     "writes_since_global", "last_global_at", "last_local_at",
-                                                    "last_write_at")}
+                                                    "last_write_at", "views_version")}
     data["version"] = 2
     data["order"] = " ".join(state.created_order)
     numbers = list(state.created_order.values())
