@@ -487,11 +487,26 @@ class MemoryWorkspace:
     def unreadable_warnings(self, unreadable: dict[str, str] | None = None,
                             invalid: dict[str, str] | None = None) -> list[str]:
         """Topic files left out of memory (not text), or served from their last committed version because an
-        edit made outside the product breaks a record rule (the cache's, after a snapshot, unless given)."""
+        edit made outside the product breaks a record rule (the cache's, after a snapshot, unless given); a file
+        moved outside the product with the fix ``memory check`` gives (:func:`~.transaction.check.move_fixes`)."""
         from .workspace.caches import left_out_warnings
 
-        return left_out_warnings(self.root, self.cache.unreadable if unreadable is None else unreadable,
-                                 self.cache.invalid if invalid is None else invalid)
+        invalid = self.cache.invalid if invalid is None else invalid
+        fix_of = None
+        if any(not (self.root / rel).exists() for rel in invalid):  # (a move leaves its old file held back)
+            from .transaction.check import move_fixes
+
+            fix_of = move_fixes(self)
+        return left_out_warnings(self.root, self.cache.unreadable if unreadable is None else unreadable, invalid,
+                                 fix_of)
+
+    def moved_fix(self, rel: str) -> str | None:
+        """Where topic file ``rel``, gone from disk, went when it was moved outside the product, as the fix
+        ``memory check`` gives for it (:func:`~.transaction.check.move_fixes`); None when it was not moved."""
+        from .transaction.check import move_fixes
+
+        self.tree()  # (the snapshot holds the file it left back)
+        return move_fixes(self)(rel, "moved")
 
     def held_back(self, rel: str) -> str | None:
         """The problem that keeps topic file ``rel`` as it is on disk from being served and adopted (an edit made

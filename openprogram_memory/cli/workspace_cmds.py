@@ -242,6 +242,10 @@ def edit(
         except MemoryFailure as failure:
             if failure.code is not FailureCode.MEMORY_NOT_FOUND:
                 raise
+            moved = ws.moved_fix(rel)
+            if moved is not None:  # (moved by hand: the file to edit is where it went)
+                raise MemoryFailure(FailureCode.MEMORY_NOT_FOUND, f"{rel} does not exist: {moved}",
+                                    details={"file": rel}) from None
             _confirm_new(ws.root, rel, new, json)
             original = ""
         scratch_dir = make_scratch(ws.root, "edit")

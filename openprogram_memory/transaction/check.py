@@ -17,7 +17,7 @@ import itertools
 import os
 import posixpath
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from ..topics.model import decode_topic, parse_topic
 from . import validate
@@ -194,11 +194,24 @@ _LINK_RULES = frozenset({"bad-source-target", "unknown-source", "dangling-link"}
 
 
 def _move_fixes(ws: "Workspace", problems: list[Problem]) -> list[Problem]:
-    """``problems`` with the fix of each one a move made outside the product explains (:func:`~.adopt.moved_outside`)
-    naming the moved file, never the old one: there is no old file left to edit. When its relative links still
-    point from the old folder, that is the fix, and ``--repair`` makes it (it needs no judgement)."""
+    """``problems`` with the fix of each one a move made outside the product explains (:func:`move_fixes`)."""
+    fix_of = move_fixes(ws)
+    for problem in problems:
+        fix = fix_of(problem.file, problem.rule)
+        if fix is not None:
+            problem.fix = fix
+    return problems
+
+
+def move_fixes(ws: "Workspace") -> Callable[[str | None, str], str | None]:
+    """The fix of a finding (file, rule) that a move made outside the product explains (:func:`~.adopt.moved_outside`),
+    None for one it does not (rule ``moved``: the old path itself, asked for by name): the one wording ``check``,
+    ``status`` and ``memory edit`` of the old path give. It names the moved file, never the old one: there is no old
+    file left to edit. When its relative links still point from the old folder, that is the fix, and ``--repair``
+    makes it (it needs no judgement)."""
     from .adopt import moved_outside, relinked_text
 
+    fixes: dict[str, tuple[str, bool, str]] = {}  # {old or new: (fix, relink, "old" | "new")}
     for old, new in moved_outside(ws).items():
         relink = relinked_text(ws, old, new) is not None
         if relink:
@@ -208,11 +221,16 @@ def _move_fixes(ws: "Workspace", problems: list[Problem]) -> list[Problem]:
         else:
             fix = (f"{old} was moved to {new} outside the product (the same block IDs): correct the problem(s) named "
                    f"for {new} with `openprogram memory edit {new}`, and both are adopted together")
-        for problem in problems:
-            if (problem.file == old and (relink or problem.rule == "lost-block-id")) or (
-                    problem.file == new and relink and (problem.rule in _LINK_RULES or problem.rule == "uncommitted")):
-                problem.fix = fix
-    return problems
+        fixes[old], fixes[new] = (fix, relink, "old"), (fix, relink, "new")
+
+    def fix_of(rel: str | None, rule: str) -> str | None:
+        fix, relink, side = fixes.get(rel or "", ("", False, ""))
+        if (side == "old" and (relink or rule in ("lost-block-id", "moved"))) or (
+                side == "new" and relink and (rule in _LINK_RULES or rule == "uncommitted")):
+            return fix
+        return None
+
+    return fix_of
 
 
 def _archives(ws: "Workspace") -> Iterator[Problem]:

@@ -875,17 +875,20 @@ def held_files(root: Path) -> dict[str, str]:
     return {rel: problem for rel, problem in held.items() if isinstance(problem, str)} if isinstance(held, dict) else {}
 
 
-def left_out_warnings(root: Path, unreadable: dict[str, str], invalid: dict[str, str]) -> list[str]:
+def left_out_warnings(root: Path, unreadable: dict[str, str], invalid: dict[str, str],
+                      fix_of: Callable[[str, str], str | None] | None = None) -> list[str]:
     """What status, search, recall and the core say of topic files left out of memory (not text) or served from
     their last committed version (an edit made outside the product breaks a record rule, a deletion or a rename
-    is held back because another file still needs the old file), and how to fix them (:func:`left_out_fix`).
+    is held back because another file still needs the old file), and how to fix them (:func:`left_out_fix`, or
+    ``fix_of(file, rule)`` where it has one: a move made outside the product, as ``memory check`` words it).
     A rename is named by the file as it is on disk now; the old name only as what it was renamed from."""
     out = unreadable_warnings(root, unreadable)
     for rel, problem in sorted(invalid.items()):
         renamed = _RENAMED.match(problem)
         if renamed and renamed["way"] == "to" and renamed["other"] in invalid:
             continue  # said under the name it has now
-        fix = left_out_fix(root, rel, problem)
+        rule = _RULE.search(problem)
+        fix = (fix_of(rel, rule[1]) if fix_of is not None and rule else None) or left_out_fix(root, rel, problem)
         if renamed and renamed["way"] == "from":
             out.append(f"{rel} was renamed from {renamed['other']} outside the product, but {renamed['linker']} "
                        f"still links {renamed['target']}: held back; search, recall and the core use the last "
@@ -948,6 +951,7 @@ def unreadable_fix(root: Path, rel: str, reason: str) -> str:
     return f"{resave}, or take the committed version back with `git -C {root} checkout -- {rel}`"
 
 
+_RULE = re.compile(r"\[([a-z-]+)\]")  # the rule a held-back problem names ("line 7: [uncited-text] …")
 SYMLINK = "is a symlink"  # how a topic file that is a link, not a file, is named (memory check's [symlink])
 # :func:`unreadable_reason` of a file in a folder that cannot be opened
 _CLOSED = re.compile(r"cannot be read: its folder (?P<folder>.+) cannot be opened \((?P<why>[^)]*)\)$")

@@ -405,6 +405,38 @@ def test_a_note_moved_to_a_folder_of_another_depth_is_named_by_its_new_path_with
         assert "`openprogram memory edit topics/work/eng/billing.md`" in fix
 
 
+
+def test_status_and_an_edit_of_the_old_path_give_the_fix_check_gives_for_a_moved_note(tmp_path, monkeypatch, capsys):
+    """Was: status warned of the old file with `git checkout … or correct the files that still need it` and never
+    named `check --repair`; `memory edit` of the old path answered MEMORY_NOT_FOUND without saying where it went."""
+    from openprogram_memory.search import cache as search_cache
+    from openprogram_memory.workspace import caches
+
+    ws, _billing, _db = _moved_deeper(tmp_path)
+    state = str(ws.settings.state_dir)
+    code, report = check(monkeypatch, capsys, state)
+    [fix] = {p["fix"] for p in report["problems"] if p["file"] == "topics/projects/billing.md"}
+    assert "`openprogram memory check --repair` rewrites them" in fix
+    for _saved_facts in (False, True):  # (the second status answers from the facts the first one kept)
+        caches._CACHES.clear()
+        search_cache.forget()
+        monkeypatch.setattr(sys, "argv", ["openprogram", "memory", "status", "--state", state, "--json"])
+        with pytest.raises(SystemExit):
+            app_module.main()
+        warnings = json.loads(capsys.readouterr().out)["warnings"]
+        [old] = [w for w in warnings if w.startswith("topics/projects/billing.md ")]
+        assert old.endswith(f" — {fix}") and "git -C" not in old
+        [new] = [w for w in warnings if w.startswith("topics/work/eng/billing.md ")]
+        assert new.endswith(f" — {fix}")
+    monkeypatch.setattr(sys, "argv", ["openprogram", "memory", "edit", "topics/projects/billing.md", "--no-reopen",
+                                      "--state", state, "--json"])
+    with pytest.raises(SystemExit) as exit_:
+        app_module.main()
+    refusal = json.loads(capsys.readouterr().out)
+    assert exit_.value.code == 65 and refusal["code"] == "MEMORY_NOT_FOUND"
+    assert refusal["message"] == f"topics/projects/billing.md does not exist: {fix}"
+    assert not (ws.root / "topics/projects/billing.md").exists()
+
 def test_an_edit_of_a_moved_note_is_validated_without_the_file_it_left(tmp_path, monkeypatch, capsys):
     """Was: INVALID_TOPIC_FORMAT "block ID ^… appears in topics/projects/billing.md and topics/work/eng/billing.md"."""
     ws, billing, _db = _moved_deeper(tmp_path)
