@@ -177,3 +177,57 @@ def test_a_file_of_another_format_is_refused_as_memory_import_refuses_it(tmp_pat
         assert refused.value.code is FailureCode.INVALID_ARGUMENT and said in refused.value.message
         assert refused.value.details["looks_like"] != fmt
     assert store.list_sessions() == [] and not list(state.glob("*.json"))
+
+
+def _sub_agent_lines(rounds: int) -> list[bytes]:
+    """A sub-agent's own file: its prompt, then per round a streamed tool call (two lines of one message) and the
+    tool's result; every line a sidechain line."""
+    session = "7d1e0c52-3f4a-4b6c-8d9e-0a1b2c3d4e5f"
+    lines: list[dict] = []
+
+    def add(kind: str, content, message_id: str | None = None) -> None:
+        message = {"role": kind, "content": content} | ({"id": message_id} if message_id else {})
+        lines.append({"type": kind, "isSidechain": True, "agentId": "a1", "sessionId": session,
+                      "uuid": f"00000000-0000-4000-8000-{len(lines):012d}",
+                      "parentUuid": lines[-1]["uuid"] if lines else None,
+                      "timestamp": f"2026-01-05T10:{len(lines) // 60:02d}:{len(lines) % 60:02d}Z", "message": message})
+
+    add("user", "Find where the config is read.")
+    for n in range(rounds):
+        add("assistant", [{"type": "text", "text": f"Looking at file {n}."}], f"msg_{n}")
+        add("assistant", [{"type": "tool_use", "id": f"toolu_{n}", "name": "Read", "input": {"n": n}}], f"msg_{n}")
+        add("user", [{"type": "tool_result", "tool_use_id": f"toolu_{n}", "content": f"file {n} holds nothing"}])
+    return [json.dumps(line).encode() + b"\n" for line in lines]
+
+
+def test_a_sub_agent_file_is_read_again_only_from_its_last_step(tmp_path) -> None:
+    """A sub-agent file holds sidechain lines only, none of which starts a turn. Was: the resume point stayed at
+    0, so the hook and the watcher read the whole file again on every call (already_present growing with it)."""
+    lines = _sub_agent_lines(20)
+    path = tmp_path / "5f0c" / "subagents" / "agent-a1.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"".join(lines[:-2]))
+    store, state = SessionStore(tmp_path / "s"), tmp_path / "transcripts"
+    first = import_appended(store, "claude-code", path, state)
+    for line in lines[-2:]:
+        with open(path, "ab") as handle:
+            handle.write(line)
+        again = import_appended(store, "claude-code", path, state)
+        assert again.skipped_total <= 2  # the last tool result (and a message still streaming) read again
+    assert first.imported > 20
+    whole = SessionStore(tmp_path / "whole")
+    import_paths(whole, "claude-code", [path])
+    assert snapshot(store) == snapshot(whole)
+
+
+def test_a_sub_agent_file_appended_line_by_line_imports_what_a_whole_file_import_does(tmp_path) -> None:
+    lines = _sub_agent_lines(4)
+    path = tmp_path / "agent-a1.jsonl"
+    store, state = SessionStore(tmp_path / "s"), tmp_path / "transcripts"
+    for line in lines:
+        with open(path, "ab") as handle:
+            handle.write(line)
+        import_appended(store, "claude-code", path, state)
+    whole = SessionStore(tmp_path / "whole")
+    import_paths(whole, "claude-code", [path])
+    assert snapshot(store) == snapshot(whole)

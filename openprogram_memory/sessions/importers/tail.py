@@ -16,7 +16,12 @@ last turn is read again with the new lines (its stored nodes are skipped:
 the import is idempotent). Formats whose session id lives in a header line
 (codex, pi) get the file's first line with every read. A partial last line
 (the agent is still writing it) waits for the next call. Each turn is thus
-read about twice, whatever the transcript's length. A line may also name a
+read about twice, whatever the transcript's length. A read in which no turn
+begins — a sub-agent's own file, ``<id>/subagents/agent-*``, holds sidechain
+lines only, and those never begin one; a read of any other file begins at a
+prompt — resumes at its last sidechain user line instead (the sub-agent's
+prompt or a tool's result): no streamed message continues past it, so such
+a file too is read about once, not from its start on every call. A line may also name a
 line far back (Claude Code's rewind names the last line before the edited
 prompt, often one folded into a streamed message or dropped): ``aliases``
 keeps every dropped line's parent, so that name still resolves.
@@ -69,6 +74,10 @@ def _claude_code_prompt(line: dict[str, Any]) -> bool:
     return line.get("type") == "user" and not line.get("isSidechain") and not tool_result
 
 
+def _claude_code_agent_step(line: dict[str, Any]) -> bool:
+    return line.get("type") == "user" and bool(line.get("isSidechain"))
+
+
 def _codex_prompt(line: dict[str, Any]) -> bool:
     line = codex.modern(line)  # a legacy rollout's bare user message too
     payload = line.get("payload")
@@ -90,10 +99,13 @@ class TailFormat:
     turn_start: Callable[[dict[str, Any]], bool]  # a line a person typed: where a turn begins
     header: bool  # the session id lives in the first line
     import_lines: Callable[[SessionStore, list[TranscriptFile], dict[str, Any]], ImportResult]
+    # where a read in which no turn begins resumes (a sub-agent's own file): past it no streamed message continues
+    agent_step: Callable[[dict[str, Any]], bool] | None = None
 
 
 TAIL_FORMATS: dict[str, TailFormat] = {
-    "claude-code": TailFormat(claude_code.FORMAT, _claude_code_prompt, False, claude_code.import_claude_code),
+    "claude-code": TailFormat(claude_code.FORMAT, _claude_code_prompt, False, claude_code.import_claude_code,
+                             _claude_code_agent_step),
     # codex is linear; aliases remember which lines of a fork repeat its parent
     "codex": TailFormat(codex.FORMAT, _codex_prompt, True, codex.import_codex),
     "pi": TailFormat(pi.FORMAT, _pi_prompt, True, pi.import_pi),
@@ -205,6 +217,8 @@ def _import_locked(store: SessionStore, fmt: str, spec: TailFormat, path: Path, 
     if numbered:
         result = spec.import_lines(store, [transcript], aliases)
     starts = [i for i, (_, obj, _) in enumerate(chunk.lines) if spec.turn_start(obj)]
+    if not starts and spec.agent_step:  # a read from a prompt holds it: only a file without one gets here
+        starts = [i for i, (_, obj, _) in enumerate(chunk.lines) if spec.agent_step(obj)]
     if starts:
         number, _, offset = chunk.lines[starts[-1]]
         resume, resume_line = offset, number - 1
