@@ -143,7 +143,8 @@ KEYS: dict[str, Key] = {
         Key("memory.watcher.idle_seconds", 1800, _int_range(0, 604_800), "seconds"),
         Key("memory.organize.at", "03:00", _clock, "HH:MM local time"),
         Key("memory.watch.paths", (), _path_list,
-            f"codex / pi transcript directories `memory watch` imports from (list; {os.pathsep!r}-separated in env)"),
+            f"Claude Code / codex / pi transcript directories `memory watch` imports from "
+            f"(list; {os.pathsep!r}-separated in env)"),
         Key("memory.sync.remote", "", _remote, "git URL or path `memory sync` merges with (empty: none)"),
         Key("memory.sync.auto", False, _bool, "true | false: `memory watch` syncs after a poll that changed memory"),
         Key("memory.fs_watch", True, _bool,

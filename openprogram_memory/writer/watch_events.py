@@ -86,7 +86,8 @@ def watch_events(settings: Settings, *, stop: threading.Event | None = None,
         return
     MemoryWorkspace.open(settings)  # refuses a state dir without a workspace (`memory init` makes one)
     ensure_dir(settings.sessions_dir)
-    sources = watch_paths(settings)
+    missing: set[Path] = set()  # watched directories found missing: said once
+    sources = watch_paths(settings, missing)
     poll_every = float(settings["memory.watcher.poll_seconds"])
     idle = float(settings["memory.watcher.idle_seconds"])
     tick = max(MIN_TICK_SECONDS, min(tick_seconds, poll_every, idle / 10))
@@ -105,7 +106,7 @@ def watch_events(settings: Settings, *, stop: threading.Event | None = None,
         if on_poll is not None:
             on_poll(outcomes)
 
-    import_watched(settings, on_import)  # lines appended while nobody watched
+    import_watched(settings, on_import, missing=missing)  # lines appended while nobody watched
     poll()
     last_poll, deadline = time.monotonic(), next_deadline(settings, failed)
     live = False

@@ -277,24 +277,34 @@ def import_transcript(settings: Settings, path: Path) -> int:
         return 0
 
 
-def watch_paths(settings: Settings) -> list[Path]:
-    """The configured transcript directories that exist (a missing one is logged and skipped)."""
+def watch_paths(settings: Settings, missing: set[Path] | None = None) -> list[Path]:
+    """The configured transcript directories that exist (a missing one is logged and skipped).
+
+    ``missing``: the directories a running watcher has already said are
+    missing (updated here); each is logged once when it goes missing, not on
+    every poll, and again only after it came back and went away once more.
+    """
     found = []
     for raw in settings["memory.watch.paths"]:
         path = Path(raw).expanduser()
         if path.is_dir():
             found.append(path.resolve())
-        else:
+            if missing is not None:
+                missing.discard(path)
+        elif missing is None or path not in missing:
             log.warning("memory.watch.paths: %s is not a directory; not watched", path)
+            if missing is not None:
+                missing.add(path)
     return found
 
 
 def import_watched(settings: Settings, on_import: Callable[[Path, int], None] | None = None,
-                   transcripts: Iterable[Path] | None = None) -> int:
+                   transcripts: Iterable[Path] | None = None, missing: set[Path] | None = None) -> int:
     """Import what was appended to ``transcripts`` (default: every ``*.jsonl`` under ``memory.watch.paths``).
 
     The one import of every watch mode. ``on_import(path, count)`` is called
     for each file that added nodes; returns how many were added in all.
+    ``missing`` as for :func:`watch_paths` (a running watcher's).
     Failures are recorded per file (:func:`import_transcript`), never raised;
     a state directory without a workspace (removed under a running watcher)
     imports nothing and creates nothing.
@@ -305,7 +315,7 @@ def import_watched(settings: Settings, on_import: Callable[[Path, int], None] | 
         log.warning("watched transcripts not imported: %s", failure)
         return 0
     if transcripts is None:
-        transcripts = [t for root in watch_paths(settings) for t in sorted(root.rglob("*.jsonl"))]
+        transcripts = [t for root in watch_paths(settings, missing) for t in sorted(root.rglob("*.jsonl"))]
     total = 0
     for transcript in transcripts:
         count = import_transcript(settings, transcript) if transcript.is_file() else 0
@@ -323,9 +333,10 @@ def watch(settings: Settings, *, max_polls: int | None = None, sleep: Callable[[
     Each poll first imports what the watched transcripts gained (:func:`import_watched`).
     """
     polls = 0
+    missing: set[Path] = set()  # watched directories found missing: said once, not every poll
     while max_polls is None or polls < max_polls:
         try:
-            import_watched(settings, on_import)
+            import_watched(settings, on_import, missing=missing)
             outcomes = watch_once(settings)
         except MemoryFailure as failure:  # e.g. the workspace is busy being recovered
             log.warning("watcher poll failed: %s", failure)

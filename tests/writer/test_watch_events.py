@@ -278,3 +278,21 @@ def test_every_watch_mode_imports_the_watched_transcripts_but_no_compaction_run(
     assert {info.session for info in store.list_sessions()} == {REWIND_SESSION, *codex_session.sessions}
     assert sorted(p.name for p in imports) == sorted(["crud.jsonl", f"{REWIND_SESSION}.jsonl"])
     assert not store.has_node(REWIND_SESSION, COMPACTION_RUN)
+
+
+def test_a_missing_watched_directory_is_reported_once_per_disappearance(tmp_path: Path, monkeypatch, caplog) -> None:
+    """Was: `memory watch --poll` logged "not a directory" for a missing `memory.watch.paths` entry on every poll."""
+    gone = tmp_path / "agent-sessions"
+    monkeypatch.setenv("OPENPROGRAM_MEMORY_WATCH_PATHS", str(gone))
+    monkeypatch.setenv("OPENPROGRAM_MEMORY_WRITER_ENABLED", "false")
+    cfg = load_settings()
+    MemoryWorkspace.open(cfg, create=True)
+    between = iter([lambda: None, gone.mkdir, gone.rmdir, lambda: None])  # missing, missing, back, gone, gone
+    said: list[int] = []
+
+    def poll_done(_outcomes) -> None:
+        said.append(sum("not a directory" in r.getMessage() for r in caplog.records))
+
+    with caplog.at_level("WARNING", logger="openprogram_memory.writer"):
+        watch(cfg, max_polls=5, sleep=lambda _s: next(between)(), on_poll=poll_done)
+    assert said == [1, 1, 1, 2, 2]
