@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Mapping
 
 from ..failures import FailureCode
@@ -73,6 +73,17 @@ class _Locations:
         return {i: rel for i, rel in self.moved.items() if self.origin(i) != rel}
 
 
+@dataclass
+class _Leaving:
+    """Paragraphs moved out of one file and not taken out yet: the file is filtered once, when it is next read
+    (a split of a big topic into many parts costs one pass over it, not one per part), and the definitions only
+    they cited are dropped then (``labels``). ``definitions``: the file's, read once for all those moves."""
+
+    paragraphs: list[Paragraph] = field(default_factory=list)
+    labels: set[str] = field(default_factory=set)
+    definitions: dict[str, Definition] | None = None
+
+
 class TopicEditor:
     """Applies validated operations to parsed topic documents of one staging copy."""
 
@@ -88,17 +99,50 @@ class TopicEditor:
         self.new_source_ids: dict[str, str] = {}
         self.new_sources: dict[str, SourceMessage] = {}
         self.merged: dict[str, str] = {}  # an ID a merge made an alias → the identity of the record that kept it
+        self._paragraph_of: dict[str, dict[str, Paragraph]] = {}  # per file read: block ID → its paragraph
+        self._leaving: dict[str, _Leaving] = {}
 
     # -- documents ------------------------------------------------------
     def doc(self, rel: str) -> TopicDoc:
         """The parsed document of ``rel`` as edited so far (empty if it does not exist yet)."""
+        leaving = self._leaving.pop(rel, None)
+        if leaving is not None:  # the moves out of it, taken out in one pass
+            doc = self.docs[rel]
+            gone = {id(paragraph) for paragraph in leaving.paragraphs}
+            doc.blocks = [block for block in doc.blocks if id(block) not in gone]
+            drop_unused_definitions(doc, leaving.labels)
+        return self._parsed(rel)
+
+    def _parsed(self, rel: str) -> TopicDoc:
+        """``rel``'s document, still holding the paragraphs moved out of it (:class:`_Leaving`)."""
         if rel not in self.docs:
             text = self.staging.read(rel) if self.staging.exists(rel) else ""
             self.docs[rel] = parse_topic(text, rel)
         return self.docs[rel]
 
-    def locate(self, memory_id: str, index: int) -> tuple[str, TopicDoc, Paragraph]:
-        """Where ``memory_id`` is now: ``(topic, document, paragraph)``; MEMORY_NOT_FOUND if nowhere."""
+    def _paragraphs(self, rel: str) -> dict[str, Paragraph]:
+        """``rel``'s block IDs → their paragraphs, built on the first look-up in ``rel`` (before anything moves out
+        of it). An ID that leaves ``rel`` may stay in it: :attr:`where` no longer sends a look-up there, and what
+        comes into ``rel`` is indexed on arrival (:meth:`_index`)."""
+        if rel not in self._paragraph_of:
+            index: dict[str, Paragraph] = {}
+            for paragraph in self._parsed(rel).paragraphs():
+                for memory_id in paragraph.ids:
+                    index.setdefault(memory_id, paragraph)
+            self._paragraph_of[rel] = index
+        return self._paragraph_of[rel]
+
+    def _index(self, rel: str, paragraph: Paragraph) -> None:
+        """``paragraph`` (with its IDs as they are now) is in ``rel``."""
+        index = self._paragraph_of.get(rel)
+        for memory_id in paragraph.ids if index is not None else ():
+            index[memory_id] = paragraph
+
+    def locate(self, memory_id: str, index: int, *, leaving: bool = False) -> tuple[str, TopicDoc, Paragraph]:
+        """Where ``memory_id`` is now: ``(topic, document, paragraph)``; MEMORY_NOT_FOUND if nowhere.
+
+        ``leaving``: the document may still hold paragraphs moved out of it (a move reads it so).
+        """
         rel = self.where.get(memory_id)
         if rel is None:
             if memory_id in self.deleted_by:
@@ -106,12 +150,12 @@ class TopicEditor:
                                       FailureCode.MEMORY_NOT_FOUND, memory_id=memory_id)
             raise invalid_request(f"no record with block ID ^{memory_id}", index, FailureCode.MEMORY_NOT_FOUND,
                                   memory_id=memory_id)
-        doc = self.doc(rel)
-        for paragraph in doc.paragraphs():
-            if memory_id in paragraph.ids:
-                return rel, doc, paragraph
-        raise invalid_request(f"no record with block ID ^{memory_id}", index, FailureCode.MEMORY_NOT_FOUND,
-                              memory_id=memory_id)
+        doc = self._parsed(rel) if leaving else self.doc(rel)
+        paragraph = self._paragraphs(rel).get(memory_id)
+        if paragraph is None:
+            raise invalid_request(f"no record with block ID ^{memory_id}", index, FailureCode.MEMORY_NOT_FOUND,
+                                  memory_id=memory_id)
+        return rel, doc, paragraph
 
     # -- the operations ------------------------------------------------
     def apply(self, request: Request) -> None:
@@ -119,6 +163,8 @@ class TopicEditor:
         self.new_sources = request.new_sources
         for op in request.ops:
             getattr(self, "_" + op.kind)(op)
+        for rel in list(self._leaving):
+            self.doc(rel)
         self._rewrite_links()
         for rel in sorted(self.touched):
             doc = self.docs[rel]
@@ -165,19 +211,17 @@ class TopicEditor:
         if dest.anchor is not None and dest.anchor in op.memory_ids:
             raise invalid_request(f"anchor ^{dest.anchor} is itself being moved", op.index)
         detached = []
-        definitions: dict[int, dict[str, Definition]] = {}  # per file, read once (a move of many is one pass)
         for rel, doc, paragraph in moving:
-            if id(doc) not in definitions:
-                definitions[id(doc)] = doc.definitions()
-            held = definitions[id(doc)]
+            pending = self._leaving.setdefault(rel, _Leaving())
+            if pending.definitions is None:
+                pending.definitions = doc.definitions()
+            held = pending.definitions
             evidence = [detach_definition(held[label], rel) for label in dict.fromkeys(paragraph.citations)
                         if label in held]
             detached.append((rel, paragraph, evidence))
+            pending.paragraphs.append(paragraph)
             self.touched.add(rel)
-        leaving = {id(paragraph) for _rel, _doc, paragraph in moving}
-        for doc in {id(doc): doc for _rel, doc, _paragraph in moving}.values():
-            doc.blocks = [block for block in doc.blocks if id(block) not in leaving]
-        target = self.doc(dest.topic)
+        target = self.doc(dest.topic)  # a move within one file: out of it first
         for rel, paragraph, evidence in detached:
             renames = {item.label: self._adopt_evidence(target, item, op.index) for item in evidence}
             body = rebase_body(rename_citations(paragraph.body, renames), rel, dest.topic)
@@ -187,11 +231,9 @@ class TopicEditor:
                 self.where[memory_id] = dest.topic
         at = self._insertion_index(target, dest, op.index, frozenset(op.memory_ids))
         target.blocks[at:at] = [paragraph for _, paragraph, _ in detached]
-        labels: dict[str, set[str]] = {}  # by the labels they had in their old file
-        for rel, _paragraph, evidence in detached:
-            labels.setdefault(rel, set()).update(item.label for item in evidence)
-        for rel, dropped in labels.items():
-            drop_unused_definitions(self.doc(rel), dropped)
+        for rel, paragraph, evidence in detached:  # by the labels they had in their old file, when it is next read
+            self._index(dest.topic, paragraph)
+            self._leaving.setdefault(rel, _Leaving()).labels.update(item.label for item in evidence)
         self.touched.add(dest.topic)
 
     def _merge_records(self, op: Op) -> None:
@@ -220,6 +262,7 @@ class TopicEditor:
         ids.append(keep.ids[-1])
         extra = "".join(f"[^{label}]" for label in citations if label not in keep.citations)
         keep.set(keep.body + extra, ids)
+        self._index(keep_rel, keep)
         self.touched.add(keep_rel)
 
     def _whole_paragraphs(self, op: Op) -> list[tuple[str, TopicDoc, Paragraph]]:
@@ -228,7 +271,7 @@ class TopicEditor:
         i = 0
         ids = op.memory_ids
         while i < len(ids):
-            rel, doc, paragraph = self.locate(ids[i], op.index)
+            rel, doc, paragraph = self.locate(ids[i], op.index, leaving=True)
             run = list(ids[i:i + len(paragraph.ids)])
             if run != paragraph.ids:
                 raise invalid_request(

@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 import json
+import shutil
 
+import pytest
+
+from openprogram_memory.config import load_settings
+from openprogram_memory.memory import MemoryWorkspace
 from openprogram_memory.transaction.history import files_at, log
+from openprogram_memory.transaction.structured import parse_request, run_request
 from openprogram_memory.workspace.state import RuntimeState
 from structured.helpers import SOURCES, create, create_op, dest, topic_text
 
@@ -121,3 +127,47 @@ def test_delete_with_link_fixed_in_same_request(ws):
          "sources": [{"source": SOURCES[0], "label": "x"}]},
     ])
     assert json.loads((ws.root / "relations.json").read_text()) == {"backlinks": {}, "outbound": {}}
+
+
+
+def _move(ids, topic="topics/t.md", headings=(), position="end", anchor=None):
+    return {"op": "move_records", "memory_ids": ids, "destination": dest(topic, headings, position, anchor)}
+
+
+SPLIT = [  # (indexes into the records of topics/t.md, where to)
+    lambda r: _move([r[0], r[3]], "topics/a.md", ("A",)),
+    lambda r: _move([r[6]], "topics/b.md"),
+    lambda r: _move([r[5]], headings=("H", "S0"), position="start"),
+    lambda r: _move([r[9], r[1]], "topics/a.md", ("A",), "after", r[0]),
+    lambda r: _move([r[2]], headings=("H", "S0"), position="after", anchor=r[5]),
+    lambda r: {"op": "delete_record", "memory_id": r[7]},
+    lambda r: _move([r[8]], headings=("H", "S1")),
+    lambda r: _move([r[10], r[11]], "topics/a.md", ("A",), "after", r[9]),
+    lambda r: _move([r[6]], headings=("H", "S1")),  # back: topics/b.md is empty again
+    lambda r: {"op": "merge_records", "memory_ids": [r[4], r[0]]},
+    lambda r: _move([r[0], r[4]], "topics/b.md"),
+]
+THERE_AND_BACK = [lambda r: _move([r[1]], "topics/b.md"), lambda r: _move([r[1]], headings=("H", "S1"))]
+
+
+@pytest.mark.parametrize("ops", [SPLIT, THERE_AND_BACK], ids=["split", "there-and-back"])
+def test_many_moves_in_one_request_write_what_one_request_per_move_writes(ws, tmp_path, ops):
+    """A split moves many records out of one file in one (organizer) request; the editor finds each record by an
+    index, and takes the moved ones out of their file (dropping the footnotes only they cited) in one pass when the
+    file is next read, not once per move. The files are byte for byte those of the same operations made one
+    request at a time (each then taken out at once)."""
+    shared = ((SOURCES[0], "shared"),)
+    ids = [create(ws, f"Record {n}.", time="2026-08-01" if n % 3 else f"2026-08-{n + 2:02d}",
+                  sources=shared if n % 3 else ((SOURCES[n % 8], f"own {n}"),), headings=("H", f"S{n % 2}"))
+           for n in range(12)]
+    shutil.copytree(ws.root.parent, tmp_path / "twin", symlinks=True)
+    twin = MemoryWorkspace.open(load_settings(tmp_path / "twin"))
+    changes = [op(ids) for op in ops]
+    run_request(ws, parse_request(changes, internal=True), message="test: in one request")
+    for change in changes:
+        run_request(twin, parse_request([change], internal=True), message="test: one by one")
+    files = sorted(str(p.relative_to(ws.root)) for p in (ws.root / "topics").rglob("*.md"))
+    assert files == sorted(str(p.relative_to(twin.root)) for p in (twin.root / "topics").rglob("*.md"))
+    assert {f: topic_text(ws, f) for f in files} == {f: topic_text(twin, f) for f in files}
+    if ops is SPLIT:
+        assert "own 6" in topic_text(ws, "topics/t.md") and "own 9" not in topic_text(ws, "topics/t.md")
