@@ -135,8 +135,8 @@ class TopicEditor:
     def _index(self, rel: str, paragraph: Paragraph) -> None:
         """``paragraph`` (with its IDs as they are now) is in ``rel``."""
         index = self._paragraph_of.get(rel)
-        for memory_id in paragraph.ids if index is not None else ():
-            index[memory_id] = paragraph
+        if index is not None:  # else built from the file when first looked up in
+            index.update(dict.fromkeys(paragraph.ids, paragraph))
 
     def locate(self, memory_id: str, index: int, *, leaving: bool = False) -> tuple[str, TopicDoc, Paragraph]:
         """Where ``memory_id`` is now: ``(topic, document, paragraph)``; MEMORY_NOT_FOUND if nowhere.
