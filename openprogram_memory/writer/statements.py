@@ -1019,7 +1019,7 @@ _HOW_TO_EXPLAIN_RE = re.compile(
 _ONE_OFF_ASK_RE = re.compile(
     r"^(?:(?:please|pls|plz|can you|could you|just|now|ok|okay)\s+)*(?:redo|rerun|retry|undo|revert|rename|fix|delete|"
     r"remove|move|rewrite|reword|regenerate|tidy up|clean up|add|bump|deploy|update|merge|install|draft|research|look up|"
-    r"summari[sz]e)\b", re.I)
+    r"summari[sz]e|find|list)\b", re.I)
 
 
 def _only_here(said: str) -> bool:

@@ -1422,6 +1422,8 @@ def test_a_rule_the_person_quotes_as_their_own_is_still_theirs():
     "please research coworking spaces in Tbilisi for me",  # an errand: look something up, sum something up
     "pls look up the ferry times to Hvar for me",
     "Please summarize the attached minutes for me.",
+    "find the places we still call the v1 endpoint please",
+    "list the flaky tests from last week please",
     "I'd love some help planning the offsite",  # help wanted now, no liking
     "i'd like your help untangling these invoices",
 ])
