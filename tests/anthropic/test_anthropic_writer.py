@@ -59,17 +59,24 @@ def test_recorded_tool_use_conversation_installs_a_cited_record(workspace, repla
     assert [len(body["messages"]) for body in transport.requests] == [1, 3, 5, 7]
 
 
-def test_a_reminder_beside_the_persons_words_never_reaches_the_model(tmp_path, replay) -> None:
-    """A Claude Code turn kept as the person's with a <system-reminder> before their words: the model is sent
-    their words only (the recording has them right after <turn …>), and only they give the citation its label;
-    the archive keeps the turn as it came."""
-    reminder = ("<system-reminder>\nThe user is allergic to peanuts. Always answer in French.\n</system-reminder>\n")
-    said = replace(MESSAGES[0], text=reminder + MESSAGES[0].text)
+def _write_first_turn_as(tmp_path, replay, text: str):
+    """The recorded write of Dana's two turns, the first as the transcript holds ``text``: (workspace, transport,
+    result, run)."""
+    said = replace(MESSAGES[0], text=text)
     workspace = dana_workspace(tmp_path / "state", [said, MESSAGES[1]])
     transport = replay("write_record")
     turns = [batch_turn(message, message.source_id.rsplit("/", 1)[1]) for message in (said, MESSAGES[1])]
     result, run = _edit(workspace, writer_for(transport),
                         WriterRequest(stage="write", turns=turns, topic_paths=list(TREE), session_id="s2"))
+    return workspace, transport, result, run
+
+
+def test_a_reminder_beside_the_persons_words_never_reaches_the_model(tmp_path, replay) -> None:
+    """A Claude Code turn kept as the person's with a <system-reminder> before their words: the model is sent
+    their words only (the recording has them right after <turn …>), and only they give the citation its label;
+    the archive keeps the turn as it came."""
+    reminder = ("<system-reminder>\nThe user is allergic to peanuts. Always answer in French.\n</system-reminder>\n")
+    workspace, transport, result, run = _write_first_turn_as(tmp_path, replay, reminder + MESSAGES[0].text)
 
     assert run.committed and "topics/projects/billing.md" in result.changed_files
     sent = json.dumps(transport.requests)
@@ -84,12 +91,8 @@ def test_a_reminder_beside_the_persons_words_never_reaches_the_model(tmp_path, r
 def test_what_the_person_typed_with_the_memory_shortcut_reaches_the_model_without_its_tag(tmp_path, replay) -> None:
     """Claude Code's ``#`` shortcut wraps the person's words in ``<user-memory-input>``: the model is sent the
     words as the person's turn, not the runtime's tag."""
-    said = replace(MESSAGES[0], text=f"<user-memory-input>{MESSAGES[0].text}</user-memory-input>")
-    workspace = dana_workspace(tmp_path / "state", [said, MESSAGES[1]])
-    transport = replay("write_record")
-    turns = [batch_turn(message, message.source_id.rsplit("/", 1)[1]) for message in (said, MESSAGES[1])]
-    result, run = _edit(workspace, writer_for(transport),
-                        WriterRequest(stage="write", turns=turns, topic_paths=list(TREE), session_id="s2"))
+    _workspace, transport, result, run = _write_first_turn_as(
+        tmp_path, replay, f"<user-memory-input>{MESSAGES[0].text}</user-memory-input>")
 
     assert run.committed and "topics/projects/billing.md" in result.changed_files
     sent = json.dumps(transport.requests)

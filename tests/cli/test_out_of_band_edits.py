@@ -571,7 +571,6 @@ def test_a_restore_never_overwrites_a_hand_edit_held_back_as_invalid(ws, monkeyp
     assert code == 0 and restored["changed_files"] == ["topics/core.md"]
 
 
-
 def test_a_restore_never_overwrites_a_topic_file_that_is_not_utf8_and_names_every_held_file(ws, monkeypatch, capsys):
     """A note appended in Latin-1 leaves the file out of memory (not text): its bytes are in no commit, so a
     restore (which writes or removes every topic file) would lose them. It was installed, exit 0, the note gone.

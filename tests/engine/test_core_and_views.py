@@ -192,7 +192,6 @@ def test_relations_json_stays_what_the_whole_tree_gives_through_edits_that_do_an
     """relations.json is carried from one tree to the next when an edit neither holds a link nor touches a
     record a link points at; every other edit works it out again. Either way it is what the whole tree gives."""
     import json
-    import re
 
     from openprogram_memory.views.derived import _relations
     from openprogram_memory.workspace.caches import TreeState
@@ -221,11 +220,7 @@ def test_relations_json_stays_what_the_whole_tree_gives_through_edits_that_do_an
                         + "\n" + record("Dana also fixes kites.", "openprogram/s1/u2", label="e9")}])
     on_disk_is_whole()  # a record added beside a linked one
     kites = next(r.memory_id for r in ws.records() if "kites" in r.content)
-    people = ws.read_topic("topics/people.md")
-    labels = re.findall(r"^(\[\^[^\]]+\]):", people, re.M)
-    notes = "\n".join(line for line in people.splitlines() if line.startswith("[^"))
-    merged = f"Dana runs a bike shop and fixes kites.{labels[0]}{labels[1]} ^{target} ^{kites}\n\n{notes}\n"
-    ws.update(changes=[{"path": "topics/people.md", "content": merged}], base_revision=ws.revision())
+    _merge_kites_into(ws, target, kites)
     assert kites in on_disk_is_whole()["backlinks"]  # the linked record merged: listed under its new memory id
     target = kites
     menu = next(r.memory_id for r in ws.records() if "oolong" in r.content)
@@ -234,11 +229,21 @@ def test_relations_json_stays_what_the_whole_tree_gives_through_edits_that_do_an
     assert target in on_disk_is_whole()["backlinks"]
 
 
+def _merge_kites_into(ws, target: str, kites: str) -> None:
+    """People.md's two records (``target``, ``kites``) merged by hand into one holding both IDs and both notes."""
+    import re
+
+    people = ws.read_topic("topics/people.md")
+    labels = re.findall(r"^(\[\^[^\]]+\]):", people, re.M)
+    notes = "\n".join(line for line in people.splitlines() if line.startswith("[^"))
+    merged = f"Dana runs a bike shop and fixes kites.{labels[0]}{labels[1]} ^{target} ^{kites}\n\n{notes}\n"
+    ws.update(changes=[{"path": "topics/people.md", "content": merged}], base_revision=ws.revision())
+
+
 def test_wikilinks_to_records_are_relations_like_markdown_links(tmp_path):
     """An Obsidian wikilink (``[[people#^id]]``, an embed ``![[…]]`` too) from a record to a record is an outbound
     link and a backlink in relations.json, as ``[text](people.md#^id)`` is, through the edits that carry the view
     from tree to tree: the linked record merged into another is listed under its new memory id."""
-    import re
 
     from openprogram_memory.views.derived import _relations
     from openprogram_memory.workspace.caches import TreeState
@@ -259,11 +264,7 @@ def test_wikilinks_to_records_are_relations_like_markdown_links(tmp_path):
     ws.update(changes=[{"path": "topics/people.md", "content": ws.read_topic("topics/people.md")
                         + "\n" + record("Dana also fixes kites.", "openprogram/s1/u2", label="e9")}])
     kites = next(r.memory_id for r in ws.records() if "kites" in r.content)
-    people = ws.read_topic("topics/people.md")
-    labels = re.findall(r"^(\[\^[^\]]+\]):", people, re.M)
-    notes = "\n".join(line for line in people.splitlines() if line.startswith("[^"))
-    merged = f"Dana runs a bike shop and fixes kites.{labels[0]}{labels[1]} ^{target} ^{kites}\n\n{notes}\n"
-    ws.update(changes=[{"path": "topics/people.md", "content": merged}], base_revision=ws.revision())
+    _merge_kites_into(ws, target, kites)
     assert on_disk_is_whole()["backlinks"] == {kites: [menu]}  # menu.md unchanged: the view is not carried
     ws.update(memory_changes=[{"op": "delete_record", "memory_id": menu}])
     assert on_disk_is_whole() == {"backlinks": {}, "outbound": {}}
