@@ -458,7 +458,7 @@ class TopicCache:
             text = decode_topic(path.read_bytes())
         except UnicodeDecodeError as exc:
             self.unreadable[rel] = f"not valid UTF-8 (byte {exc.start})"
-            return None
+            return self._last_committed(rel)  # (a byte of another encoding typed into a committed file)
         except FileNotFoundError:
             return self._held_removed(rel)  # (removed since the scan)
         except OSError as exc:
@@ -926,7 +926,7 @@ def unreadable_problem(root: Path, rel: str, reason: str) -> tuple[str, str, str
         return (closed["folder"], f"cannot be opened ({closed['why']}): the topic files in it cannot be read; "
                 "search, recall and the core use their last committed version until it is fixed",
                 unreadable_fix(root, rel, reason))
-    served = not reason.startswith("not valid UTF-8") and committed_text(root, rel) is not None
+    served = committed_text(root, rel) is not None
     return (rel, f"{reason}: " + ("search, recall and the core use its last committed version" if served
                                   else "left out of memory (search, recall, core)") + " until fixed",
             unreadable_fix(root, rel, reason))

@@ -44,6 +44,26 @@ def test_an_undecodable_topic_is_named_by_status_search_and_show(tmp_path, monke
     assert not any("latin1" in w for w in status["warnings"])
 
 
+def test_a_committed_topic_given_a_byte_of_another_encoding_keeps_serving_its_committed_records(
+        tmp_path, monkeypatch, capsys):
+    """A Latin-1 "é" typed into a committed topic in another editor: the file is no UTF-8 any more, but what was
+    committed stays in memory (search, recall, the core) until it is fixed, as for a file that cannot be read or
+    breaks a rule. Was: its records gone from search, and the next write's views committed without them."""
+    state = tmp_path / "state"
+    ws = make_workspace(state)
+    ws.update(changes=[{"path": "topics/bikes.md", "content": record("Dana runs a bike shop.")}])
+    with (ws.root / "topics/bikes.md").open("ab") as handle:
+        handle.write("Café latte on Fridays.\n".encode("latin-1"))
+    caches._CACHES.clear()
+    search_cache.forget()  # a fresh process, as the CLI is
+
+    code, found = run(monkeypatch, capsys, "memory", "search", "bike shop", "--state", str(state), "--json")
+    assert code == 0 and [hit["topic"] for hit in found["results"]] == ["topics/bikes.md"]
+    [warning] = found["warnings"]
+    assert warning.startswith("topics/bikes.md not valid UTF-8 (byte ")
+    assert "search, recall and the core use its last committed version" in warning
+
+
 def _as_a_user(argv: list[str], state) -> tuple[int, dict]:
     """``openprogram memory ARGV --json`` in a child process that file modes bind: as root, one without the
     capabilities that override them (as the person running it would be)."""
