@@ -63,6 +63,7 @@ statement. A batch with nothing new ends with an explicit
 from __future__ import annotations
 
 import json
+import posixpath
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Sequence
@@ -458,13 +459,17 @@ def _record_stamp(record: RecordInfo) -> str:
 
 
 def _project_topics(tree: TreeState) -> dict[str, str]:
-    """Known project names (file stem and title, case-folded) → topic path."""
+    """Known project names (file stem and title, case-folded) → topic path: the files directly in
+    ``topics/projects/`` first, then a topic the person moved anywhere else under ``topics/``
+    ("projects/infra/db/postgres.md", "work/billing-service.md"), so the next fact about it follows the move."""
     out: dict[str, str] = {}
-    for rel, summary in sorted(tree.files.items()):
-        if not rel.startswith(PROJECTS_DIR + "/"):
-            continue
-        stem = rel[len(PROJECTS_DIR) + 1:].removesuffix(".md")
-        if "/" in stem or stem == "general":
+    reserved = {CORE_TOPIC, NOTES[0], PEOPLE[0], PERSONAL[0]}
+    nested = [rel for rel in sorted(tree.files) if rel.startswith("topics/") and rel not in reserved
+              and not rel.startswith(PEOPLE[0].removesuffix(".md") + "/")]
+    for rel in sorted(nested, key=lambda rel: posixpath.dirname(rel) != PROJECTS_DIR):
+        summary = tree.files[rel]
+        stem = posixpath.basename(rel).removesuffix(".md")
+        if stem == "general":
             continue
         out.setdefault(stem.casefold(), rel)
         out.setdefault(stem.replace("-", " ").casefold(), rel)

@@ -68,3 +68,15 @@ def test_a_record_holding_the_replaced_value_is_found_through_it(tmp_path):
     tree = _tree_with(tmp_path, {"topics/projects/zorblat-pipeline.md": "The zorblat pipeline runs on Flask.", **common})
     decided = _decision(tree, "We switched the zorblat pipeline from Flask to FastAPI.")
     assert decided["action"] == "update" and decided["target"].startswith("^")
+
+
+def test_project_names_come_from_topics_wherever_the_person_keeps_them_but_never_from_the_writers_own(tmp_path):
+    """Every topic under topics/ names a project by its file name (and title): projects/ first, then one moved
+    anywhere else; never core, notes, people (nor a person's own file) or personal, whose names are no subjects."""
+    tree = _tree_with(tmp_path, {path: f"A line about {path}." for path in (
+        "topics/core.md", "topics/notes.md", "topics/people.md", "topics/people/walter.md", "topics/personal.md",
+        "topics/projects/db.md", "topics/work/db.md", "topics/work/ledger.md", "topics/projects/infra/queue.md")})
+    known = rules_backend._project_topics(tree)
+    assert {name: known[name] for name in ("db", "ledger", "queue")} == {
+        "db": "topics/projects/db.md", "ledger": "topics/work/ledger.md", "queue": "topics/projects/infra/queue.md"}
+    assert not {"core", "notes", "people", "walter", "personal"} & set(known)

@@ -794,6 +794,23 @@ def test_one_sentence_about_one_thing_is_filed_in_one_topic(rules_ws, store, sai
     assert len(filed) == 2 and {where for where, _ in filed.values()} == {topic}
 
 
+@pytest.mark.parametrize("moved", ["topics/work/db.md", "topics/projects/infra.md"])
+def test_a_project_topic_the_person_moved_gets_the_next_fact_about_it(rules_ws, store, moved):
+    """A tester's regression round: a project topic moved or renamed by hand (out of projects/, or to a name that
+    is not its subject's) is where the next fact about its subject goes, found by its title; was: notes.md, or a
+    second projects/<subject>.md of the same title."""
+    say(store, "s", ["Our Postgres cluster runs in Frankfurt."])
+    write(rules_ws)
+    [first] = rules_ws.records()
+    source = rules_ws.root / first.topic
+    target = rules_ws.root / moved
+    target.parent.mkdir(parents=True, exist_ok=True)
+    source.rename(target)
+    say(store, "t", ["Our Postgres cluster now has a read replica in Paris."], start=LATER)
+    write(rules_ws, "t")
+    assert {r.topic for r in rules_ws.records()} == {moved}
+
+
 def test_an_older_statement_does_not_overwrite_a_newer_record(rules_ws, store):
     say(store, "s", ["ok so we settled on FastAPI for the billing service"], start=LATER)
     write(rules_ws)
