@@ -489,13 +489,15 @@ class TopicCache:
             self.invalid.pop(rel, None)
             return summary
         self.invalid[rel] = problem
-        return self._last_committed(rel, text)
+        return self._last_committed(rel, text, committed_version)
 
-    def _last_committed(self, rel: str, on_disk: str | None = None) -> FileSummary | None:
+    def _last_committed(self, rel: str, on_disk: str | None = None,
+                        read: Callable[[], str | None] | None = None) -> FileSummary | None:
         """What is served of a file that cannot be read (permission denied, on it or a folder above it) or breaks
         a record rule (``on_disk``: its text): its last committed version, if there is one, other than that text,
-        that keeps the rules; None when there is nothing valid to serve."""
-        committed = committed_text(self.root, rel)
+        that keeps the rules; None when there is nothing valid to serve. ``read``: the caller's read of that
+        version, when it has one (git is read once)."""
+        committed = read() if read is not None else committed_text(self.root, rel)
         if committed is None or committed == on_disk:
             return None
         last = summarize(rel, committed, self.sources)

@@ -546,21 +546,33 @@ def test_a_held_file_checked_out_again_is_served_and_no_longer_held(ws, monkeypa
     assert (code, report["problems"]) == (0, [])
 
 
-def test_a_restore_never_overwrites_a_hand_edit_held_back_as_invalid(ws, monkeypatch, capsys):
-    """restore writes every topic file, so over a file a person left invalid by hand it would delete typed text that
-    is in no commit, even where the file is the same at REV as at HEAD. It is refused (exit 65: the file, the line
-    and the fix) and nothing changes; once the file is fixed, the restore goes through."""
+def _a_commit_then_a_core_record(ws) -> str:
+    """The commit to restore, and a core record committed after it (what the restore would undo)."""
     rev = ws.log(1)[0]["commit"]
     ws.update(changes=[{"path": "topics/core.md", "content": "# Core\n\n" + record("Answer in metric units.",
                                                                                   "openprogram/s1/u2")}])
-    path = ws.root / BIKES
-    typed = path.read_text() + "\nMy uncited note.\n"
-    path.write_text(typed)
+    return rev
+
+
+def _restore_refused(ws, monkeypatch, capsys, rev: str) -> tuple[str, str, dict]:
+    """``memory restore REV`` in a fresh process, refused as not retryable: (state, HEAD before it, the refusal)."""
     fresh_process()
     state = str(ws.settings.state_dir)
     head = ws.log(1)[0]["commit"]
     code, refusal = run(monkeypatch, capsys, "memory", "restore", rev[:10], "--state", state, "--json")
     assert code == 65 and (refusal["code"], refusal["retryable"]) == ("WRITER_PRECONDITION_FAILED", False)
+    return state, head, refusal
+
+
+def test_a_restore_never_overwrites_a_hand_edit_held_back_as_invalid(ws, monkeypatch, capsys):
+    """restore writes every topic file, so over a file a person left invalid by hand it would delete typed text that
+    is in no commit, even where the file is the same at REV as at HEAD. It is refused (exit 65: the file, the line
+    and the fix) and nothing changes; once the file is fixed, the restore goes through."""
+    rev = _a_commit_then_a_core_record(ws)
+    path = ws.root / BIKES
+    typed = path.read_text() + "\nMy uncited note.\n"
+    path.write_text(typed)
+    state, head, refusal = _restore_refused(ws, monkeypatch, capsys, rev)
     assert refusal["message"].startswith(f"{BIKES} line 7: [uncited-text]")
     assert f"`openprogram memory edit {BIKES}`" in refusal["message"]
     assert f"`openprogram memory restore {rev[:10]}` again" in refusal["message"]
@@ -575,17 +587,11 @@ def test_a_restore_never_overwrites_a_topic_file_that_is_not_utf8_and_names_ever
     """A note appended in Latin-1 leaves the file out of memory (not text): its bytes are in no commit, so a
     restore (which writes or removes every topic file) would lose them. It was installed, exit 0, the note gone.
     Refused like an invalid hand edit, and with a second file held back both are named, each with its fix."""
-    rev = ws.log(1)[0]["commit"]
-    ws.update(changes=[{"path": "topics/core.md", "content": "# Core\n\n" + record("Answer in metric units.",
-                                                                                  "openprogram/s1/u2")}])
+    rev = _a_commit_then_a_core_record(ws)
     latin = ws.root / BIKES
     typed = latin.read_bytes() + "caf\u00e9 note\n".encode("latin-1")
     latin.write_bytes(typed)
-    fresh_process()
-    state = str(ws.settings.state_dir)
-    head = ws.log(1)[0]["commit"]
-    code, refusal = run(monkeypatch, capsys, "memory", "restore", rev[:10], "--state", state, "--json")
-    assert code == 65 and (refusal["code"], refusal["retryable"]) == ("WRITER_PRECONDITION_FAILED", False)
+    state, head, refusal = _restore_refused(ws, monkeypatch, capsys, rev)
     assert refusal["message"].startswith(f"{BIKES} not valid UTF-8 (byte ")
     assert "re-save it as UTF-8" in refusal["message"]
     assert latin.read_bytes() == typed and ws.log(1)[0]["commit"] == head
