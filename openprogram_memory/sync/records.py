@@ -9,6 +9,12 @@ differently on both → a conflict: the winner (later evidence time, then the
 lexically greater commit id) keeps the ID, the loser's text is kept as a new
 record right after it, with its own ID and a link back. Files are rebuilt
 from the side that changed them, so headings and order follow that side.
+
+A topic file one side moved or renamed (gone there, and every record it
+still has there in one file neither the base nor the other side has) is
+read at its new path on the base and the other side too, so what the other
+side did to it under its old name lands in the moved file rather than
+making it again.
 """
 
 from __future__ import annotations
@@ -18,7 +24,8 @@ from dataclasses import dataclass, field
 
 from ..topics.ids import new_block_id
 from ..topics.model import Blank, Block, Definition, Heading, Paragraph, TopicDoc, parse_topic, strip_trailing_citations
-from ..transaction.structured_markdown import direct_region, ensure_chain, rebase_body, separate_blocks
+from ..transaction.structured_markdown import (direct_region, ensure_chain, rebase_body, rebase_moved_file,
+                                               separate_blocks)
 
 
 @dataclass(frozen=True)
@@ -61,6 +68,13 @@ class Side:
             side.order[rel] = ids
         return side
 
+    def renamed(self, moves: dict[str, str]) -> "Side":
+        """This side with each file ``old`` of ``moves`` at its ``new`` path, its relative links rewritten."""
+        if not moves.keys() & self.texts.keys():
+            return self
+        return Side.read({moves.get(rel, rel): rebase_moved_file(text, rel, moves[rel]) if rel in moves else text
+                          for rel, text in self.texts.items()})
+
     def definition(self, label: str, rel: str) -> tuple[str, Definition] | None:
         doc = self.docs.get(rel)
         if doc is not None and label in doc.definitions():
@@ -76,6 +90,39 @@ class Outcome:
     origin: dict[str, str] = field(default_factory=dict)  # id -> "local" | "remote" (whose place it takes)
     after: dict[str, str] = field(default_factory=dict)  # conflict copy id -> the record it follows
     conflicts: list[dict] = field(default_factory=list)
+
+
+def moved_files(base: Side, side: Side) -> dict[str, str]:
+    """``{old: new}`` of the topic files ``side`` moved or renamed: ``old`` is gone from it, and every record of
+    ``old`` it still has is in one file ``new`` (:func:`merge` takes it as a move when neither the base nor the
+    other side has ``new``: records gathered into a topic that was there are moved records, not a moved file)."""
+    out: dict[str, str] = {}
+    for old in sorted(base.texts.keys() - side.texts.keys()):
+        homes = {side.records[i].file for i in base.order.get(old, []) if i in side.records}
+        if len(homes) == 1:
+            out[old] = homes.pop()
+    return out
+
+
+def merge(base: Side, local: Side, remote: Side, local_commit: str, remote_commit: str
+          ) -> tuple[Outcome, dict[str, str | None]]:
+    """Every record's resolution and the merged text of every topic file that differs from the local tree (None:
+    delete), a file one side moved taken as moved on all three."""
+    moves: dict[str, str | None] = {}
+    for mover, other in ((local, remote), (remote, local)):
+        for old, new in moved_files(base, mover).items():
+            if new not in other.texts and new not in base.texts and moves.setdefault(old, new) != new:
+                moves[old] = None  # moved to two places: each record's place is settled as any other's
+    moved = {old: new for old, new in moves.items() if new is not None}
+    on_disk = local.texts
+    base, local, remote = base.renamed(moved), local.renamed(moved), remote.renamed(moved)
+    outcome = resolve(base, local, remote, local_commit, remote_commit)
+    changes = merge_topics(base, local, remote, outcome)
+    if local.texts is not on_disk:  # the local tree was read moved: the changes are against its files as they are
+        merged = {rel: text for rel, text in {**local.texts, **changes}.items() if text is not None}
+        changes = {rel: merged.get(rel) for rel in sorted(merged.keys() | on_disk.keys())
+                   if merged.get(rel) != on_disk.get(rel)}
+    return outcome, changes
 
 
 def _winner(local: Version, remote: Version, local_commit: str, remote_commit: str) -> str:

@@ -23,7 +23,7 @@ from ..workspace.layout import RECENT, SOURCES, TIMELINE, TOPICS
 from ..workspace.state import REVISIONS, write_lock
 from . import transport
 from .archives import union
-from .records import Side, merge_topics, resolve
+from .records import Side, merge
 
 if TYPE_CHECKING:
     from ..memory import MemoryWorkspace
@@ -187,8 +187,7 @@ def plan_merge(repo, local: str | None, remote: str) -> dict[str, Any]:
     topics = {name: {p: decode_topic(d) for p, d in files.items() if p.startswith(TOPICS + "/")}
               for name, files in read.items()}
     sides = {name: Side.read(texts) for name, texts in topics.items()}
-    outcome = resolve(sides["base"], sides["local"], sides["remote"], local or "", remote)
-    topic_changes = merge_topics(sides["base"], sides["local"], sides["remote"], outcome)
+    outcome, topic_changes = merge(sides["base"], sides["local"], sides["remote"], local or "", remote)
     archives = {}
     for rel in sorted(p for p in paths if p.startswith(SOURCES + "/")):
         merged = union(rel, read["local"].get(rel), read["remote"].get(rel))

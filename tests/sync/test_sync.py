@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from dulwich.repo import Repo
 
@@ -13,6 +15,7 @@ from openprogram_memory.transaction.engine import Policy
 from openprogram_memory.sync.archives import union
 from openprogram_memory.sources.archive import SourceMessage, parse_archive
 from openprogram_memory.transaction.check import check_workspace
+from openprogram_memory.transaction.repair import repair_workspace
 from openprogram_memory.workspace.layout import RUNTIME
 from openprogram_memory.workspace.state import RuntimeState
 
@@ -116,6 +119,151 @@ def test_move_on_one_side_and_update_on_the_other(pair):
     sync(reopen(a), remote)
     for ws in (a, b):
         assert records(ws)[rid] == ("topics/work/shop.md", "Dana runs a bike shop with two staff.")
+    assert memory_files(a) == memory_files(b)
+
+
+ORBIT = "topics/projects/orbit.md"
+
+
+def move_by_hand(ws, old: str, new: str) -> None:
+    """``mv old new`` in the workspace, and `memory check --repair` when the new folder needs its links rewritten."""
+    (ws.root / new).parent.mkdir(parents=True, exist_ok=True)
+    os.replace(ws.root / old, ws.root / new)
+    if old.count("/") != new.count("/"):
+        repair_workspace(reopen(ws), check_workspace(reopen(ws)))
+
+
+def orbit_pair(pair) -> list[str]:
+    """A and B in sync with two records in topics/projects/orbit.md."""
+    remote, a, b = pair
+    ids = [add(a, ORBIT, "Orbit ships on Fridays."), add(a, ORBIT, "Orbit uses Postgres.", "openprogram/s1/u2")]
+    converge(remote, a, b)
+    return ids
+
+
+def topic_files(ws) -> list[str]:
+    return sorted(rel for rel in memory_files(ws) if rel.startswith("topics/"))
+
+
+@pytest.mark.parametrize("moved_to", ["topics/work/orbit.md", "topics/orbit.md"])
+@pytest.mark.parametrize("move_first", [True, False], ids=["move-synced-first", "record-synced-first"])
+def test_a_topic_moved_by_hand_takes_the_record_the_other_machine_added_under_its_old_name(pair, moved_to,
+                                                                                             move_first):
+    """One topic, at the path A moved it to, with its records and B's new one (IDs and evidence kept), whichever
+    machine syncs first; was: a second projects/orbit.md of the same title holding B's record."""
+    remote, a, b = pair
+    old = orbit_pair(pair)
+    results = []
+    if move_first:
+        move_by_hand(a, ORBIT, moved_to)
+        results.append(sync(reopen(a), remote))
+    new = add(reopen(b), ORBIT, "Orbit deploys with Helm.", "openprogram/s1/u3")
+    results.append(sync(reopen(b), remote))
+    if not move_first:
+        move_by_hand(a, ORBIT, moved_to)
+    results += [sync(reopen(a), remote), sync(reopen(b), remote)]
+    for result in results:
+        assert result["conflicts"] == [] and "warnings" not in result
+    for ws in (a, b):
+        assert topic_files(ws) == [moved_to]
+        assert records(ws) == {old[0]: (moved_to, "Orbit ships on Fridays."), old[1]: (moved_to, "Orbit uses Postgres."),
+                               new: (moved_to, "Orbit deploys with Helm.")}
+        assert check_workspace(reopen(ws)) == []  # every citation resolves from the new folder
+        fsck(ws)
+    assert memory_files(a) == memory_files(b)
+
+
+def test_records_changed_on_the_other_side_of_a_hand_move_follow_it_and_a_real_conflict_stays_one(pair):
+    """B deleted one record of the topic A moved and changed another A changed too: the deletion is no conflict,
+    the record both changed keeps both versions (in the moved file), and nothing is left at the old path."""
+    remote, a, b = pair
+    both, gone = orbit_pair(pair)
+    move_by_hand(a, ORBIT, "topics/work/orbit.md")
+    update(reopen(a), both, "Orbit ships on Thursdays.")
+    update(b, both, "Orbit ships every other Friday.", "openprogram/s1/u2")
+    delete(b, gone)
+    sync(reopen(a), remote)
+    result = sync(reopen(b), remote)
+    sync(reopen(a), remote)
+    [conflict] = result["conflicts"]
+    assert conflict["memory_id"] == both and conflict["other_memory_id"]
+    for ws in (a, b):
+        assert topic_files(ws) == ["topics/work/orbit.md"]
+        kept = records(ws)
+        assert gone not in kept
+        assert {kept[both][1], kept[conflict["other_memory_id"]][1].split(" (the other side")[0]} == {
+            "Orbit ships on Thursdays.", "Orbit ships every other Friday."}
+        assert kept[conflict["other_memory_id"]][0] == "topics/work/orbit.md"
+    assert memory_files(a) == memory_files(b)
+
+
+def test_a_topic_split_into_two_files_is_no_move_and_the_other_sides_record_stays_where_it_was_written(pair):
+    remote, a, b = pair
+    first, second = orbit_pair(pair)
+    for memory_id, home in ((first, "topics/work/release.md"), (second, "topics/work/stack.md")):
+        a.update(memory_changes=[{"op": "move", "memory_ids": [memory_id],
+                                  "destination": {"topic_path": home, "headings": []}}])
+    new = add(reopen(b), ORBIT, "Orbit deploys with Helm.", "openprogram/s1/u3")
+    converge(remote, a, b, a)
+    for ws in (a, b):
+        assert {i: topic for i, (topic, _content) in records(ws).items()} == {
+            first: "topics/work/release.md", second: "topics/work/stack.md", new: ORBIT}
+
+
+def test_a_topic_merged_into_one_that_was_there_is_no_move_and_the_other_sides_record_stays_where_it_was_written(
+        pair):
+    """A move is a file that re-appears at a new path (as `memory check --repair` recognises one), not records
+    gathered into a topic that was there before."""
+    remote, a, b = pair
+    ids = orbit_pair(pair)
+    add(a, "topics/work.md", "Work starts at nine.", "openprogram/s1/u3")
+    converge(remote, a, b)
+    a.update(memory_changes=[{"op": "move", "memory_ids": ids, "destination": {"topic_path": "topics/work.md",
+                                                                                "headings": []}}])
+    new = add(reopen(b), ORBIT, "Orbit deploys with Helm.", "openprogram/s1/u3")
+    converge(remote, a, b, a)
+    for ws in (a, b):
+        assert {i: topic for i, (topic, _content) in records(ws).items() if i in ids or i == new} == {
+            ids[0]: "topics/work.md", ids[1]: "topics/work.md", new: ORBIT}
+
+
+def test_a_topic_gathered_into_one_the_other_machine_emptied_brings_back_none_of_what_it_deleted(pair):
+    remote, a, b = pair
+    ids = orbit_pair(pair)
+    work = add(a, "topics/work.md", "Work starts at nine.", "openprogram/s1/u3")
+    converge(remote, a, b)
+    a.update(memory_changes=[{"op": "move", "memory_ids": ids, "destination": {"topic_path": "topics/work.md",
+                                                                                "headings": []}}])
+    delete(b, work)  # topics/work.md goes with its only record
+    new = add(reopen(b), ORBIT, "Orbit deploys with Helm.", "openprogram/s1/u3")
+    converge(remote, a, b, a)
+    for ws in (a, b):
+        assert {i: topic for i, (topic, _content) in records(ws).items()} == {
+            ids[0]: "topics/work.md", ids[1]: "topics/work.md", new: ORBIT}
+
+
+def test_a_hand_move_onto_a_path_the_other_machine_also_created_loses_none_of_its_records(pair):
+    remote, a, b = pair
+    old = orbit_pair(pair)
+    theirs = add(b, "topics/work/orbit.md", "Orbit's office is in Leeds.", "openprogram/s1/u3")
+    move_by_hand(a, ORBIT, "topics/work/orbit.md")
+    converge(remote, a, b, a)
+    for ws in (a, b):
+        assert set(old) | {theirs} <= set(records(ws))
+    assert memory_files(a) == memory_files(b)
+
+
+def test_a_topic_both_machines_moved_to_different_places_settles_each_record_as_a_place_conflict(pair):
+    """Two moves of one file are no move to follow: a record goes where its later change put it, as any record
+    both sides placed differently."""
+    remote, a, b = pair
+    changed, _ = orbit_pair(pair)
+    move_by_hand(b, ORBIT, "topics/work/orbit.md")
+    move_by_hand(a, ORBIT, "topics/archive/orbit.md")
+    update(reopen(a), changed, "Orbit ships on Thursdays.", "openprogram/s1/u3")  # the later evidence
+    converge(remote, b, a, b)
+    for ws in (a, b):
+        assert records(ws)[changed] == ("topics/archive/orbit.md", "Orbit ships on Thursdays.")
     assert memory_files(a) == memory_files(b)
 
 
