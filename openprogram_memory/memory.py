@@ -262,9 +262,11 @@ class MemoryWorkspace:
     def restore(self, rev: str) -> TxResult:
         """Make topics as they were at ``rev`` — as a new transaction.
 
-        Every topic file is written (or removed), so a file a person left invalid by hand, or not readable text,
-        would lose the typed bytes, which are in no commit: the restore is refused, naming every such file
-        (:func:`~.transaction.engine.held_failure`), until they are fixed.
+        Every topic file is written (or removed). A file a person left invalid by hand, or not readable text (in a
+        folder that cannot be opened too), whose bytes are in no commit, is left alone where ``rev`` holds it as
+        its last commit does (the answer's ``warnings`` say so); where the restore would change, remove or create
+        it, the restore is refused, naming every such file (:func:`~.transaction.engine.held_failure`), until they
+        are fixed.
         """
         from .transaction import history
         from .transaction.engine import Policy, staged_edit

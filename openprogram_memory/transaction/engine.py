@@ -105,13 +105,13 @@ def staged_edit(
         staging = Staging(ws.root, ws.cache, tree_scan.topics())
         outer = ws.cache.pin(baseline)
         try:
-            outcome = _edited(ws, staging, edit, held)
+            outcome, left_alone = _edited(ws, staging, edit, held)
             result = _validate_and_install(
                 ws, staging, baseline, fingerprint, before, policy, allowed_deletes, message, runtime_update, step,
                 force_views, deletes_need_base, merge_parent, tree_scan, stamp, views_from,
             )
-            if isinstance(outcome, dict):
-                result.extra.update(outcome)
+            result.extra.update(outcome if isinstance(outcome, dict) else {})
+            result.extra.update({"warnings": [*result.extra.get("warnings", []), *left_alone]} if left_alone else {})
             if result.scan is not None:  # (last: this transaction's own commit is behind it)
                 watch.installed(ws.root, tree_scan, result.scan)
             return result
@@ -181,15 +181,75 @@ def _validate_and_install(
     return result
 
 
-def _edited(ws: Workspace, staging: Staging, edit: Callable[[Staging], Any], held: tuple[str, str] | None) -> Any:
-    """What ``edit`` on ``staging`` returns; with ``held`` (whose change, what next), refused (:func:`held_failure`)
-    when it would write or remove a topic file a person left invalid or unreadable."""
+def _edited(ws: Workspace, staging: Staging, edit: Callable[[Staging], Any],
+            held: tuple[str, str] | None) -> tuple[Any, list[str]]:
+    """What ``edit`` on ``staging`` returns, and warnings of the held-back files it left alone; with ``held``
+    (whose change, what next), refused (:func:`held_failure`) when it would change, remove or create a topic file
+    a person left invalid or unreadable. A write of such a file that gives it its last committed version (what
+    memory serves of it: a restore to a revision where it was the same) changes nothing memory holds, only the
+    person's bytes: it is dropped, the file is left alone, and the warning says so."""
     outcome = edit(staging)
-    if held is not None:
-        refusal = held_failure(ws, staging.effective_changes(), whose=held[0], then=held[1])
-        if refusal is not None:
-            raise refusal
-    return outcome
+    if held is None:
+        return outcome, []
+    from ..workspace.caches import committed_text
+
+    changes = staging.effective_changes()
+    left_alone = sorted(rel for rel, content in changes.items() if content is not None
+                        and _held_problem(ws, rel) is not None and content == committed_text(ws.root, rel))
+    for rel in left_alone:
+        staging.keep(rel)
+    refusal = held_failure(ws, [rel for rel in changes if rel not in left_alone], whose=held[0], then=held[1])
+    if refusal is not None:
+        raise refusal
+    return outcome, _left_alone_warnings(ws, left_alone, held[0])
+
+
+def _held_problem(ws: Workspace, rel: str, rejection: MemoryFailure | None = None) -> tuple[str, str, str] | None:
+    """``(problem, why no change to it can be installed, fix)`` of topic file ``rel`` when a person left it invalid
+    by hand or it cannot be read as text, or it would be made in a folder that cannot be opened; None when none
+    of these (:func:`held_failure`)."""
+    from ..workspace.caches import left_out_fix, unreadable_fix, unreadable_reason
+
+    unreadable = ws.cache.unreadable.get(rel) or (
+        rejection.details.get("problem") if rejection is not None and rejection.details.get("file") == rel
+        and rejection.details.get("rule") in NOT_TEXT else None)
+    if unreadable is None and rel not in ws.cache.invalid:
+        try:
+            os.stat(ws.root / rel, follow_symlinks=False)
+        except PermissionError as exc:  # (a file to create in a folder that cannot be opened)
+            unreadable = unreadable_reason(ws.root, rel, exc)
+        except OSError:
+            pass
+    if unreadable is not None:  # (permission denied, not UTF-8: no change can be made to what cannot be read)
+        return (unreadable, f"{rel} {unreadable}: no change to it can be installed",
+                unreadable_fix(ws.root, rel, unreadable))
+    problem = ws.cache.invalid.get(rel)
+    if problem is not None:
+        return (problem, f"{rel} {problem}: the file was edited outside the product and is not valid, so no change "
+                "to it can be installed", left_out_fix(ws.root, rel, problem))
+    return None
+
+
+def _left_alone_warnings(ws: Workspace, rels: list[str], whose: str) -> list[str]:
+    """One warning per held-back file (per folder, for one that cannot be opened) that ``whose`` edit left alone,
+    in the words of ``status``, and that it was left alone."""
+    from ..workspace.caches import unreadable_problem
+
+    out, named = [], set()
+    for rel in rels:
+        found = _held_problem(ws, rel)
+        assert found is not None
+        problem, _why, fix = found
+        name, message, _fix = (unreadable_problem(ws.root, rel, problem) if rel in ws.cache.unreadable
+                               else (rel, problem, fix))
+        if name in named:
+            continue
+        named.add(name)
+        if name != rel:
+            out.append(f"{name}/ {message}; left alone: {whose} edit changes no file in it — {fix}")
+        else:
+            out.append(f"{rel} {problem}; left alone: {whose} edit does not change it — {fix}")
+    return out
 
 
 def held_failure(ws: Workspace, rels: Iterable[object], *, whose: str, then: str,
@@ -208,20 +268,11 @@ def held_failure(ws: Workspace, rels: Iterable[object], *, whose: str, then: str
     ``rejection``, the failure of a read that named an unreadable file the cache still holds. Judged on the cache
     as the transaction's baseline read it.
     """
-    from ..workspace.caches import left_out_fix, unreadable_fix
-
     found: list[tuple[str, str, str, str]] = []  # (file, problem, why, fix)
     for rel in sorted({rel for rel in rels if isinstance(rel, str)}):
-        unreadable = ws.cache.unreadable.get(rel) or (
-            rejection.details.get("problem") if rejection is not None and rejection.details.get("file") == rel
-            and rejection.details.get("rule") in NOT_TEXT else None)
-        problem = ws.cache.invalid.get(rel)
-        if unreadable is not None:  # (permission denied, not UTF-8: no change can be made to what cannot be read)
-            found.append((rel, unreadable, f"{rel} {unreadable}: no change to it can be installed",
-                          unreadable_fix(ws.root, rel, unreadable)))
-        elif problem is not None:
-            found.append((rel, problem, f"{rel} {problem}: the file was edited outside the product and is not valid, "
-                          "so no change to it can be installed", left_out_fix(ws.root, rel, problem)))
+        held = _held_problem(ws, rel, rejection)
+        if held is not None:
+            found.append((rel, *held))
     if not found:
         return None
     if len(found) == 1:

@@ -143,6 +143,13 @@ class Staging:
         self._gone.add(rel)
         return rel
 
+    def keep(self, path: str) -> None:
+        """Drop this edit's change to ``path``: the installed file is left as it is."""
+        rel = check_topic_path(path)
+        self.changes.pop(rel, None)
+        self._gone.discard(rel)
+        (self.dir / rel).unlink(missing_ok=True)
+
     def move(self, src: str, dst: str) -> str:
         text = self.read(src)
         dst_rel = check_topic_path(dst)

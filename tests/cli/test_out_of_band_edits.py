@@ -564,34 +564,47 @@ def _restore_refused(ws, monkeypatch, capsys, rev: str) -> tuple[str, str, dict]
     return state, head, refusal
 
 
-def test_a_restore_never_overwrites_a_hand_edit_held_back_as_invalid(ws, monkeypatch, capsys):
+def test_a_restore_leaves_a_hand_edit_held_back_as_invalid_alone_and_never_overwrites_it(ws, monkeypatch, capsys):
     """restore writes every topic file, so over a file a person left invalid by hand it would delete typed text that
-    is in no commit, even where the file is the same at REV as at HEAD. It is refused (exit 65: the file, the line
-    and the fix) and nothing changes; once the file is fixed, the restore goes through."""
+    is in no commit. Where REV holds the file as it is committed now, the restore goes through and leaves the file
+    alone, saying so once (was: refused, exit 65, though it had nothing to change there). Where the restore would
+    change or remove it, it is refused (exit 65: the file, the line and the fix) and nothing changes; once the
+    file is fixed, that restore goes through."""
+    before = ws.log(2)[1]["commit"]  # (the archive's commit, before the file was made: a restore removes it)
     rev = _a_commit_then_a_core_record(ws)
     path = ws.root / BIKES
     typed = path.read_text() + "\nMy uncited note.\n"
     path.write_text(typed)
-    state, head, refusal = _restore_refused(ws, monkeypatch, capsys, rev)
+    fresh_process()
+    state = str(ws.settings.state_dir)
+    code, restored = run(monkeypatch, capsys, "memory", "restore", rev[:10], "--state", state, "--json")
+    assert code == 0 and restored["changed_files"] == ["topics/core.md"]
+    [warning] = restored["warnings"]
+    assert warning.startswith(f"{BIKES} line 7: [uncited-text]")
+    assert "left alone: the restore's edit does not change it" in warning
+    assert f"`openprogram memory edit {BIKES}`" in warning
+    assert path.read_text() == typed
+    state, head, refusal = _restore_refused(ws, monkeypatch, capsys, before)
     assert refusal["message"].startswith(f"{BIKES} line 7: [uncited-text]")
     assert f"`openprogram memory edit {BIKES}`" in refusal["message"]
-    assert f"`openprogram memory restore {rev[:10]}` again" in refusal["message"]
+    assert f"`openprogram memory restore {before[:10]}` again" in refusal["message"]
     assert path.read_text() == typed and ws.log(1)[0]["commit"] == head
     path.write_text(typed.replace("\nMy uncited note.\n", ""))
     fresh_process()
-    code, restored = run(monkeypatch, capsys, "memory", "restore", rev[:10], "--state", state, "--json")
-    assert code == 0 and restored["changed_files"] == ["topics/core.md"]
+    code, restored = run(monkeypatch, capsys, "memory", "restore", before[:10], "--state", state, "--json")
+    assert code == 0 and restored["changed_files"] == [BIKES] and not path.exists()
 
 
 def test_a_restore_never_overwrites_a_topic_file_that_is_not_utf8_and_names_every_held_file(ws, monkeypatch, capsys):
     """A note appended in Latin-1 leaves the file out of memory (not text): its bytes are in no commit, so a
-    restore (which writes or removes every topic file) would lose them. It was installed, exit 0, the note gone.
-    Refused like an invalid hand edit, and with a second file held back both are named, each with its fix."""
-    rev = _a_commit_then_a_core_record(ws)
+    restore that would write or remove it would lose them. It was installed, exit 0, the note gone. Refused like
+    an invalid hand edit, and with a second file held back both are named, each with its fix."""
+    before = ws.log(2)[1]["commit"]  # (the archive's commit, before both files were made)
+    _a_commit_then_a_core_record(ws)
     latin = ws.root / BIKES
     typed = latin.read_bytes() + "caf\u00e9 note\n".encode("latin-1")
     latin.write_bytes(typed)
-    state, head, refusal = _restore_refused(ws, monkeypatch, capsys, rev)
+    state, head, refusal = _restore_refused(ws, monkeypatch, capsys, before)
     assert refusal["message"].startswith(f"{BIKES} not valid UTF-8 (byte ")
     assert "re-save it as UTF-8" in refusal["message"]
     assert latin.read_bytes() == typed and ws.log(1)[0]["commit"] == head
@@ -599,12 +612,12 @@ def test_a_restore_never_overwrites_a_topic_file_that_is_not_utf8_and_names_ever
     invalid = core.read_text() + "\nMy uncited note.\n"
     core.write_text(invalid)
     fresh_process()
-    code, refusal = run(monkeypatch, capsys, "memory", "restore", rev[:10], "--state", state, "--json")
+    code, refusal = run(monkeypatch, capsys, "memory", "restore", before[:10], "--state", state, "--json")
     assert code == 65 and set(refusal["details"]["files"]) == {BIKES, "topics/core.md"}
     assert f"{BIKES} not valid UTF-8" in refusal["message"] and "topics/core.md line " in refusal["message"]
     assert "re-save it as UTF-8" in refusal["message"]
     assert "`openprogram memory edit topics/core.md`" in refusal["message"]
-    assert refusal["message"].endswith(f"`openprogram memory restore {rev[:10]}` again")
+    assert refusal["message"].endswith(f"`openprogram memory restore {before[:10]}` again")
     assert latin.read_bytes() == typed and core.read_text() == invalid and ws.log(1)[0]["commit"] == head
 
 

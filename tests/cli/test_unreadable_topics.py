@@ -10,6 +10,7 @@ import pytest
 from engine.helpers import make_workspace, record
 from openprogram_memory.cli import app as app_module
 from openprogram_memory.search import cache as search_cache
+from openprogram_memory.transaction.engine import Policy
 from openprogram_memory.workspace import caches
 
 
@@ -112,3 +113,54 @@ def test_a_folder_that_cannot_be_opened_is_named_and_its_topics_served_from_thei
         folder.chmod(0o700)
     assert ws.log(1)[0] == head  # nothing adopted as deleted
     assert _as_a_user(["check"], state) == (0, {"ok": True, "problems": [], "repaired": []})
+
+
+def test_a_restore_leaves_a_folder_that_cannot_be_opened_alone_unless_it_would_change_a_file_in_it(tmp_path):
+    """``chmod 000 topics/projects``, then ``memory restore REV``: where REV holds the files in that folder as they
+    are committed now, the restore goes through and says once that it left the folder alone (was: refused, exit
+    65, naming a file it would not change). Where it would change a file there, or make one there again, it is
+    refused as before, naming the file and the chmod, and nothing moves."""
+    state = tmp_path / "state"
+    ws = make_workspace(state)
+    ws.update(changes=[{"path": "topics/bikes.md", "content": record("Dana runs a bike shop.")},
+                       {"path": "topics/projects/billing.md",
+                        "content": record("We use FastAPI for billing.", "openprogram/s1/u3")},
+                       {"path": "topics/projects/queue.md",
+                        "content": record("We use Celery for the queue.", "openprogram/s1/u3")}])
+    rev = ws.log(1)[0]["commit"]
+    ws.update(changes=[{"path": "topics/core.md", "content": "# Core\n\n" + record("Answer in metric units.",
+                                                                                  "openprogram/s1/u2")}])
+    folder = ws.root / "topics/projects"
+    on_disk = {rel: (ws.root / rel).read_bytes() for rel in ("topics/projects/billing.md", "topics/projects/queue.md")}
+    folder.chmod(0)
+    try:
+        code, restored = _as_a_user(["restore", rev[:10]], state)
+        assert code == 0 and restored["changed_files"] == ["topics/core.md"]
+        [warning] = restored["warnings"]
+        assert warning.startswith("topics/projects/ cannot be opened (Permission denied)")
+        assert "left alone: the restore's edit changes no file in it" in warning
+        assert f"chmod u+rwx {folder}" in warning
+    finally:
+        folder.chmod(0o700)
+    assert not (ws.root / "topics/core.md").exists()
+    assert {rel: (ws.root / rel).read_bytes() for rel in on_disk} == on_disk
+
+    def refused(would_change: str) -> None:
+        head = ws.log(1)[0]
+        folder.chmod(0)
+        try:
+            code, refusal = _as_a_user(["restore", rev[:10]], state)
+        finally:
+            folder.chmod(0o700)
+        assert (code, refusal["code"]) == (65, "WRITER_PRECONDITION_FAILED")
+        assert list(refusal["details"]["files"]) == [would_change]
+        assert refusal["message"].startswith(f"{would_change} cannot be read: its folder topics/projects cannot be")
+        assert f"chmod u+rwx {folder}" in refusal["message"]
+        assert ws.log(1)[0] == head
+
+    billing = "topics/projects/billing.md"
+    ws.update(changes=[{"path": billing, "content": on_disk[billing].decode().replace("FastAPI", "Flask")}])
+    refused(billing)  # FastAPI back over Flask
+    ws.update(changes=[{"path": billing, "content": on_disk[billing].decode()}])
+    ws.edit(lambda staging: staging.delete("topics/projects/queue.md"), policy=Policy.MODEL)
+    refused("topics/projects/queue.md")  # made again
