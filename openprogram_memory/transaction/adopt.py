@@ -249,17 +249,19 @@ def _disk_ids(ws: "Workspace", tree, rel: str) -> set[str]:
 
 
 def on_disk_tree(ws: "Workspace"):
-    """The tree as the files are on disk: what is served, with the files held back from adoption by a rule of the
-    tree as they are (what judging them and ``memory check`` read; served, they are their last commit)."""
+    """The tree as the files are on disk: what is served, with every file served from its last commit as it is
+    (one held back from adoption by a rule of the tree, or one that breaks a record rule): what judging them and
+    ``memory check`` read. A file that breaks a record rule can still break a rule of the tree (a link to
+    nowhere, an ID another file holds); check names those with its record rules, in the same run."""
     from ..topics.model import decode_topic
     from ..workspace.caches import summarize
 
     tree = ws.tree()
-    held = getattr(ws.cache, "held", {})
-    if not held:
+    served_as_committed = set(getattr(ws.cache, "held", {})) | set(getattr(ws.cache, "invalid", {}))
+    if not served_as_committed:
         return tree
     texts: dict[str, str | None] = {}
-    for rel in held:
+    for rel in sorted(served_as_committed):
         try:
             texts[rel] = decode_topic((ws.root / rel).read_bytes())
         except FileNotFoundError:

@@ -57,8 +57,7 @@ def check_workspace(ws: "Workspace") -> list[Problem]:
     problems += _tree_rules(ws, on_disk_tree(ws))  # (a file held back from adoption is served as committed)
     problems += _held(ws, problems)
     problems += _archives(ws)
-    if not any(p.rule == "encoding" for p in problems):
-        problems += _derived_views(ws, tree, problems)
+    problems += _derived_views(ws, tree, problems)  # (a file that is not text is served, and rendered, as committed)
     problems += _git(ws, problems)
     problems += _runtime(ws)
     return _move_fixes(ws, problems)
@@ -125,17 +124,20 @@ def _tree_rules(ws: "Workspace", tree: "TreeState") -> Iterator[Problem]:
     unique within a file, and a citation whose archived message is gone, are rules of the file alone, reported
     with its other rules: a file that breaks one is served from its last commit.)"""
     id_files = tree.id_files()
-    held = getattr(ws.cache, "held", {})
+    edited = set(getattr(ws.cache, "held", {})) | set(getattr(ws.cache, "invalid", {}))
     for block_id, where in sorted(id_files.items()):
         files = list(dict.fromkeys(where))  # (twice in one file is that file's own rule)
-        if len(files) > 1:
-            # the file held back for it took the ID (a record pasted with its ID): the copy is named, not the original
-            copy = next((rel for rel in files if rel in held), files[1])
-            original = next(rel for rel in files if rel != copy)
-            first, here = (tree.files[rel].by_id[block_id].line for rel in (original, copy))
-            yield Problem(copy, here, "duplicate-id", f"block ID ^{block_id} is also at {original}:{first}",
-                          f"keep one: give the copy a new block ID or remove it with `openprogram memory edit {copy}` "
-                          "(git history has both versions)")
+        if len(files) < 2:
+            continue
+        # a file served as committed took the ID (a record pasted with its ID): each copy is named, not the original
+        original = next((rel for rel in files if rel not in edited), files[0])
+        first = tree.files[original].by_id[block_id].line
+        for copy in files:
+            if copy != original:
+                yield Problem(copy, tree.files[copy].by_id[block_id].line, "duplicate-id",
+                              f"block ID ^{block_id} is also at {original}:{first}",
+                              f"keep one: give the copy a new block ID or remove it with "
+                              f"`openprogram memory edit {copy}` (git history has both versions)")
     dangling = list(validate.dangling_link_violations(tree))
     if not dangling:
         return

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 
 import pytest
@@ -59,12 +60,79 @@ def test_every_kind_of_damage_is_named_with_its_fix(ws, monkeypatch, capsys):
     assert ("topics/people.md", "unused-definition") not in found  # (the removed ID is named once: its footnote is
     # still cited by the paragraph that lost it)
     assert not (ws.root / ".git/index.lock").exists() and any("lock" in note for note in report["repaired"])
-    assert ("core.md", "stale-view") not in found  # views are compared only once every topic file reads
     uncited = next(p for p in report["problems"] if p["rule"] == "uncited-text")
     assert uncited["line"] == 5 and "memory edit topics/work.md" in uncited["fix"]
-    (ws.root / "topics/latin1.md").unlink()
+    # a file that is not text is rendered as committed: the view is named in the same run (was: only once it read)
+    stale = next(p for p in report["problems"] if p["rule"] == "stale-view")
+    assert stale["file"] == "core.md" and stale["fix"].startswith("correct the file(s) named above first")
+
+
+def _several_problems_at_once(ws) -> tuple[set[tuple[str, int | None, str]], str]:
+    """Two files each of a lost block ID, a broken link, a broken citation, a frontmatter never closed, a record
+    pasted with its ID and a byte of another encoding; one file with four problems; a derived view edited by hand.
+    Returns ``(file, line, rule)`` of every problem (but the files' own [uncommitted]), and the pasted block ID."""
+    from engine.helpers import record
+
+    for name in "abcdefghijkn":
+        ws.update(changes=[{"path": f"topics/{name}.md", "content": record(f"Fact {name} one.") + "\n" + record(
+            f"Fact {name} two.", "openprogram/s1/u2", "e2")}])
+    first = {r.topic: r.memory_id for r in reversed(ws.records())}
+
+    def edit(name: str, change) -> None:
+        path = ws.root / f"topics/{name}.md"
+        path.write_text(change(path.read_text()), encoding="utf-8")
+
+    for name in "ab":
+        edit(name, lambda text, name=name: text.replace(f" ^{first[f'topics/{name}.md']}", ""))
+    edit("c", lambda text: text.replace("Fact c one.", "Fact c one, see [x](a.md#^deadbeef)."))
+    edit("d", lambda text: text.replace("Fact d one.", "Fact d one, see [x](nowhere.md#^deadbeef)."))
+    for name in "ef":
+        edit(name, lambda text: re.sub(r"#source-[0-9a-f]+", "#source-00000000", text, count=1))
+    for name in "gh":
+        edit(name, lambda text, name=name: f"---\ntitle: {name}\n\n" + text)
+    pasted = "\n\n".join((ws.root / "topics/k.md").read_text().split("\n\n")[:2]).replace("[^e-", "[^k-")
+    for name in "ij":
+        edit(name, lambda text: text + "\n" + pasted + "\n")
+    for name in "lm":
+        (ws.root / f"topics/{name}.md").write_bytes("Caf\xe9 notes.\n".encode("latin-1"))
+    edit("n", lambda text: text.replace(f" ^{first['topics/n.md']}", "").replace(
+        "Fact n two.", "Fact n two, see [y](b.md#^0badbeef).") + "\nA line typed in vim.\n\nCited, never defined.[^zz] ^1234abcd\n")
+    (ws.root / "core.md").write_text("edited by hand\n")
+    k = first["topics/k.md"]
+    return {("topics/a.md", 1, "missing-block-id"), ("topics/b.md", 1, "missing-block-id"),
+            ("topics/c.md", 1, "dangling-link"), ("topics/d.md", 1, "dangling-link"),
+            ("topics/e.md", 3, "unknown-source"), ("topics/f.md", 3, "unknown-source"),
+            ("topics/g.md", 1, "uncited-text"), ("topics/h.md", 1, "uncited-text"),
+            ("topics/i.md", 9, "duplicate-id"), ("topics/j.md", 9, "duplicate-id"),
+            ("topics/l.md", None, "encoding"), ("topics/m.md", None, "encoding"),
+            ("topics/n.md", 1, "missing-block-id"), ("topics/n.md", 5, "dangling-link"),
+            ("topics/n.md", 9, "uncited-text"), ("topics/n.md", 11, "undefined-citation"),
+            ("core.md", None, "stale-view")}, k
+
+
+def test_every_problem_of_every_file_is_named_in_one_run(tmp_path, monkeypatch, capsys):
+    """Like `git fsck`: the person fixes them all from one report. Was: a file that broke a record rule hid its
+    link to nowhere, a block ID pasted into two files named one copy (against the other copy), and a file that is
+    not UTF-8 hid a derived view edited by hand: each learnt of only after fixing the others."""
+    ws = make_workspace(tmp_path / "state")
+    expected, k = _several_problems_at_once(ws)
     code, report = check(monkeypatch, capsys, ws.settings.state_dir)
-    assert ("core.md", "stale-view") in {(p["file"], p["rule"]) for p in report["problems"]}
+    problems = [p for p in report["problems"] if p["rule"] != "uncommitted"]
+    assert code == 65 and {(p["file"], p["line"], p["rule"]) for p in problems} == expected
+    assert {p["file"] for p in report["problems"] if p["rule"] == "uncommitted"} == {
+        f"topics/{name}.md" for name in "abcdefghijlmn"}
+    for copy in ("topics/i.md", "topics/j.md"):  # each copy against the file that held the ID first
+        [duplicate] = [p for p in problems if p["file"] == copy and p["rule"] == "duplicate-id"]
+        assert duplicate["message"] == f"block ID ^{k} is also at topics/k.md:1"
+    assert all(p["fix"] for p in report["problems"])
+    monkeypatch.setattr(sys, "argv", ["openprogram", "memory", "check", "--state", str(ws.settings.state_dir)])
+    with pytest.raises(SystemExit) as exit_:
+        app_module.main()
+    lines = capsys.readouterr().out.splitlines()
+    assert exit_.value.code == 65 and len(lines) == len(report["problems"])
+    for file, line, rule in expected:  # the same problems, one a line, with the fix
+        where = f"{file}:{line}" if line else file
+        assert any(text.startswith(f"{where}: [{rule}] ") and " — fix: " in text for text in lines), (where, rule)
 
 
 def test_a_new_file_gets_no_hint_to_take_back_a_committed_version_it_never_had(ws, monkeypatch, capsys):
