@@ -223,6 +223,12 @@ def parse_topic(text: str, path: str) -> TopicDoc:
     return TopicDoc(path=path, blocks=blocks, trailing_newline=trailing)
 
 
+def follows_frontmatter(previous: Block, block: Block) -> bool:
+    """Whether ``block`` is what the file had on the line right after the frontmatter ``previous`` (not a block
+    a write put there): the person's, kept as they wrote it (a blank run uncollapsed, no blank line added)."""
+    return isinstance(previous, Frontmatter) and block.line == previous.line + len(previous.lines)
+
+
 def _frontmatter_end(lines: list[str]) -> int:
     """Where a frontmatter block that opens the file ends (exclusive): a first line ``---`` closed by a later
     ``---`` or ``...``; 0 when the file does not open with one."""

@@ -36,6 +36,7 @@ from .model import (
     Paragraph,
     SourceLink,
     TopicDoc,
+    follows_frontmatter,
 )
 
 # Looks up a source id in the archive (None if it is not archived).
@@ -224,7 +225,7 @@ def prune_empty(doc: TopicDoc) -> None:
     # collapse blank runs, and drop leading/trailing blanks
     out: list = []
     for block in pruned:
-        if isinstance(block, Blank):
+        if isinstance(block, Blank) and not (out and follows_frontmatter(out[-1], block)):
             if not out or isinstance(out[-1], Blank):
                 continue
             block = Blank(lines=[""], line=block.line)

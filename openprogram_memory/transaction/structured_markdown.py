@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 
 from ..topics.model import (LINK_RE, Blank, Block, Definition, Frontmatter, Heading, Paragraph, SourceLink, TopicDoc,
-                             parse_topic)
+                             follows_frontmatter, parse_topic)
 from ..workspace.caches import resolve_relative
 
 
@@ -172,10 +172,12 @@ def ensure_chain(doc: TopicDoc, headings: tuple[str, ...]) -> int:
 
 def direct_region(doc: TopicDoc, heading_index: int) -> tuple[int, int]:
     """Blocks directly under a heading (up to the next heading of any level); under no heading (-1), those
-    after the frontmatter (nothing goes before it)."""
+    after the frontmatter and the blank lines the file had after it (nothing goes before or between them)."""
     start = heading_index + 1
     if heading_index < 0 and doc.blocks and isinstance(doc.blocks[0], Frontmatter):
         start = 1
+        if len(doc.blocks) > 1 and isinstance(doc.blocks[1], Blank) and follows_frontmatter(*doc.blocks[:2]):
+            start = 2
     end = start
     while end < len(doc.blocks) and not isinstance(doc.blocks[end], Heading):
         end += 1
@@ -183,11 +185,14 @@ def direct_region(doc: TopicDoc, heading_index: int) -> tuple[int, int]:
 
 
 def separate_blocks(doc: TopicDoc) -> None:
-    """A blank line between neighbouring blocks (consecutive definitions excepted)."""
+    """A blank line between neighbouring blocks (consecutive definitions excepted), but none between the
+    frontmatter and the line the file had right after it (Obsidian's layout, or the person's): a write adds its
+    records and leaves the frontmatter and what follows it byte for byte."""
     out: list[Block] = []
     for block in doc.blocks:
         if out and not isinstance(block, Blank) and not isinstance(out[-1], Blank):
-            if not (isinstance(block, Definition) and isinstance(out[-1], Definition)):
+            if not (isinstance(block, Definition) and isinstance(out[-1], Definition)) and not follows_frontmatter(
+                    out[-1], block):
                 out.append(Blank(lines=[""]))
         out.append(block)
     doc.blocks = out

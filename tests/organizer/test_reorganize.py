@@ -250,7 +250,8 @@ def test_a_merge_keeps_the_properties_at_the_top_of_the_file(tmp_path):
     notes = ws.root / "topics/notes.md"
     ws.update(changes=[{"path": "topics/notes.md", "content": properties + notes.read_text()}])
     assert reorganize(ws, now=NOW)["merged"] == 1
-    assert notes.read_text().startswith(properties + "\n# Notes\n") and len(ws.records()) == 1  # (blank: canonical)
+    # (the heading stays on the line right after them, as written: no blank line put between)
+    assert notes.read_text().startswith(properties + "# Notes\n") and len(ws.records()) == 1
 
 
 def test_a_wikilink_to_a_merged_duplicate_names_the_kept_record(tmp_path):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 
 import pytest
@@ -49,6 +50,29 @@ def test_create_positions(ws):
     z = create(ws, "Zero fact.", headings=("H",), position="start")
     order = [r.memory_id for r in ws.records()]
     assert order == [z, a, b, c, d]
+
+
+OBSIDIAN_PROPERTIES = "---\ntags: [person, shop]\naliases:\n  - Dana R.\n---\n"
+
+
+@pytest.mark.parametrize("layout, headings", [
+    ("# Dana\n", ("Dana",)),  # the heading right under the properties (was: a blank line put between them)
+    ("\n\n", ()),  # two blank lines after them (was: made one)
+    ("   \n# Dana\n", ("Dana",)),  # a blank line of spaces (was: emptied)
+])
+def test_a_write_adds_its_record_and_leaves_the_frontmatter_and_what_follows_it_byte_for_byte(ws, layout, headings):
+    """A topic opening with Obsidian's Properties, written to twice: every byte the person had is kept, in place;
+    each write only inserts its record (and the blank lines around it)."""
+    path = ws.root / "topics/people/dana.md"
+    path.parent.mkdir(parents=True)
+    path.write_bytes((OBSIDIAN_PROPERTIES + layout).encode("utf-8"))
+    for n in range(2):
+        before = path.read_bytes()
+        create(ws, f"Dana fact number {n}.", topic="people/dana.md", headings=headings)
+        after = path.read_bytes()
+        edits = difflib.SequenceMatcher(None, before, after, autojunk=False).get_opcodes()
+        assert all(tag in ("equal", "insert") for tag, *_ in edits), (before, after)
+        assert after.startswith((OBSIDIAN_PROPERTIES + layout).encode("utf-8")), after
 
 
 def test_create_topic_path_without_prefix_and_heading_chain_reuse(ws):
