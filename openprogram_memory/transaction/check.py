@@ -24,6 +24,8 @@ from . import validate
 from .staging import NOT_TEXT
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from .host import Workspace
     from ..workspace.caches import TreeState
 
@@ -211,11 +213,19 @@ def move_fixes(ws: "Workspace") -> Callable[[str | None, str], str | None]:
     ``status`` and ``memory edit`` of the old path give. It names the moved file, never the old one: there is no old
     file left to edit. When its relative links still point from the old folder, that is the fix, and ``--repair``
     makes it (it needs no judgement)."""
-    from .adopt import moved_outside, relinked_text
+    from .adopt import moved_outside
+
+    return moved_fixes(ws.root, moved_outside(ws))
+
+
+def moved_fixes(root: "Path", moves: dict[str, str]) -> Callable[[str | None, str], str | None]:
+    """:func:`move_fixes` of the moves ``{old: new}`` made outside the product in the memory directory ``root``
+    (:func:`~.adopt.moved_on_disk` reads them without opening it: what a search's warning gives)."""
+    from .adopt import relinked_text
 
     fixes: dict[str, tuple[str, bool, str]] = {}  # {old or new: (fix, relink, "old" | "new")}
-    for old, new in moved_outside(ws).items():
-        relink = relinked_text(ws, old, new) is not None
+    for old, new in moves.items():
+        relink = relinked_text(root, old, new) is not None
         if relink:
             fix = (f"{old} was moved to {new} outside the product (the same block IDs), and the relative links of "
                    f"{new} still point from {posixpath.dirname(old)}/: `openprogram memory check --repair` rewrites "

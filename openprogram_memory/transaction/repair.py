@@ -65,11 +65,11 @@ def _relink_moved_files(ws: "Workspace") -> list[str]:
 
     notes = []
     for old, new in moved_outside(ws).items():
-        if relinked_text(ws, old, new) is None:
+        if relinked_text(ws.root, old, new) is None:
             continue
 
         def edit(staging, old: str = old, new: str = new) -> None:
-            text = relinked_text(ws, old, new)  # (read again under the lock)
+            text = relinked_text(ws.root, old, new)  # (read again under the lock)
             if text is not None:
                 staging.write(new, text)
             staging.delete_gone(old)

@@ -505,6 +505,33 @@ def test_status_and_an_edit_of_the_old_path_give_the_fix_check_gives_for_a_moved
     assert refusal["message"] == f"topics/projects/billing.md does not exist: {fix}"
     assert not (ws.root / "topics/projects/billing.md").exists()
 
+def test_a_search_gives_the_fix_check_gives_for_a_moved_note_without_opening_the_workspace(tmp_path, monkeypatch,
+                                                                                          capsys):
+    """Was: search's fast path (no workspace opened) warned of the moved note with `openprogram memory edit …`
+    only, and of the file it left with `git checkout … or correct the files that still need it`."""
+    from openprogram_memory.cli import fast
+    from openprogram_memory.search import cache as search_cache
+    from openprogram_memory.workspace import caches
+
+    ws, _billing, _db = _moved_deeper(tmp_path)
+    state = str(ws.settings.state_dir)
+
+    def search_warnings() -> list[str]:
+        caches._CACHES.clear()
+        search_cache.forget()  # a fresh process, as the CLI is
+        assert fast.main(["search", "billing", "--state", state, "--json"]) == 0
+        return json.loads(capsys.readouterr().out)["warnings"]
+
+    before_any_open = search_warnings()  # (nothing held back yet: only the moved file is left out)
+    code, report = check(monkeypatch, capsys, state)
+    [fix] = {p["fix"] for p in report["problems"] if p["file"] == "topics/projects/billing.md"}
+    assert code == 65 and "`openprogram memory check --repair` rewrites them" in fix
+    for warnings in (before_any_open, search_warnings()):
+        moved = [w for w in warnings if w.startswith(("topics/work/eng/billing.md ", "topics/projects/billing.md "))]
+        assert moved and all(w.endswith(f" — {fix}") for w in moved), warnings
+    assert len(moved) == 2  # (after check, the file it left is held back too: named with the same fix)
+
+
 def test_an_edit_of_a_moved_note_is_validated_without_the_file_it_left(tmp_path, monkeypatch, capsys):
     """Was: INVALID_TOPIC_FORMAT "block ID ^… appears in topics/projects/billing.md and topics/work/eng/billing.md"."""
     ws, billing, _db = _moved_deeper(tmp_path)
