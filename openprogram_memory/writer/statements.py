@@ -941,6 +941,8 @@ loses forgets picks dies freezes stalls errors complains asks tries looks feels 
 passes reaches wants thinks knows""".split())
 # a lone word after "always"/"never" that names no deed ("Never did.", "Always around.", "Never left.")
 _NO_DEED = frozenset("do did around left".split())
+_SAID_OF_IT_RE = re.compile(r"[a-z]{2,}(?<![suiy])s$|[a-z]+ies$")  # "it always duplicates the rows": a verb said of
+# something (what it does), where an instruction has the bare verb ("always use", "never discuss"; "never floats" has no "it")
 _LAPSES = frozenset("forget forgets mix mixes lose loses mess messes struggle struggles confuse confuses".split())
 _RULE_PREFIX_RE = re.compile(
     r"^(?:(?:please|pls|plz|kindly)\s+)?(?P<p>(?:from now on|going forward|moving forward|in (?:the )?future|"
@@ -1075,7 +1077,9 @@ def _rule(clause: str, hint: str | None) -> list[Statement]:
     nxt = after[0].casefold().strip(",.") if after else ""
     if marker in _STRONG and (not nxt or nxt in _NOT_VERB or len(after) == 1 and nxt in _NO_DEED or nxt.endswith(
             "ed") and nxt not in ("need", "feed", "seed", "embed") or nxt in _HAPPENS) or \
-            marker == "always" and nxt in _LAPSES:
+            marker == "always" and nxt in _LAPSES or marker in ("always", "never") and _SAID_OF_IT_RE.match(nxt) and re.search(
+                r"\b(?:it|this|that|he|she|which|who|everything|something|nothing)\s+$", clause[:len(clause) - len(body)]
+                + body[:match.start("marker")], re.I):
         return []  # ("always gets stuck at step 3": what keeps happening, not what to do; "always forget": the
         # person's own lapse, said without "I")
     if re.match(r"^(?:don't|do not|dont)\s+(?:worry|bother|mind|know|think|care|forget about|hesitate|get|have to|"

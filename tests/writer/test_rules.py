@@ -1453,6 +1453,12 @@ def test_what_is_scoped_to_now_or_asks_for_one_thing_is_no_record(said):
     ("always crashes when i open the settings page", []),
     ("Never heard back from the vendor about it.", []),
     ("always teh same timeout lol whatever", []),
+    # … also said of "it" after a "whenever"/"when" ("it always duplicates": what it does, not what to do)
+    ("whenever the nightly sync runs it always duplicates the rows, any idea", []),
+    ("when i open the dashboard it never remembers the filters", []),
+    ("When the exporter restarts, it always replays yesterday's batch.", []),
+    # … where the same "whenever" before a bare verb is a rule
+    ("whenever the nightly sync runs, always snapshot the table first", ["Whenever the nightly sync runs, always snapshot the table first."]),
     # a terse standing rule with a plural noun stays one
     ("Never floats for money.", ["Never floats for money."]),
     ("Always tabs in the Makefile.", ["Always tabs in the Makefile."]),
