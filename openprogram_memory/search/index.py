@@ -259,6 +259,7 @@ class SearchIndex:
                 from ..workspace.caches import topic_cache  # parsing is needed only here
 
                 cache = topic_cache(self.root)
+                summaries = {}
                 for rel in sorted(stale):
                     summary = cache.summary(rel)
                     for kept, found in ((self.unreadable, cache.unreadable), (self.invalid, cache.invalid)):
@@ -271,6 +272,11 @@ class SearchIndex:
                             changes[rel] = None
                             report.removed.append(rel)
                         continue
+                    summaries[rel] = summary
+                for rel, problem in self._pasted_copies(summaries, held).items():
+                    del summaries[rel]  # (new to the index: nothing of it to take out)
+                    self.invalid[rel] = problem
+                for rel, summary in summaries.items():
                     segment, postings = build_segment(current[rel], rel, summary.records)
                     changes[rel] = (segment, postings)
                     new_refs |= segment.refs()
@@ -280,6 +286,25 @@ class SearchIndex:
                 self._apply(changes)
             report.archives_read = self._refresh_sources(new_refs)
         return report
+
+    def _pasted_copies(self, summaries: dict, held: dict[str, str]) -> dict[str, str]:
+        """``{path: problem}`` of the topic files read for the first time (none of them in the index yet, nor held
+        back by the last adoption) that are copies of another (:func:`~..workspace.copies.pasted_copies`): left
+        out, as an adoption would hold them back, before any command has opened the workspace. A file the index
+        already knows is not looked at again, so a search of an unchanged workspace pays nothing for it."""
+        fresh = {rel: summary.ids for rel, summary in summaries.items() if rel not in self.fid_of and rel not in held}
+        if not fresh:
+            return {}
+        from ..workspace.copies import pasted_copies
+
+        def indexed():  # (decodes every segment: a cold process pays for it only here)
+            for rel, fid in self.fid_of.items():
+                if rel not in summaries:
+                    yield rel, (doc.memory_id for doc in self._live(fid)[1].docs())
+
+        in_hand = ((rel, summary.ids) for rel, summary in summaries.items() if rel not in fresh)
+        return pasted_copies(self.root, fresh, in_hand,
+                             indexed if any(rel not in summaries for rel in self.fid_of) else None)
 
     def _archive_sig(self, archive: str) -> Signature | None:
         if not _is_archive_path(archive):

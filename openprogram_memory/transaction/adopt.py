@@ -123,16 +123,15 @@ def _kept_while_copied(tree, before, rel: str, details: Mapping[str, Any]) -> bo
 
 def _copied_from(tree, before, rel: str, details: Mapping[str, Any]) -> str | None:
     """The problem of ``rel`` when it took a block ID another file held at its last commit (a record pasted with
-    its ID), naming that file and the fix; None for any other ID used twice."""
+    its ID), naming that file and the fix (:mod:`~..workspace.copies`, which a search asks too); None for any
+    other ID used twice."""
+    from ..workspace.copies import copied_problem, original_of
+
     block_id = details.get("block_id")
-    if block_id is None or details.get("line") is not None or _held_in(before, rel, block_id):
+    if block_id is None or details.get("line") is not None:
         return None
-    original = next((other for other in tree.id_files().get(block_id, ())
-                     if other != rel and _held_in(before, other, block_id)), None)
-    if original is None:
-        return None
-    return (f"[duplicate-id] block ID ^{block_id} is already in {original}, which held it first: a copy of its "
-            f"record keeps one ID in two files; give the copy here a new block ID or remove it")
+    original = original_of(rel, tree.id_files().get(block_id, ()), lambda other: _held_in(before, other, block_id))
+    return None if original is None else copied_problem(block_id, original)
 
 
 def _held_in(tree, rel: str, block_id: str) -> bool:
