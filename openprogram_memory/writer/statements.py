@@ -1028,7 +1028,7 @@ def _only_here(said: str) -> bool:
     """Whether an instruction is about only what this conversation points at ("do that", "mix them up", "write a
     new one")."""
     return bool(re.fullmatch(r"(?:[\w'’-]+\s+){0,4}(?:that|this|it|them|one|again)(?:\s+(?:up|out|again|too|either|"
-                             r"here))?", re.sub(r"[\s,]+(?:please|pls|plz)$", "", said.strip(" .!,"), flags=re.I), re.I))
+                             r"here))?(?:,?\s+(?:going forward|from now on|in (?:the )?future|next time))?", re.sub(r"[\s,]+(?:please|pls|plz)$", "", said.strip(" .!,"), flags=re.I), re.I))
 
 
 _MIND_ONLY_RE = re.compile(r"^(?:(?:so|please|pls)\s+)*(?:keep|bear) (?:that|this) in mind\W*(?:going forward|pls)?\W*$",
