@@ -9,7 +9,15 @@ It watches, with ``watchfiles`` (inotify / FSEvents / ReadDirectoryChangesW):
 - the directories in ``memory.watch.paths`` (codex rollouts, pi sessions,
   Claude Code transcripts) — a ``*.jsonl`` file that grew has its new lines
   imported at once (:func:`.watcher.import_transcript`, the one import every
-  watch mode runs), which moves that session's deadline like any other change.
+  watch mode runs), which moves that session's deadline like any other change;
+  a directory that arrives there (moved in, or written before its watch
+  began) has every transcript under it read.
+
+What is watched follows the disk: a directory that appears, goes away or is
+made anew (the session store, a ``memory.watch.paths`` entry; a missing one
+is said once per disappearance) restarts the watch over what is there now.
+The regular poll is the ``--poll`` one (:func:`.watcher.watch_poll`): it
+imports every watched transcript too, so what events missed waits one poll.
 
 Idle detection and the write contract are those of :mod:`.watcher` — the
 same ``watch_once`` decides, writes and records. A poll still runs at least
@@ -22,7 +30,9 @@ inotify watch limit reached) it falls back to the polling loop.
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import stat
 import threading
 import time
 from datetime import timedelta
@@ -30,13 +40,13 @@ from pathlib import Path
 from typing import Callable
 
 from ..config import Settings
-from ..failures import MemoryFailure
 from ..fsutil import ensure_dir
 from ..timeutil import parse_instant
 from ..sessions.store import SessionStore
 from ..workspace.layout import Layout
 from ..memory import MemoryWorkspace
-from .watcher import STATE_FILE, CorruptState, Outcome, import_watched, load_processed, watch, watch_once, watch_paths
+from .watcher import (STATE_FILE, CorruptState, Outcome, PollReport, import_watched, load_processed, watch, watch_paths,
+                      watch_poll)
 
 log = logging.getLogger("openprogram_memory.writer")
 
@@ -77,6 +87,12 @@ def watch_events(settings: Settings, *, stop: threading.Event | None = None,
     transcripts are read once more: a line appended between the start-up
     import and the moment the operating system began reporting events is
     imported there, not lost until the next change of that file.
+
+    What is watched follows the disk: at every wake-up the watched
+    directories (the session store, the ``memory.watch.paths`` that exist)
+    are looked at again; when one appeared, went away or was made anew (a
+    watch on the old one sees nothing), the watch restarts over them and
+    reads every transcript once more, as at start.
     """
     try:
         import watchfiles
@@ -86,52 +102,106 @@ def watch_events(settings: Settings, *, stop: threading.Event | None = None,
         return
     MemoryWorkspace.open(settings)  # refuses a state dir without a workspace (`memory init` makes one)
     ensure_dir(settings.sessions_dir)
-    missing: set[Path] = set()  # watched directories found missing: said once
-    sources = watch_paths(settings, missing)
+    stop = stop or threading.Event()
+    missing: set[Path] = set()  # watched directories found missing: said once per disappearance
     poll_every = float(settings["memory.watcher.poll_seconds"])
     idle = float(settings["memory.watcher.idle_seconds"])
     tick = max(MIN_TICK_SECONDS, min(tick_seconds, poll_every, idle / 10))
 
     failed: dict[str, str] = {}  # sessions the last poll must retry: at the regular pace, not every tick
+    ready = False
 
     def poll() -> None:
-        try:
-            outcomes: list[Outcome] = watch_once(settings)
-        except MemoryFailure as failure:  # e.g. the workspace is busy being recovered
-            log.warning("watcher poll failed: %s", failure)
-            outcomes = []  # no session was tried: the held ones keep waiting for the regular poll
+        outcomes = watch_poll(settings, on_import, missing)  # the one poll of every mode
+        if outcomes is None:  # no session was tried: the held ones keep waiting for the regular poll
+            outcomes = PollReport()
         else:
             failed.clear()
             failed.update((o.session, o.updated_at) for o in outcomes if not o.settled)
         if on_poll is not None:
             on_poll(outcomes)
 
-    import_watched(settings, on_import, missing=missing)  # lines appended while nobody watched
-    poll()
+    poll()  # first imports the lines appended while nobody watched
     last_poll, deadline = time.monotonic(), next_deadline(settings, failed)
-    live = False
+
+    def wake(changes: set, sources: list[Path], first: bool) -> None:
+        """One wake-up: import the transcripts that grew, then poll if a deadline (or the regular poll) is due.
+        ``first``: the first of a watch (events flow from here on): catch what was appended before they did."""
+        nonlocal ready, last_poll, deadline
+        grown = _grown(changes, sources, watchfiles.Change.added)
+        if first:
+            grown.update(t for path in sources for t in path.rglob("*.jsonl"))
+        if grown:
+            import_watched(settings, on_import, sorted(grown))
+        if first and not ready:
+            ready = True
+            if on_ready is not None:
+                on_ready()
+        if changes or first:  # a new watch may come with sessions no event told of
+            deadline = next_deadline(settings, failed)
+        if time.time() >= deadline or time.monotonic() - last_poll >= poll_every:
+            poll()
+            last_poll, deadline = time.monotonic(), next_deadline(settings, failed)
+
     try:
-        for changes in watchfiles.watch(settings.sessions_dir, *sources, stop_event=stop, yield_on_timeout=True,
-                                        rust_timeout=int(tick * 1000), debounce=DEBOUNCE_MS, raise_interrupt=False):
-            grown = {Path(p) for _, p in changes if p.endswith(".jsonl") and _under(Path(p), sources)}
-            if not live:  # events flow from here on; catch what was appended before they did
-                grown.update(t for path in sources for t in path.rglob("*.jsonl"))
-            if grown:
-                import_watched(settings, on_import, sorted(grown))
-            if not live:
-                live = True
-                if on_ready is not None:
-                    on_ready()
-            if changes:
-                deadline = next_deadline(settings, failed)
-            if time.time() >= deadline or time.monotonic() - last_poll >= poll_every:
-                poll()
-                last_poll, deadline = time.monotonic(), next_deadline(settings, failed)
+        while not stop.is_set():
+            roots = watched_roots(settings, missing)
+            sources = [path for path in roots if path != settings.sessions_dir]
+            if not roots:  # nothing to watch until a directory appears: wake every tick all the same
+                stop.wait(tick)
+                wake(set(), sources, False)
+                continue
+            first = True
+            try:
+                with contextlib.closing(watchfiles.watch(*roots, stop_event=stop, yield_on_timeout=True,
+                                                         rust_timeout=int(tick * 1000), debounce=DEBOUNCE_MS,
+                                                         raise_interrupt=False)) as events:
+                    for changes in events:
+                        wake(changes, sources, first)
+                        first = False
+                        if watched_roots(settings, missing) != roots:
+                            break  # a directory appeared, went away or was made anew: watch what is there now
+                    else:
+                        return  # stopped, or interrupted (Ctrl-C)
+            except FileNotFoundError:
+                if watched_roots(settings, missing) == roots:
+                    raise
+                # a directory went away as its watch started: watch what is there now
     except OSError as exc:  # no events here (inotify limit, unsupported file system)
         log.warning("file events unavailable (%s): polling every %s s", exc, poll_every)
         watch(settings, on_poll=on_poll, on_import=on_import)
 
 
+def watched_roots(settings: Settings, missing: set[Path]) -> dict[Path, tuple[int, int]]:
+    """The directories to watch, each with its identity (device, inode): a directory made anew is another one.
+
+    The session store and the ``memory.watch.paths`` that exist (:func:`.watcher.watch_paths`, which says a
+    missing one once per disappearance)."""
+    roots: dict[Path, tuple[int, int]] = {}
+    for path in [settings.sessions_dir, *watch_paths(settings, missing)]:
+        try:
+            status = path.stat()
+        except OSError:  # not there (yet): watched once it is
+            continue
+        if stat.S_ISDIR(status.st_mode):
+            roots.setdefault(path, (status.st_dev, status.st_ino))
+    return roots
+
+
+def _grown(changes: set, sources: list[Path], added) -> set[Path]:
+    """The transcripts a batch of events may have grown: each changed ``*.jsonl`` under ``sources``, and every one
+    under a directory that arrived there (moved in, or written before the watch reached it: no event of its own)."""
+    grown: set[Path] = set()
+    for change, raw in changes:
+        path = Path(raw)
+        if not _under(path, sources):
+            continue
+        if raw.endswith(".jsonl"):
+            grown.add(path)
+        elif change == added and path.is_dir():
+            grown.update(path.rglob("*.jsonl"))
+    return grown
+
+
 def _under(path: Path, roots: list[Path]) -> bool:
     return any(path == root or root in path.parents for root in roots)
-

@@ -325,21 +325,32 @@ def import_watched(settings: Settings, on_import: Callable[[Path, int], None] | 
     return total
 
 
+def watch_poll(settings: Settings, on_import: Callable[[Path, int], None] | None = None,
+               missing: set[Path] | None = None) -> PollReport | None:
+    """One regular poll of a running ``memory watch`` (on file events or ``--poll``): import what every transcript
+    under ``memory.watch.paths`` gained (:func:`import_watched`: a directory made since the last poll included),
+    then :func:`watch_once`. ``None`` when the poll failed as a whole (logged; e.g. the workspace busy being
+    recovered): no session was tried, the next poll retries. ``missing`` as for :func:`watch_paths`."""
+    try:
+        import_watched(settings, on_import, missing=missing)
+        return watch_once(settings)
+    except MemoryFailure as failure:
+        log.warning("watcher poll failed: %s", failure)
+        return None
+
+
 def watch(settings: Settings, *, max_polls: int | None = None, sleep: Callable[[float], None] = time.sleep,
           on_poll: Callable[[list[Outcome]], None] | None = None,
           on_import: Callable[[Path, int], None] | None = None) -> None:
     """Poll every ``memory.watcher.poll_seconds`` until interrupted (or ``max_polls``).
 
-    Each poll first imports what the watched transcripts gained (:func:`import_watched`).
+    Each poll first imports what the watched transcripts gained (:func:`watch_poll`).
     """
     polls = 0
     missing: set[Path] = set()  # watched directories found missing: said once, not every poll
     while max_polls is None or polls < max_polls:
-        try:
-            import_watched(settings, on_import, missing=missing)
-            outcomes = watch_once(settings)
-        except MemoryFailure as failure:  # e.g. the workspace is busy being recovered
-            log.warning("watcher poll failed: %s", failure)
+        outcomes = watch_poll(settings, on_import, missing)
+        if outcomes is None:
             outcomes = PollReport()
         if on_poll is not None:
             on_poll(outcomes)

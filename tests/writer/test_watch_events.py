@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import json
+import shutil
 import threading
 import time
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
@@ -200,7 +202,7 @@ def test_a_failed_poll_keeps_the_retried_session_at_the_regular_pace(tmp_path: P
     """A poll that fails as a whole (the workspace busy being recovered) tried no session: the one held back for
     retry keeps waiting for the next regular poll instead of being retried at the next tick."""
     from openprogram_memory.failures import FailureCode
-    from openprogram_memory.writer import watch_events as module
+    from openprogram_memory.writer import watcher as module
 
     real, calls, held_at = module.watch_once, [], []
 
@@ -214,7 +216,7 @@ def test_a_failed_poll_keeps_the_retried_session_at_the_regular_pace(tmp_path: P
             held_at.append(len(calls))
         return outcomes
 
-    monkeypatch.setattr(module, "watch_once", watch_once)
+    monkeypatch.setattr(module, "watch_once", watch_once)  # the one poll of every mode (watch_poll) calls it
     poll_every = 4
     cfg = with_values(settings(idle=1), memory__watcher__poll_seconds=poll_every)
     with _chat_write_failing_once(cfg, fake) as (_store, watcher):
@@ -296,3 +298,82 @@ def test_a_missing_watched_directory_is_reported_once_per_disappearance(tmp_path
     with caplog.at_level("WARNING", logger="openprogram_memory.writer"):
         watch(cfg, max_polls=5, sleep=lambda _s: next(between)(), on_poll=poll_done)
     assert said == [1, 1, 1, 2, 2]
+
+
+
+def _imported_in_full(store: SessionStore, fixture: Path, scratch: Path) -> Callable[[], bool]:
+    """Whether ``store`` holds every node ``fixture`` (a transcript) imports to (``scratch``: an empty folder)."""
+    expected = import_paths(SessionStore(scratch), transcript_format(fixture), [fixture])
+    session = expected.sessions[0]
+    return lambda: store.exists(session) and store.session_info(session).node_count == expected.imported
+
+
+@pytest.mark.parametrize("gone_for", [0, 1], ids=["at-once", "two-ticks"])
+def test_a_session_in_a_session_store_made_anew_under_the_watcher_is_written_when_it_goes_idle(tmp_path: Path,
+                                                                                                 fake, gone_for) -> None:
+    """Was: the session folder removed and made again (by the next import or session) under a running watcher was
+    no longer watched: a session there was written only at the next regular poll, an hour later here. Made anew
+    at once, the folder is at the same path between two wake-ups: it is another folder all the same."""
+    cfg = with_values(settings(idle=1), memory__watcher__poll_seconds=3600)
+    with Watcher(cfg) as watcher:
+        shutil.rmtree(cfg.sessions_dir)
+        time.sleep(gone_for)
+        store = SessionStore(cfg.sessions_dir)
+        store.create_session("chat")
+        store.append("chat", "user", "I'm Dana. Always answer in metric units.")
+        wait_until(lambda: _chat_outcomes(watcher), 15)
+    assert [(o.ok, o.recorded) for o in _chat_outcomes(watcher)] == [(True, True)]
+
+
+@pytest.mark.parametrize("fixture", [FIXTURES / "codex" / "crud.jsonl", FIXTURES / "pi" / "branched.jsonl"],
+                         ids=["codex", "pi"])
+def test_a_watched_directory_that_appears_or_comes_back_is_watched_and_said_missing_once(tmp_path: Path, caplog,
+                                                                                           fixture: Path) -> None:
+    """Was: `memory watch` watched only the `memory.watch.paths` directories there when it started: one made later,
+    or removed and made again, was never imported until the watcher was restarted."""
+    lines = fixture.read_bytes().splitlines(keepends=True)
+    watched = tmp_path / "agent-sessions"
+    cfg = with_values(settings(enabled=False), memory__watch__paths=(str(watched),),
+                      memory__watcher__poll_seconds=3600)
+    store = SessionStore(cfg.sessions_dir)
+
+    def said() -> int:
+        return sum("not a directory" in r.getMessage() for r in caplog.records)
+
+    with caplog.at_level("WARNING", logger="openprogram_memory.writer"), Watcher(cfg):
+        assert said() == 1
+        for round_ in range(2):  # missing at the start, then removed under the watcher: back twice
+            in_full = _imported_in_full(store, fixture, tmp_path / f"whole-{round_}")
+            rollouts = watched / "2026" / "01"
+            rollouts.mkdir(parents=True)
+            live = rollouts / f"rollout-{round_}.jsonl"
+            live.write_bytes(b"".join(lines[:6]))
+            wait_until(lambda: store.list_sessions(), 5)
+            assert not in_full()
+            with open(live, "ab") as handle:  # watched, on events
+                handle.write(b"".join(lines[6:]))
+            wait_until(in_full, 5)
+            assert said() == 1 + round_
+            shutil.rmtree(watched)
+            shutil.rmtree(cfg.sessions_dir)
+            wait_until(lambda: said() == 2 + round_, 5)
+        time.sleep(1)
+        assert said() == 3
+
+
+def test_a_project_folder_moved_into_a_watched_directory_is_imported(tmp_path: Path) -> None:
+    """Was: a folder that arrived whole (moved in, restored, copied before the watch reached it) was seen but not
+    looked into: its transcripts, written before it arrived, were never imported until the watcher restarted."""
+    watched = tmp_path / "claude"
+    watched.mkdir()
+    cfg = with_values(settings(enabled=False), memory__watch__paths=(str(watched),),
+                      memory__watcher__poll_seconds=3600)
+    store = SessionStore(cfg.sessions_dir)
+    fixture = FIXTURES / "claude-code" / "rewind.jsonl"
+    in_full = _imported_in_full(store, fixture, tmp_path / "whole")
+    with Watcher(cfg):
+        project = tmp_path / "elsewhere" / "-home-dana-billing"
+        project.mkdir(parents=True)
+        shutil.copy(fixture, project / f"{REWIND_SESSION}.jsonl")
+        project.rename(watched / project.name)
+        wait_until(in_full, 5)
