@@ -128,7 +128,7 @@ def watch_events(settings: Settings, *, stop: threading.Event | None = None,
         """One wake-up: import the transcripts that grew, then poll if a deadline (or the regular poll) is due.
         ``first``: the first of a watch (events flow from here on): catch what was appended before they did."""
         nonlocal ready, last_poll, deadline
-        grown = _grown(changes, sources, watchfiles.Change.added)
+        grown = _grown(changes, sources)
         if first:
             grown.update(t for path in sources for t in path.rglob("*.jsonl"))
         if grown:
@@ -159,7 +159,7 @@ def watch_events(settings: Settings, *, stop: threading.Event | None = None,
                     for changes in events:
                         wake(changes, sources, first)
                         first = False
-                        if watched_roots(settings, missing) != roots:
+                        if watched_roots(settings, missing) != roots or _root_removed(changes, roots):
                             break  # a directory appeared, went away or was made anew: watch what is there now
                     else:
                         return  # stopped, or interrupted (Ctrl-C)
@@ -173,7 +173,7 @@ def watch_events(settings: Settings, *, stop: threading.Event | None = None,
 
 
 def watched_roots(settings: Settings, missing: set[Path]) -> dict[Path, tuple[int, int]]:
-    """The directories to watch, each with its identity (device, inode): a directory made anew is another one.
+    """The directories to watch, each with its identity (device, inode): a directory moved in is another one.
 
     The session store and the ``memory.watch.paths`` that exist (:func:`.watcher.watch_paths`, which says a
     missing one once per disappearance)."""
@@ -188,7 +188,13 @@ def watched_roots(settings: Settings, missing: set[Path]) -> dict[Path, tuple[in
     return roots
 
 
-def _grown(changes: set, sources: list[Path], added) -> set[Path]:
+def _root_removed(changes: set, roots: dict[Path, tuple[int, int]]) -> bool:
+    """Whether a batch of events says a watched directory itself was removed: its watch is gone even when one made
+    at once at the same path is there again, with the same inode (the file system gives the freed one back)."""
+    return any(change.name == "deleted" and Path(raw) in roots for change, raw in changes)
+
+
+def _grown(changes: set, sources: list[Path]) -> set[Path]:
     """The transcripts a batch of events may have grown: each changed ``*.jsonl`` under ``sources``, and every one
     under a directory that arrived there (moved in, or written before the watch reached it: no event of its own)."""
     grown: set[Path] = set()
@@ -198,7 +204,7 @@ def _grown(changes: set, sources: list[Path], added) -> set[Path]:
             continue
         if raw.endswith(".jsonl"):
             grown.add(path)
-        elif change == added and path.is_dir():
+        elif change.name == "added" and path.is_dir():
             grown.update(path.rglob("*.jsonl"))
     return grown
 

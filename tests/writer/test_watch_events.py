@@ -308,16 +308,18 @@ def _imported_in_full(store: SessionStore, fixture: Path, scratch: Path) -> Call
     return lambda: store.exists(session) and store.session_info(session).node_count == expected.imported
 
 
-@pytest.mark.parametrize("gone_for", [0, 1], ids=["at-once", "two-ticks"])
+@pytest.mark.parametrize("at_once", [True, False], ids=["made-anew-at-once", "made-by-the-first-session"])
 def test_a_session_in_a_session_store_made_anew_under_the_watcher_is_written_when_it_goes_idle(tmp_path: Path,
-                                                                                                 fake, gone_for) -> None:
+                                                                                                 fake, at_once) -> None:
     """Was: the session folder removed and made again (by the next import or session) under a running watcher was
     no longer watched: a session there was written only at the next regular poll, an hour later here. Made anew
-    at once, the folder is at the same path between two wake-ups: it is another folder all the same."""
+    at once, the folder is at the same path at every wake-up: it is another folder all the same."""
     cfg = with_values(settings(idle=1), memory__watcher__poll_seconds=3600)
     with Watcher(cfg) as watcher:
         shutil.rmtree(cfg.sessions_dir)
-        time.sleep(gone_for)
+        if at_once:
+            cfg.sessions_dir.mkdir()
+        time.sleep(1)  # two ticks before the first session
         store = SessionStore(cfg.sessions_dir)
         store.create_session("chat")
         store.append("chat", "user", "I'm Dana. Always answer in metric units.")
