@@ -1005,6 +1005,7 @@ _ONE_OFF_RE = re.compile(r"(?<![\w/])(?:[\w.-]+/[\w./-]*)|\b(?:there|then|it)$|\
 # a label that scopes what follows to now ("for this session only: …", "just for today: …")
 _FOR_NOW_RE = re.compile(r"\b(?:for (?:this|the) (?:session|pr|task|ticket|branch|run|change|one)|for now|today only|"
                          r"just (?:for )?today|this time)\b", re.I)
+_FOR_NOW_FIRST_RE = re.compile(rf"(?:{_FOR_NOW_RE.pattern})\s*,", re.I)  # "For this one, I'd rather you use bash"
 # asking for one thing: a new piece of work ("give me 10 …", "write me a …"), whatever words of time describe it
 _ASK_FOR_ONE_RE = re.compile(
     r"^(?:(?:please|pls|plz|can you|could you|just|now|ok|okay)\s+)*(?:give|show|send|get|find|list|make|write|draft|"
@@ -2631,7 +2632,8 @@ def _by_sentence(text: str) -> list[tuple[str, list[Statement]]]:
         label = label if colon else lead
         if (colon and _TASK_RE.match(label) and not re.search(r"\b(?:remember|note|keep in mind)\b", label, re.I)
                 or _FOR_NOW_RE.search(label) and not _OUTLIVES_RE.search(re.sub(r"\bonly\b", "", label))
-                and not re.search(r"\b(?:context|background)\b", label, re.I)):
+                and not re.search(r"\b(?:context|background)\b", label, re.I)
+                or _FOR_NOW_FIRST_RE.match(body) and not _OUTLIVES_RE.search(body)):
             continue  # "can you turn … into a table: name, date", "for this session only: …": the task's, the moment's
             # (but "background for this session: …" tells what holds, for this session and after it)
         about = re.search(r"\b(?:on|about|for)\s+(?:my|our|the)\s+(?P<t>[\w-]+(?:\s+[\w-]+)?)\W*$", label)

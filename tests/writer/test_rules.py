@@ -1435,6 +1435,8 @@ def test_a_rule_the_person_quotes_as_their_own_is_still_theirs():
 
 @pytest.mark.parametrize("said", [
     "for this session only: don't install anything globally",  # a label that scopes it to now
+    "just for today, I'd prefer short answers",  # … or a first phrase that does
+    "For this one, I'd rather you use a shell script than Python, it's a throwaway.",
     "write me a regex for every weekday at noon",  # a piece of work, whatever its time words
     "give me three names for a service that never sleeps",
     "same flaky job again — just retry the pipeline please",
