@@ -2513,7 +2513,8 @@ _REASON_BEFORE_RE = re.compile(r"\b(?:because|since)\W*$", re.I)  # (where a sen
 # an instruction for the piece of work at hand: "in this figure", "on this invoice", "…, just fix the typo" (not "in this
 # repo", "in this company": where it holds for good)
 _AT_HAND_RE = re.compile(r"\b(?:in|on)\s+this\s+(?!(?:repo|project|team|company|codebase|house|workspace|org)\b)"
-                         r"[\w-]+\b|,\s+just\s+(?:fix|give)\s+(?!(?:it|things)\b)", re.I)
+                         r"[\w-]+\b|,\s+just\s+(?:fix|give)\s+(?!(?:it|things)\b)|\bfor\s+the\s+(?:next|rest\s+of\s+the)\s+(?:\w+\s+)?"
+                         r"(?:hours?|minutes?|mins?|days?|afternoon|morning|evening|night|week)\b", re.I)  # ("… for the next hour": till then)
 
 
 def _at_hand(rule: str) -> bool:

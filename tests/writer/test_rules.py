@@ -3862,6 +3862,10 @@ def test_the_steps_of_a_task_handed_over_are_no_standing_rules(said):
     ("always double-check the VAT on this invoice before you total it", []),
     ("don't touch the epilogue, just fix the tense in the last 3 paragraphs", []),
     ("don't add any dynamics, just give me the melody line", []),
+    ("please don't merge anything for the next two hours", []),  # (till then)
+    ("don't page Tunde for the rest of the week", []),
+    ("From now on never page Tunde for the rest of the night after an incident.",
+     [("rule", "From now on never page Tunde for the rest of the night after an incident.")]),
     ("Always run the linter before pushing in this repo.", [("rule", "Always run the linter before pushing in this repo.")]),
     ("Never commit secrets in this project.", [("rule", "Never commit secrets in this project.")]),
     ("Always cc Ana on anything in this team.", [("rule", "Always cc Ana on anything in this team.")]),
