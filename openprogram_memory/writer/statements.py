@@ -1029,7 +1029,7 @@ def _only_here(said: str) -> bool:
     """Whether an instruction is about only what this conversation points at ("do that", "mix them up", "write a
     new one")."""
     return bool(re.fullmatch(r"(?:[\w'’-]+\s+){0,4}(?:that|this|it|them|one|again)(?:\s+(?:up|out|again|too|either|"
-                             r"here))?(?:,?\s+(?:going forward|from now on|in (?:the )?future|next time))?", re.sub(r"[\s,]+(?:please|pls|plz)$", "", said.strip(" .!,"), flags=re.I), re.I))
+                             r"here))?", re.sub(r"[\s,]+(?:please|pls|plz)$", "", said.strip(" .!,"), flags=re.I), re.I))
 
 
 _MIND_ONLY_RE = re.compile(r"^(?:(?:so|please|pls)\s+)*(?:keep|bear) (?:that|this) in mind\W*(?:going forward|pls)?\W*$",
@@ -2118,7 +2118,9 @@ _ANY_OF_IT_RE = re.compile(r"\bhave\s+any\b(?=\s+and\b|\s*[,.;])", re.I)
 # means nothing on its own ("them" after a plural is resolved, below; "keep it short" is about the answers; "never
 # call it 'the monolith'" names what it is)
 _ANAPHOR_RULE_RE = re.compile(r"^(?:(?:never|always|don'?t|do\s+not|just)\s+)*(?!call\b)\w+\s+(?:it|this|that)\b"
-                              r"(?!\s+(?:short|brief|concise|simple)\W*$)|^(?:don'?t|do\s+not)\s+\w+\W*$", re.I)
+                              r"(?!\s+(?:short|brief|concise|simple)\W*$)|^(?:don'?t|do\s+not)\s+\w+\W*$|"
+                              r"^(?:keep an eye on|watch out for|look out for|be careful with|stay on top of)\s+(?:it|this|that)\b",
+                              re.I)  # ("keep an eye on that going forward": on what, the turn before said)
 # an instruction said to hold from now on, not for the step at hand ("use it for every new package from now on")
 _FOR_GOOD_RE = re.compile(r"\b(?:from now on|going forward|moving forward|in (?:the )?future|by default|"
                           r"for (?:every|each|any|all) new)\b", re.I)

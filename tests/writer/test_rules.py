@@ -1290,8 +1290,7 @@ def test_what_is_not_a_list_of_parts_is_not_read_as_one(said):
 
 @pytest.mark.parametrize("said", ["why did you rename the fixtures?? never do that.", "don't ever try that again",
                                   "always check it", "dev and prod share a bucket name. dont mix them up pls",
-                                  # … said to last ("keep an eye on that going forward": on what, the turn before said)
-                                  "ok. keep an eye on that going forward", "watch out for it from now on"])
+                                  "ok. keep an eye on that going forward"])  # (on what, the turn before said)
 def test_an_instruction_about_only_what_this_conversation_points_at_is_no_rule(said):
     assert [s for s in extract_statements(said) if s.kind == "rule"] == []
 
