@@ -80,6 +80,10 @@ class Staging:
         rel = check_topic_path(path)
         if rel in self.changes:
             return self.changes[rel] is not None
+        return self._installed_file(rel)
+
+    def _installed_file(self, rel: str) -> bool:
+        """Whether topic file ``rel`` is installed on disk (not counting this edit's changes)."""
         try:
             return (self.root / rel).is_file()
         except OSError:  # (in a folder that cannot be opened: there if the scan found it there)
@@ -182,11 +186,11 @@ class Staging:
         unchanged from an editor, it is validated as any draft, not taken as "no change"."""
         out: dict[str, str | None] = {}
         for rel, content in self.changes.items():
-            target = self.root / rel
             if content is None:
-                if target.exists() or rel in self._gone:
+                if rel in self._gone or self._installed_file(rel):
                     out[rel] = None
                 continue
+            target = self.root / rel
             try:
                 if decode_topic(target.read_bytes()) == content and rel not in self.cache.invalid:
                     continue

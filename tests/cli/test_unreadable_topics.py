@@ -164,3 +164,27 @@ def test_a_restore_leaves_a_folder_that_cannot_be_opened_alone_unless_it_would_c
     ws.update(changes=[{"path": billing, "content": on_disk[billing].decode()}])
     ws.edit(lambda staging: staging.delete("topics/projects/queue.md"), policy=Policy.MODEL)
     refused("topics/projects/queue.md")  # made again
+
+
+def test_a_restore_that_would_remove_a_file_in_a_folder_that_cannot_be_opened_is_refused(tmp_path):
+    """``chmod 000 topics/work``, then ``memory restore REV`` from before ``topics/work/acme.md`` was made: the
+    restore would remove it, so it is refused as a change there is (exit 65, naming the file and the chmod), and
+    nothing moves. Was: exit 1, "unexpected error: PermissionError"."""
+    state = tmp_path / "state"
+    ws = make_workspace(state)
+    ws.update(changes=[{"path": "topics/bikes.md", "content": record("Dana runs a bike shop.")}])
+    rev = ws.log(1)[0]["commit"]
+    acme = "topics/work/acme.md"
+    ws.update(changes=[{"path": acme, "content": record("Acme pays invoices monthly.", "openprogram/s1/u3")}])
+    head, on_disk = ws.log(1)[0], (ws.root / acme).read_bytes()
+    folder = ws.root / "topics/work"
+    folder.chmod(0)
+    try:
+        code, refusal = _as_a_user(["restore", rev[:10]], state)
+    finally:
+        folder.chmod(0o700)
+    assert (code, refusal["code"]) == (65, "WRITER_PRECONDITION_FAILED")
+    assert list(refusal["details"]["files"]) == [acme]
+    assert refusal["message"].startswith(f"{acme} cannot be read: its folder topics/work cannot be opened")
+    assert f"chmod u+rwx {folder}" in refusal["message"]
+    assert ws.log(1)[0] == head and (ws.root / acme).read_bytes() == on_disk
