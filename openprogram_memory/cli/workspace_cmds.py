@@ -175,7 +175,8 @@ def log(limit: int = typer.Option(20, "--limit", "-n", min=1), state: Optional[s
         emit({"commits": entries}, json, human)
 
 
-def restore(rev: str = typer.Argument(..., help="Commit id (or unique prefix) to restore topics from"),
+def restore(rev: str = typer.Argument(..., help="Commit to restore topics from: an id (or its first 4+ digits), "
+                                                "HEAD, HEAD~N, HEAD^"),
             state: Optional[str] = StateOption, json: bool = JsonOption) -> None:
     """Make topics as they were at REV, as a new transaction."""
     with reporting(json):

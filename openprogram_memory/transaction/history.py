@@ -10,6 +10,7 @@ happy.
 from __future__ import annotations
 
 import os
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +23,9 @@ from .update_request import check_envelope_values
 AUTHOR = b"OpenProgram Memory <memory@openprogram.local>"
 FILE_MODE = 0o100644
 TREE_MODE = 0o040000
+
+
+_HEX = re.compile(r"[0-9a-fA-F]{4,40}")
 
 
 def _repo(root: Path):
@@ -303,22 +307,33 @@ def log(root: Path, limit: int = 50) -> list[CommitInfo]:
 
 
 def resolve_rev(root: Path, rev: str) -> bytes:
+    """The commit id ``rev`` names in the memory history, as git reads a revision: a commit id or a unique prefix
+    of at least 4 hex digits, ``HEAD``, a branch or tag, each followed by any ``~N`` / ``^N`` (``HEAD~1``,
+    ``HEAD^``, ``3f9a0c1e~2``). ``MEMORY_NOT_FOUND`` (exit 65) when it names no commit here, for every verb that
+    takes a revision."""
+    from dulwich.objectspec import AmbiguousShortId, parse_commit, parse_object
+
     repo = _repo(root)
-    rev = rev.strip()
+    spec = rev.strip() or "HEAD"
+    # dulwich reads a short id only on its own and ~/^ only after a full id or a name: the start is read first
+    cut = min((spec.find(sep) for sep in "~^" if sep in spec), default=len(spec))
+    start, after = spec[:cut], spec[cut:]
+    if _HEX.fullmatch(start):
+        start = start.lower()  # (as `memory log` prints it, or typed in capitals)
     try:
-        if rev in ("HEAD", ""):
-            return repo.refs[b"HEAD"]
-        if len(rev) == 40:
-            sha = rev.encode()
-            repo.object_store[sha]
-            return sha
-        matches = [sha for sha in repo.object_store if sha.decode().startswith(rev.lower())
-                   and repo.object_store[sha].type_name == b"commit"] if len(rev) >= 4 else []
-        if len(matches) == 1:
-            return matches[0]
-    except KeyError:
+        commit = parse_commit(repo, start)
+        if after:
+            commit = parse_commit(repo, parse_object(repo, commit.id + after.encode("ascii")).id)
+        return commit.id
+    except AmbiguousShortId as exc:
+        raise MemoryFailure(FailureCode.MEMORY_NOT_FOUND,
+                            f"{start!r} is the start of {len(exc.options)} commits in the memory history; give more of "
+                            "its digits (see `openprogram memory log`)") from None
+    except (KeyError, ValueError, NotImplementedError):  # (no such name or id, past the first commit, not a commit)
         pass
-    raise MemoryFailure(FailureCode.MEMORY_NOT_FOUND, f"no commit {rev!r} in the memory history")
+    raise MemoryFailure(FailureCode.MEMORY_NOT_FOUND,
+                        f"no commit {rev!r} in the memory history: give a commit id (or its first 4+ digits) from "
+                        "`openprogram memory log`, HEAD, or HEAD~N / HEAD^ for one before it")
 
 
 def files_at(root: Path, rev: str, prefix: str) -> dict[str, bytes]:

@@ -375,3 +375,55 @@ def test_a_write_command_says_it_adopted_a_hand_edit_first(ws, tmp_path, monkeyp
     assert "warnings" not in json.loads(once(2, "--json").stdout)  # committed: nothing left to say
     dana.write_text(dana.read_text().replace("two bike shops", "three bike shops"))
     assert ADOPTED in " ".join(once(3).output.split())
+
+
+def test_restore_reads_a_revision_as_git_does(ws):
+    """`memory restore HEAD~1` (HEAD^, a short id followed by ~N) restores that commit's topics; one that names no
+    commit is MEMORY_NOT_FOUND, exit 65, as an unknown commit id is, and nothing moves. Was: "MEMORY_NOT_FOUND: no
+    commit 'HEAD~1'", exit 65, for every revision but a commit id or HEAD."""
+    apply_changes(("topics/people/dana.md", DANA))
+    with_core = json.loads(apply_changes(("topics/core.md", CORE)).stdout)["commit"]
+    core = ws.root / "topics/core.md"
+    installed = core.read_text()
+
+    def restore(rev: str) -> list[str]:
+        done = run("memory", "restore", rev, "--json")
+        assert done.exit_code == 0, done.output
+        return json.loads(done.stdout)["changed_files"]
+
+    assert restore("HEAD~1") == ["topics/core.md"] and not core.exists()  # the commit before core.md
+    assert restore("HEAD^") == ["topics/core.md"] and core.read_text() == installed  # before the restore
+    assert restore(f"{with_core[:8].upper()}~1") == ["topics/core.md"] and not core.exists()
+    head = json.loads(run("memory", "log", "--json").stdout)["commits"][0]
+    for rev in ("HEAD~9", "HEAD:topics", "HEAD~é"):
+        missing = run("memory", "restore", rev, "--json")
+        assert (missing.exit_code, json.loads(missing.stdout)["code"]) == (65, "MEMORY_NOT_FOUND"), rev
+    assert json.loads(run("memory", "log", "--json").stdout)["commits"][0] == head
+
+
+def test_restore_of_a_short_id_of_more_than_one_commit_asks_for_more_digits(ws):
+    """A short id that starts more than one commit names none: MEMORY_NOT_FOUND, exit 65, asking for more digits
+    (not an unexpected error, nor one of them picked)."""
+    from dulwich.objects import Commit
+    from dulwich.repo import Repo
+
+    apply_changes(("topics/people/dana.md", DANA))
+    repo = Repo(str(ws.root))
+    head = repo[repo.head()]
+    seen: dict[str, bytes] = {}
+    for i in range(5000):  # commits nothing points at, until two share their first 4 digits
+        commit = Commit()
+        commit.tree, commit.parents, commit.message = head.tree, [head.id], f"other {i}\n".encode()
+        commit.author = commit.committer = head.author
+        commit.commit_time = commit.author_time = head.commit_time
+        commit.commit_timezone = commit.author_timezone = 0
+        repo.object_store.add_object(commit)
+        prefix = commit.id.decode()[:4]
+        if prefix in seen:
+            break
+        seen[prefix] = commit.id
+    missing = run("memory", "restore", prefix, "--json")
+    failure = json.loads(missing.stdout)
+    assert (missing.exit_code, failure["code"]) == (65, "MEMORY_NOT_FOUND")
+    assert failure["message"].startswith(f"'{prefix}' is the start of 2 commits")
+    assert "give more of its digits" in failure["message"]
