@@ -354,20 +354,23 @@ class MemoryWorkspace:
         if not resolves_inside(self.root, rel):
             raise MemoryFailure(FailureCode.PATH_OUTSIDE_WORKSPACE,
                                 f"{rel} is a symlink that leaves the workspace; it is not read")
+        from .topics.model import decode_topic, not_utf8
+        from .workspace.caches import unreadable_fix, unreadable_reason
+
+        line = None
         try:
             if not target.is_file():
                 raise MemoryFailure(FailureCode.MEMORY_NOT_FOUND, f"no topic file {rel}")
-            return target.read_text(encoding="utf-8")
+            data = target.read_bytes()
+            return decode_topic(data)
         except UnicodeDecodeError as exc:
-            raise MemoryFailure(FailureCode.INVALID_TOPIC_FORMAT, f"{rel} is not valid UTF-8 (byte {exc.start})",
-                                details={"file": rel, "rule": "encoding"}) from None
+            (reason, line), rule = not_utf8(data, exc), "encoding"
         except OSError as exc:  # (permission denied, on the file or a folder above it)
-            from .workspace.caches import unreadable_fix, unreadable_reason
-
-            reason = unreadable_reason(self.root, rel, exc)
-            raise MemoryFailure(FailureCode.INVALID_TOPIC_FORMAT,
-                                f"{rel} {reason} — {unreadable_fix(self.root, rel, reason)}",
-                                details={"file": rel, "rule": "unreadable", "problem": reason}) from None
+            reason, rule = unreadable_reason(self.root, rel, exc), "unreadable"
+        fix = unreadable_fix(self.root, rel, reason)  # (the fix `memory check` gives)
+        raise MemoryFailure(FailureCode.INVALID_TOPIC_FORMAT, f"{rel} {reason} — {fix}",
+                            details={"file": rel, "rule": rule, "problem": reason, "fix": fix,
+                                     **({"line": line} if line is not None else {})})
 
     def core_view(self) -> dict[str, Any]:
         """Canonical, rendered and effective core, read as one snapshot when no write holds the lock.

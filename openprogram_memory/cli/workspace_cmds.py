@@ -211,10 +211,13 @@ def _run_editor(path: Path) -> None:
 
 
 def _read_draft(scratch: Path) -> str:
+    from ..topics.model import decode_topic, not_utf8
+
     try:
-        return scratch.read_text(encoding="utf-8")
+        data = scratch.read_bytes()
+        return decode_topic(data)
     except UnicodeDecodeError as exc:
-        raise MemoryFailure(FailureCode.INVALID_ARGUMENT, f"the draft is not valid UTF-8 (byte {exc.start}); "
+        raise MemoryFailure(FailureCode.INVALID_ARGUMENT, f"the draft is {not_utf8(data, exc)[0]}; "
                             "topics are UTF-8 text") from None
     except FileNotFoundError:
         raise MemoryFailure(FailureCode.INVALID_ARGUMENT, "the editor removed the draft; nothing installed") from None

@@ -208,6 +208,32 @@ def decode_topic(data: bytes) -> str:
     return text
 
 
+def not_utf8(data: bytes, error: UnicodeDecodeError) -> tuple[str, int]:
+    """How bytes ``data`` that do not decode as UTF-8 (``error``, from decoding all of them: its ``start`` is an
+    offset into ``data``) are named, and the line of the first bad byte: the one wording every reader gives (check,
+    status, search, show, edit, a write)."""
+    line = data.count(b"\n", 0, error.start) + 1
+    return f"not valid UTF-8 at line {line} (byte 0x{data[error.start]:02X} at offset {error.start})", line
+
+
+UTF8_BOM = b"\xef\xbb\xbf"
+
+
+def encode_topic(text: str, like: bytes | None) -> bytes:
+    """The bytes to write for topic ``text`` over a file whose bytes are ``like`` (None: a new file): what
+    :func:`decode_topic` took off goes back on, its byte order mark and its line endings (those of its first line),
+    so a write leaves every line the person saved as it was and the lines it adds match them. Every writer of a
+    topic file goes through here."""
+    text = text.replace("\n", _newline_of(like or b""))
+    return (UTF8_BOM if like and like.startswith(UTF8_BOM) else b"") + text.encode("utf-8")
+
+
+def _newline_of(data: bytes) -> str:
+    """The line ending of ``data``'s first line: CRLF, CR or (also for a single line) LF."""
+    match = re.search(rb"\r\n|\r|\n", data)
+    return match.group(0).decode("ascii") if match else "\n"
+
+
 def parse_topic(text: str, path: str) -> TopicDoc:
     """Parse topic text into blocks. Never raises; validation is separate."""
     trailing = text.endswith("\n")

@@ -19,7 +19,7 @@ import posixpath
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
-from ..topics.model import decode_topic, parse_topic
+from ..topics.model import decode_topic, not_utf8, parse_topic
 from . import validate
 from .staging import NOT_TEXT
 
@@ -99,11 +99,13 @@ def _topic_files(ws: "Workspace") -> Iterator[Problem]:
     named: set[str] = set()
     for rel in sorted(set(ws.cache.list_topic_paths()) | links):  # (a link out of the workspace is not listed)
         path = ws.root / rel
+        line = None
         try:
             reason = f"{SYMLINK} (to {os.readlink(path)})" if rel in links else None
-            text = "" if reason else decode_topic(path.read_bytes())
+            data = b"" if reason else path.read_bytes()
+            text = decode_topic(data)
         except UnicodeDecodeError as exc:
-            reason = f"not valid UTF-8 (byte {exc.start})"
+            reason, line = not_utf8(data, exc)
         except OSError as exc:
             reason = unreadable_reason(ws.root, rel, exc)
         if reason:
@@ -111,7 +113,7 @@ def _topic_files(ws: "Workspace") -> Iterator[Problem]:
             rule = "symlink" if rel in links else "encoding" if reason.startswith("not valid") else "unreadable"
             if name not in named:
                 named.add(name)
-                yield Problem(name, None, rule, message, fix)
+                yield Problem(name, line, rule, message, fix)
             continue
         doc = parse_topic(text, rel)
         for violation in itertools.chain(

@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from ..failures import FailureCode, MemoryFailure
 from ..fsutil import atomic_write_json, read_json
-from ..topics.model import parse_topic
+from ..topics.model import encode_topic, parse_topic
 from ..topics.normalize import NormalizeContext, has_records, normalize_doc, prune_empty
 from ..topics.ids import source_anchor
 from ..sources.archive import SourceMessage, archive_relpath_for, parse_archive, plan_append
@@ -347,7 +347,7 @@ def _stage_topics(ws: Workspace, staging: Staging, baseline: TreeState, changes:
             continue
         text = doc.render()
         replaced[rel] = summarize(rel, text, sources)
-        topic_bytes[rel] = text.encode("utf-8")
+        topic_bytes[rel] = encode_topic(text, _read_bytes(ws.root / rel))
     for rel, summary in baseline.files.items() if archives else ():
         # a trust frame (or a sync union) changes what an unchanged topic's citations find: the core render,
         # search and every view read the new trust state from the tree this edit installs

@@ -19,7 +19,7 @@ from typing import Iterable
 
 from ..failures import FailureCode, MemoryFailure
 from ..sources.archive import SourceMessage
-from ..topics.model import decode_topic
+from ..topics.model import decode_topic, not_utf8
 from ..workspace.layout import TOPICS, check_topic_path
 from ..workspace.scratch import make_scratch
 from ..workspace.caches import SYMLINK, TopicCache, unreadable_reason
@@ -101,11 +101,12 @@ class Staging:
         try:
             if target.is_symlink():
                 raise _not_text(rel, "symlink", SYMLINK)
-            return decode_topic(target.read_bytes())
+            data = target.read_bytes()
+            return decode_topic(data)
         except FileNotFoundError:
             raise MemoryFailure(FailureCode.MEMORY_NOT_FOUND, f"no topic file {rel}") from None
         except UnicodeDecodeError as exc:
-            raise _not_text(rel, "encoding", f"not valid UTF-8 (byte {exc.start})") from None
+            raise _not_text(rel, "encoding", not_utf8(data, exc)[0]) from None
         except OSError as exc:  # (permission denied, on the file or a folder above it)
             raise _not_text(rel, "unreadable", unreadable_reason(self.root, rel, exc)) from None
 

@@ -22,7 +22,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any, Callable, Collection, Iterable, Protocol
 
 from ..sources.archive import ArchiveFile, ParsedArchive, SourceMessage
-from ..topics.model import TopicDoc, decode_topic, file_links, parse_topic, record_links
+from ..topics.model import TopicDoc, decode_topic, file_links, not_utf8, parse_topic, record_links
 from ..topics.normalize import time_date
 from ..topics.rules import Violation, ids_unique_in_file, record_violations
 from ..topics.wikilinks import wikilinks
@@ -455,9 +455,10 @@ class TopicCache:
             if os.path.islink(path):  # (one that leads out of the workspace is never listed)
                 self.unreadable[rel] = f"{SYMLINK} (to {os.readlink(path)})"
                 return self._last_committed(rel)
-            text = decode_topic(path.read_bytes())
+            data = path.read_bytes()
+            text = decode_topic(data)
         except UnicodeDecodeError as exc:
-            self.unreadable[rel] = f"not valid UTF-8 (byte {exc.start})"
+            self.unreadable[rel] = not_utf8(data, exc)[0]
             return self._last_committed(rel)  # (a byte of another encoding typed into a committed file)
         except FileNotFoundError:
             return self._held_removed(rel)  # (removed since the scan)

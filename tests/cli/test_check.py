@@ -104,7 +104,7 @@ def _several_problems_at_once(ws) -> tuple[set[tuple[str, int | None, str]], str
             ("topics/e.md", 3, "unknown-source"), ("topics/f.md", 3, "unknown-source"),
             ("topics/g.md", 1, "uncited-text"), ("topics/h.md", 1, "uncited-text"),
             ("topics/i.md", 9, "duplicate-id"), ("topics/j.md", 9, "duplicate-id"),
-            ("topics/l.md", None, "encoding"), ("topics/m.md", None, "encoding"),
+            ("topics/l.md", 1, "encoding"), ("topics/m.md", 1, "encoding"),
             ("topics/n.md", 1, "missing-block-id"), ("topics/n.md", 5, "dangling-link"),
             ("topics/n.md", 9, "uncited-text"), ("topics/n.md", 11, "undefined-citation"),
             ("core.md", None, "stale-view")}, k

@@ -636,7 +636,7 @@ def test_a_restore_never_overwrites_a_topic_file_that_is_not_utf8_and_names_ever
     typed = latin.read_bytes() + "caf\u00e9 note\n".encode("latin-1")
     latin.write_bytes(typed)
     state, head, refusal = _restore_refused(ws, monkeypatch, capsys, before)
-    assert refusal["message"].startswith(f"{BIKES} not valid UTF-8 (byte ")
+    assert refusal["message"].startswith(f"{BIKES} not valid UTF-8 at line ")
     assert "re-save it as UTF-8" in refusal["message"]
     assert latin.read_bytes() == typed and ws.log(1)[0]["commit"] == head
     core = ws.root / "topics/core.md"
@@ -680,7 +680,7 @@ def test_a_writer_pass_into_a_topic_file_that_is_not_utf8_is_refused_not_install
         run_writer(again, WholeFileWriter(), [], stage="write", session_id=None, tokens=0,
                    now=datetime.now(timezone.utc), lock_timeout=5, message="memory: write")
     assert refused.value.code.value == "WRITER_PRECONDITION_FAILED"
-    assert refused.value.message.startswith(f"{BIKES} not valid UTF-8 (byte ")
+    assert refused.value.message.startswith(f"{BIKES} not valid UTF-8 at line ")
     assert "(this is not the writer's edit)" in refused.value.message
     assert latin.read_bytes() == typed and again.log(1)[0]["commit"] == head
 

@@ -31,7 +31,7 @@ def test_an_undecodable_topic_is_named_by_status_search_and_show(tmp_path, monke
 
     code, status = run(monkeypatch, capsys, "memory", "status", "--state", str(state), "--json")
     assert code == 0 and status["topics"] == 1
-    assert any(w.startswith("topics/latin1.md not valid UTF-8 (byte 3)") for w in status["warnings"])
+    assert any(w.startswith("topics/latin1.md not valid UTF-8 at line 1 (byte 0xE9 at offset 3)") for w in status["warnings"])
 
     code, found = run(monkeypatch, capsys, "memory", "search", "bike shop", "--state", str(state), "--json")
     assert code == 0 and [hit["topic"] for hit in found["results"]] == ["topics/bikes.md"]
@@ -61,8 +61,37 @@ def test_a_committed_topic_given_a_byte_of_another_encoding_keeps_serving_its_co
     code, found = run(monkeypatch, capsys, "memory", "search", "bike shop", "--state", str(state), "--json")
     assert code == 0 and [hit["topic"] for hit in found["results"]] == ["topics/bikes.md"]
     [warning] = found["warnings"]
-    assert warning.startswith("topics/bikes.md not valid UTF-8 (byte ")
+    assert warning.startswith("topics/bikes.md not valid UTF-8 at line ")
     assert "search, recall and the core use its last committed version" in warning
+
+
+def test_a_byte_of_another_encoding_is_named_by_its_line_and_value_and_show_and_edit_give_checks_fix(
+        tmp_path, monkeypatch, capsys):
+    """A Latin-1 "é" typed on line 4: check names the line (in --json too) and the byte's value, not only its
+    offset (was: "not valid UTF-8 (byte 172)", 172 an offset, line null), and show and edit, which refuse the
+    file, give the fix check gives (was: no fix)."""
+    state = tmp_path / "state"
+    ws = make_workspace(state)
+    ws.update(changes=[{"path": "topics/bikes.md", "content": "# Bikes\n\n" + record("Dana runs a bike shop.")}])
+    path = ws.root / "topics/bikes.md"
+    committed = path.read_bytes()
+    assert committed.count(b"\n") >= 4
+    at = committed.index(b"\n", committed.index(b"\n", committed.index(b"\n") + 1) + 1) + 1  # line 4
+    path.write_bytes(committed[:at] + "Caf\u00e9 ".encode("latin-1") + committed[at:])
+    caches._CACHES.clear()
+    search_cache.forget()  # a fresh process, as the CLI is
+    named = f"not valid UTF-8 at line 4 (byte 0xE9 at offset {at + 3})"
+
+    _code, report = run(monkeypatch, capsys, "memory", "check", "--state", str(state), "--json")
+    [problem] = [p for p in report["problems"] if p["rule"] == "encoding"]
+    assert (problem["file"], problem["line"]) == ("topics/bikes.md", 4)
+    assert problem["message"].startswith(named)
+    for verb in ("show", "edit"):
+        code, refusal = run(monkeypatch, capsys, "memory", verb, "topics/bikes.md", "--state", str(state), "--json")
+        assert (code, refusal["code"]) == (65, "INVALID_TOPIC_FORMAT"), refusal
+        assert refusal["message"] == f"topics/bikes.md {named} — {problem['fix']}"
+        assert (refusal["details"]["line"], refusal["details"]["fix"]) == (4, problem["fix"])
+    assert path.read_bytes() == committed[:at] + "Caf\u00e9 ".encode("latin-1") + committed[at:]
 
 
 def _as_a_user(argv: list[str], state) -> tuple[int, dict]:

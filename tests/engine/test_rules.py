@@ -67,6 +67,32 @@ def test_frontmatter_is_kept_byte_for_byte_and_records_go_after_it(ws):
     assert "Dana runs a bike shop." in text
 
 
+
+def _in_order(lines: list[bytes], within: list[bytes]) -> bool:
+    rest = iter(within)
+    return all(line in rest for line in lines)
+
+
+def test_a_windows_saved_file_keeps_its_bytes_and_new_records_take_its_line_endings(ws):
+    """A topic saved with a BOM and CRLF (Obsidian on Windows, git autocrlf): two writes leave every line the
+    person wrote as it was, BOM included, and the lines they add end in CRLF too: git diff shows only them."""
+    path = "topics/people/dana.md"
+    target = ws.root / path
+    target.write_bytes(b"\xef\xbb\xbf" + (FRONTMATTER + ws.read_topic(path)).replace("\n", "\r\n").encode())
+    before = target.read_bytes()
+    for position in ("end", "start"):
+        ws.update(memory_changes=[{"op": "create_record", "content": f"Dana opens at nine ({position}).",
+                                   "time": "2026-08-10", "sources": [{"source": "openprogram/s1/u2", "label": "hours"}],
+                                   "destination": {"topic_path": path, "headings": [], "position": position}}])
+    after = target.read_bytes()
+    assert after.startswith(b"\xef\xbb\xbf---\r\n") and after.endswith(b"\r\n")
+    assert b"\n" not in after.replace(b"\r\n", b""), after  # every line the writes added ends in CRLF
+    assert _in_order(before.split(b"\r\n"), after.split(b"\r\n")), after  # and what was there is untouched
+    assert b"Dana opens at nine (end).[^" in after and b"Dana opens at nine (start).[^" in after
+    assert sorted(r.content for r in ws.records() if r.topic == path) == [
+        "Dana opens at nine (end).", "Dana opens at nine (start).", "Dana runs a bike shop."]
+
+
 def test_dangling_link(ws):
     text = "# Notes\n\n" + record("See [shop](people/dana.md#^deadbeef) for details.")
     failure = rejected(ws, FailureCode.INVALID_TOPIC_FORMAT, changes=[{"path": "topics/notes.md", "content": text}])

@@ -116,7 +116,7 @@ def test_a_sync_refused_by_held_files_names_every_one_a_latin1_note_too(tmp_path
     code, refusal = _sync_json(a, remote)
     assert code == 65 and (refusal["code"], refusal["retryable"]) == ("WRITER_PRECONDITION_FAILED", False)
     assert set(refusal["details"]["files"]) == {"topics/dana.md", "topics/priya.md"}
-    assert "topics/dana.md not valid UTF-8 (byte " in refusal["message"] and "re-save it as UTF-8" in refusal["message"]
+    assert "topics/dana.md not valid UTF-8 at line " in refusal["message"] and "re-save it as UTF-8" in refusal["message"]
     assert "topics/priya.md line " in refusal["message"]
     assert "`openprogram memory edit topics/priya.md`" in refusal["message"]
     assert memory_files(a) == before and dana.read_bytes() == latin and priya.read_text() == uncited
