@@ -274,8 +274,15 @@ class SearchIndex:
                         continue
                     summaries[rel] = summary
                 for rel, problem in self._pasted_copies(summaries, held).items():
-                    del summaries[rel]  # (new to the index: nothing of it to take out)
-                    self.invalid[rel] = problem
+                    self.invalid[rel] = problem  # held back as an adoption would: its last commit is served
+                    served = cache.last_committed(rel)  # (a file never committed, a copy of a whole file: none)
+                    if served is not None:
+                        summaries[rel] = served
+                        continue
+                    del summaries[rel]
+                    if rel in fid_of:
+                        changes[rel] = None
+                        report.removed.append(rel)
                 for rel, summary in summaries.items():
                     segment, postings = build_segment(current[rel], rel, summary.records)
                     changes[rel] = (segment, postings)
@@ -288,11 +295,20 @@ class SearchIndex:
         return report
 
     def _pasted_copies(self, summaries: dict, held: dict[str, str]) -> dict[str, str]:
-        """``{path: problem}`` of the topic files read for the first time (none of them in the index yet, nor held
-        back by the last adoption) that are copies of another (:func:`~..workspace.copies.pasted_copies`): left
-        out, as an adoption would hold them back, before any command has opened the workspace. A file the index
-        already knows is not looked at again, so a search of an unchanged workspace pays nothing for it."""
-        fresh = {rel: summary.ids for rel, summary in summaries.items() if rel not in self.fid_of and rel not in held}
+        """``{path: problem}`` of the topic files just read (none held back by the last adoption) that are copies
+        of another (:func:`~..workspace.copies.pasted_copies`): held back, as an adoption would hold them, before
+        any command has opened the workspace. Asked of a file the index reads for the first time, and of one it
+        knows that now holds a block ID its indexed version did not (a record pasted into it); a file that did not
+        move is not read, so a search of an unchanged workspace pays nothing for it."""
+        def took_ids(rel: str, ids: list[str]) -> bool:
+            fid = self.fid_of.get(rel)
+            if fid is None:
+                return True
+            known = {doc.memory_id for doc in self._live(fid)[1].docs()}
+            return any(block_id not in known for block_id in ids)
+
+        fresh = {rel: summary.ids for rel, summary in summaries.items()
+                 if rel not in held and took_ids(rel, summary.ids)}
         if not fresh:
             return {}
         from ..workspace.copies import pasted_copies

@@ -454,17 +454,17 @@ class TopicCache:
         try:
             if os.path.islink(path):  # (one that leads out of the workspace is never listed)
                 self.unreadable[rel] = f"{SYMLINK} (to {os.readlink(path)})"
-                return self._last_committed(rel)
+                return self.last_committed(rel)
             data = path.read_bytes()
             text = decode_topic(data)
         except UnicodeDecodeError as exc:
             self.unreadable[rel] = not_utf8(data, exc)[0]
-            return self._last_committed(rel)  # (a byte of another encoding typed into a committed file)
+            return self.last_committed(rel)  # (a byte of another encoding typed into a committed file)
         except FileNotFoundError:
             return self._held_removed(rel)  # (removed since the scan)
         except OSError as exc:
             self.unreadable[rel] = unreadable_reason(self.root, rel, exc)
-            return self._last_committed(rel)
+            return self.last_committed(rel)
         self.unreadable.pop(rel, None)
         summary = self._served(rel, text)
         if summary is None or rel in self.invalid or sig is None:
@@ -490,10 +490,10 @@ class TopicCache:
             self.invalid.pop(rel, None)
             return summary
         self.invalid[rel] = problem
-        return self._last_committed(rel, text, committed_version)
+        return self.last_committed(rel, text, committed_version)
 
-    def _last_committed(self, rel: str, on_disk: str | None = None,
-                        read: Callable[[], str | None] | None = None) -> FileSummary | None:
+    def last_committed(self, rel: str, on_disk: str | None = None,
+                       read: Callable[[], str | None] | None = None) -> FileSummary | None:
         """What is served of a file that cannot be read (permission denied, on it or a folder above it) or breaks
         a record rule (``on_disk``: its text): its last committed version, if there is one, other than that text,
         that keeps the rules; None when there is nothing valid to serve. ``read``: the caller's read of that

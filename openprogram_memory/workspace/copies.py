@@ -6,7 +6,8 @@ files. The file that held the ID at its last commit is the original; the one
 that took it since is the copy, held back until it gets an ID of its own.
 Adoption decides it for the tree it judges (``transaction/adopt.py``); a
 search, which opens no workspace, decides it here from the files and git
-for the topic files its index meets for the first time — one decision, one
+for the topic files its index meets for the first time, or finds holding a
+block ID they did not hold when it last read them — one decision, one
 wording, so both name the copy alike.
 """
 

@@ -552,6 +552,64 @@ def test_a_topic_file_pasted_beside_itself_is_served_once_by_the_first_search(ws
     assert [hit["topic"] for hit in found["results"]] == [BIKES] and "warnings" not in found
 
 
+def test_a_record_pasted_into_a_topic_file_the_index_knows_is_served_once_by_the_next_search(ws, monkeypatch,
+                                                                                            capsys):
+    """A record pasted, footnote and block ID and all, into another topic file a search has already read: the next
+    search and recall serve the original once and name the copy once, in the words status uses, while the rest of
+    that file is served as last committed (as status serves it), until the copy is removed. Was: every hit twice,
+    no warning, on every search until a status had judged the copy."""
+    people = "topics/people.md"
+    ws.update(changes=[{"path": people, "content": "# People\n\n## Bob\n\n" + record("Bob trues wheels on Fridays.",
+                                                                                    "openprogram/s1/u2")}])
+    state = str(ws.settings.state_dir)
+    assert search(monkeypatch, capsys, ws, "Dana") == ["Dana runs a bike shop in Ghent."]  # (the index knows both)
+    target = ws.root / people
+    before = target.read_text()
+    pasted = [line for line in (ws.root / BIKES).read_text().splitlines(keepends=True)
+              if line.startswith("Dana runs") or line.startswith("[^")]
+    assert len(pasted) == 2
+    target.write_text(before.replace("## Bob\n\n", "## Bob\n\n" + pasted[0] + "\n", 1) + pasted[1])
+    warnings = []
+    for _answer_from_saved_index in (False, True):
+        fresh_process()
+        code, found = run(monkeypatch, capsys, "memory", "search", "Dana", "--state", state, "--json")
+        assert code == 0 and [hit["topic"] for hit in found["results"]] == [BIKES]
+        warnings += found.get("warnings", [])
+        code, recalled = run(monkeypatch, capsys, "memory", "recall", "Dana", "--state", state, "--json")
+        assert recalled["count"] == 1 and recalled["warnings"] == warnings[-1:]
+        assert search(monkeypatch, capsys, ws, "Bob trues wheels") == ["Bob trues wheels on Fridays."]
+    [warning, again] = warnings
+    assert warning == again and warning.startswith(f"{people} [duplicate-id] block ID ^") and BIKES in warning
+    fresh_process()
+    code, status = run(monkeypatch, capsys, "memory", "status", "--state", state, "--json")
+    assert status["warnings"] == [warning]
+    target.write_text(before)
+    fresh_process()
+    code, found = run(monkeypatch, capsys, "memory", "search", "Dana", "--state", state, "--json")
+    assert [hit["topic"] for hit in found["results"]] == [BIKES] and "warnings" not in found
+
+
+def test_a_record_pasted_into_a_topic_file_never_committed_leaves_the_file_out_once_searched(ws, monkeypatch,
+                                                                                             capsys):
+    """A topic file made by hand (never committed) that a search has served, then given a record pasted with its
+    block ID: there is no last commit to serve, so the next search leaves the file out and names it, as it would
+    have done had the file been made with the paste in it. Was: the file's records served as the index had them."""
+    bikes = (ws.root / BIKES).read_text().splitlines(keepends=True)
+    [line] = [text for text in bikes if text.startswith("Dana runs")]
+    footnotes = [text for text in bikes if text.startswith("[^")]
+    own = line.replace("Dana runs a bike shop in Ghent.", "Eve paints frames in Leuven.").rsplit("^", 1)[0]
+    draft = ws.root / "topics/draft.md"
+    draft.write_text("# Draft\n\n" + own + "^1234abcd\n\n" + "".join(footnotes))
+    fresh_process()
+    assert search(monkeypatch, capsys, ws, "Eve paints frames") == ["Eve paints frames in Leuven."]
+    draft.write_text(draft.read_text().replace("# Draft\n\n", "# Draft\n\n" + line + "\n", 1))
+    fresh_process()
+    code, found = run(monkeypatch, capsys, "memory", "search", "Dana Eve", "--state", str(ws.settings.state_dir),
+                      "--json")
+    assert [hit["topic"] for hit in found["results"]] == [BIKES]
+    assert [w.split(" [")[0] for w in found["warnings"]] == ["topics/draft.md"]
+
+
 def test_a_held_file_checked_out_again_is_served_and_no_longer_held(ws, monkeypatch, capsys):
     """The fix status gives for a held file, ``git checkout -- FILE``, puts its index entry in step too: no edit
     is left to judge. A search that opens nothing serves the file (it served none of it, the committed bytes
