@@ -369,3 +369,19 @@ def test_going_on_from_an_edited_away_prompt_restores_its_branch_and_writes_it(t
     assert records["The user's favourite colour is purple."] is True  # the edited branch: abandoned now
     assert records["The user lives in Paris."] is True
     assert _write_session(BRANCHED)[0]["written"] == []
+
+
+def test_the_import_a_wrong_format_suggests_quotes_a_path_with_a_space(tmp_path: Path) -> None:
+    """Was: `openprogram memory import codex /…/my rollouts/crud copy.jsonl`, three arguments in a shell."""
+    import re
+    import shlex
+
+    folder = tmp_path / "my rollouts"
+    folder.mkdir()
+    rollout = folder / "crud copy.jsonl"
+    rollout.write_text((FIXTURES / "codex" / "crud.jsonl").read_text())
+    (folder / "crud.jsonl").write_text(rollout.read_text())  # (two: the folder is named, not its one file)
+    for given in (rollout, folder):
+        error = json.loads(invoke("memory", "import", "claude-code", str(given), "--json").stdout)
+        [command] = [shlex.split(c) for c in re.findall(r"`([^`]+)`", error["message"])]
+        assert command == ["openprogram", "memory", "import", "codex", str(given)], given
