@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import marshal
 import os
+import shlex
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
@@ -12,6 +13,12 @@ T = TypeVar("T")
 
 DIR_MODE = 0o700
 FILE_MODE = 0o600
+
+
+def shell_args(*args: object) -> str:
+    """``args`` (paths, words) as they must be typed in a shell command a fix suggests: each quoted where it needs it
+    (``rm '/m/topics/alice copy.md'``, never ``rm /m/topics/alice copy.md``, which removes ``copy.md`` too)."""
+    return " ".join(shlex.quote(str(arg)) for arg in args)
 
 
 def ensure_dir(path: Path) -> Path:

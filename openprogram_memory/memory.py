@@ -224,7 +224,7 @@ class MemoryWorkspace:
         an edit of the moved file: the old file's removal goes in with it, so the edit is validated against the
         tree without it (not as one block ID in two files).
         """
-        from .transaction.adopt import moved_outside
+        from .transaction.moves import moved_outside
         from .transaction.engine import Policy, staged_edit
 
         rel = check_topic_path(path)
@@ -493,13 +493,13 @@ class MemoryWorkspace:
                             invalid: dict[str, str] | None = None) -> list[str]:
         """Topic files left out of memory (not text), or served from their last committed version because an
         edit made outside the product breaks a record rule (the cache's, after a snapshot, unless given); a file
-        moved outside the product with the fix ``memory check`` gives (:func:`~.transaction.check.move_fixes`)."""
+        moved outside the product with the fix ``memory check`` gives (:func:`~.transaction.moves.move_fixes`)."""
         from .workspace.caches import left_out_warnings
 
         invalid = self.cache.invalid if invalid is None else invalid
         fix_of = None
         if any(not (self.root / rel).exists() for rel in invalid):  # (a move leaves its old file held back)
-            from .transaction.check import move_fixes
+            from .transaction.moves import move_fixes
 
             fix_of = move_fixes(self)
         return left_out_warnings(self.root, self.cache.unreadable if unreadable is None else unreadable, invalid,
@@ -507,8 +507,8 @@ class MemoryWorkspace:
 
     def moved_fix(self, rel: str) -> str | None:
         """Where topic file ``rel``, gone from disk, went when it was moved outside the product, as the fix
-        ``memory check`` gives for it (:func:`~.transaction.check.move_fixes`); None when it was not moved."""
-        from .transaction.check import move_fixes
+        ``memory check`` gives for it (:func:`~.transaction.moves.move_fixes`); None when it was not moved."""
+        from .transaction.moves import move_fixes
 
         self.tree()  # (the snapshot holds the file it left back)
         return move_fixes(self)(rel, "moved")

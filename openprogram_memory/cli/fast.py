@@ -103,7 +103,7 @@ def left_out(settings: Settings) -> list[str]:
     """Warnings of the topic files the search index left out (not text) or holds as their last committed version
     (not valid); the index keeps them, so an answer from its saved copy warns too. Only a search that met one
     pays for the import of the wording. A topic moved outside the product gets the fix ``memory check`` gives
-    (:func:`~..transaction.check.moved_fixes`), read from the files and git: no workspace is opened here."""
+    (:func:`~..transaction.moves.moved_fixes`), read from the files and git: no workspace is opened here."""
     from ..search.cache import left_out as index_left_out
 
     unreadable, invalid = index_left_out(settings.memory_dir)
@@ -114,8 +114,7 @@ def left_out(settings: Settings) -> list[str]:
     root = settings.memory_dir.resolve()
     fix_of = None
     if invalid:  # (a move leaves the moved file, or the one it left, served as committed)
-        from ..transaction.adopt import moved_on_disk
-        from ..transaction.check import moved_fixes
+        from ..transaction.moves import moved_fixes, moved_on_disk
 
         fix_of = moved_fixes(root, moved_on_disk(root))
     return left_out_warnings(root, unreadable, invalid, fix_of)

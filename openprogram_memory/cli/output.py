@@ -68,16 +68,17 @@ def fail(failure: MemoryFailure, as_json: bool) -> None:
     else:
         tag = "retryable" if failure.retryable else "error"
         err_console.print(f"[bold red]{failure.code.value}[/] ({tag}): {escape(failure.message)}")
-        for line in human_details(failure.details):
+        for line in human_details(failure.details, said=failure.message):
             err_console.print(f"  {escape(line)}")
     raise typer.Exit(failure.exit_code)
 
 
-def human_details(details: dict[str, Any]) -> Iterator[str]:
+def human_details(details: dict[str, Any], said: str = "") -> Iterator[str]:
     """A failure's details as lines for people: no Python ``None``, list or dict syntax; a list gives a line per
     item (an item that says why, such as a skipped file or a rejected edit, by its reason or message). Files all
     skipped for looking like one other format are said once by the message (with their count), not again per file
-    (``--json`` lists them)."""
+    (``--json`` lists them); nor is a text the message (``said``) already holds word for word (a held file's
+    problem: ``--json`` has it as a field)."""
     for key, value in details.items():
         if key == "draft" or value is None or (key == "skipped_files" and details.get("looks_like")):
             continue
@@ -85,8 +86,15 @@ def human_details(details: dict[str, Any]) -> Iterator[str]:
         for item in value if isinstance(value, list) else [value]:
             if isinstance(item, dict):
                 item = item.get("reason") or item.get("message") or ", ".join(
-                    f"{k}: {v}" for k, v in item.items() if v is not None and not isinstance(v, (dict, list)))
-            yield f"{label}: {item}"
+                    f"{k}: {v}" for k, v in item.items()
+                    if v is not None and not isinstance(v, (dict, list)) and not _already_said(v, said))
+            if item != "" and not _already_said(item, said):
+                yield f"{label}: {item}"
+
+
+def _already_said(value: object, said: str) -> bool:
+    """Whether ``value`` is a text of more than a few words that the message ``said`` holds as it is."""
+    return isinstance(value, str) and len(value.split()) > 3 and value in said
 
 
 @contextmanager

@@ -320,7 +320,7 @@ def check(state: Optional[str] = StateOption, json: bool = JsonOption,
                                       "unreadable runtime state.")) -> None:
     """Check the workspace like `git fsck`: every problem with file, line, rule and the fix (exit 65 if any)."""
     with reporting(json):
-        from ..transaction.check import check_workspace, repaired_on_open
+        from ..transaction.check import check_workspace, repaired_on_open, report_lines
 
         ws = open_workspace(memory_settings(state))
         problems = check_workspace(ws)
@@ -342,8 +342,8 @@ def check(state: Optional[str] = StateOption, json: bool = JsonOption,
                 console.print(f"repaired: {escape(note)}")
             if not problems:
                 console.print(f"No problem found in {escape(str(ws.root))}.")
-            for problem in problems:
-                console.print(escape(str(problem)))
+            for line in report_lines(problems):
+                console.print(escape(line))
 
         emit(data, json, human)
     if problems:

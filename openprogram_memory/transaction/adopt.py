@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import itertools
 import posixpath
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
 from ..failures import MemoryFailure
-from .gitindex import index_key, read_stats
+from .moves import changed_topic_files, ids_on_disk
 
 if TYPE_CHECKING:
     from .host import Workspace
@@ -32,20 +31,6 @@ def changed_topics(ws: "Workspace", on_disk: dict[str, tuple[int, int, int]] | N
     """Topic files whose bytes may differ from their last commit (stat against the git index), new ones and
     removed ones; None when the index cannot be read (nothing is known, so nothing is adopted)."""
     return changed_topic_files(ws.root, on_disk)
-
-
-def changed_topic_files(root: Path, on_disk: dict[str, tuple[int, int, int]] | None = None) -> list[str] | None:
-    """:func:`changed_topics` of the memory directory ``root``, read without opening it (a search's fast path)."""
-    from ..workspace.layout import Layout
-    from ..workspace.scan import topic_files
-
-    committed = read_stats(Layout(root).git)
-    if committed is None:
-        return None
-    on_disk = topic_files(root) if on_disk is None else on_disk
-    changed = [rel for rel, sig in on_disk.items() if committed.get(rel) != index_key(sig)]
-    removed = [rel for rel in committed if rel.startswith("topics/") and rel.endswith(".md") and rel not in on_disk]
-    return sorted(changed + removed)
 
 
 def adoptable(ws: "Workspace", candidates: list[str]) -> list[str]:
@@ -195,53 +180,6 @@ def _moved_out(ws: "Workspace", tree, before, after, rel: str, left_out: dict[st
 _MOVED_TO = " moved to "
 
 
-def moved_outside(ws: "Workspace") -> dict[str, str]:
-    """``{old: new}`` of the topic files moved or renamed outside the product (``mv``, a file manager, an editor),
-    recognised by identity: ``old`` is gone from disk but still in the last commit, ``new`` is a file the last commit
-    does not have that holds block IDs ``old`` held. Its relative links were written for ``old``'s folder
-    (:func:`~.structured_markdown.rebase_moved_file` rewrites them for where it is now)."""
-    if not any(not (ws.root / rel).exists() for rel in getattr(ws.cache, "held", {})):
-        return {}  # (the file a move leaves is held back until the moved one is adopted: else nothing to do)
-    return moved_on_disk(ws.root)
-
-
-def moved_on_disk(root: Path) -> dict[str, str]:
-    """:func:`moved_outside` of the memory directory ``root``, read from its files and git alone, without opening
-    it (a search's fast path, before any command has held the old file back)."""
-    from ..topics.model import parse_topic
-    from ..workspace.caches import committed_text
-
-    candidates = changed_topic_files(root) or []
-    committed = {rel: committed_text(root, rel) for rel in candidates}
-    gone = [rel for rel in candidates if committed[rel] is not None and not (root / rel).exists()]
-    fresh = [rel for rel in candidates if committed[rel] is None and (root / rel).is_file()]
-    if not gone or not fresh:
-        return {}
-    fresh_ids = {rel: _ids_on_disk(root, rel) for rel in fresh}
-    out: dict[str, str] = {}
-    for old in gone:
-        ids = set(parse_topic(committed[old] or "", old).block_ids())
-        new = next((rel for rel in fresh if ids & fresh_ids[rel]), None)
-        if new is not None:
-            out[old] = new
-    return out
-
-
-def relinked_text(root: Path, old: str, new: str) -> str | None:
-    """``new`` as it is on disk in the memory directory ``root``, moved there from ``old`` outside the product
-    (:func:`moved_outside`), with its relative links rewritten for its folder; None when no link needs it (or it
-    cannot be read as text)."""
-    from ..topics.model import decode_topic
-    from .structured_markdown import rebase_moved_file
-
-    try:
-        text = decode_topic((root / new).read_bytes())
-    except (OSError, UnicodeDecodeError):
-        return None
-    rewritten = rebase_moved_file(text, old, new)
-    return None if rewritten == text else rewritten
-
-
 def moved_from(ws: "Workspace", rel: str) -> list[str]:
     """The files held back because records they held moved to ``rel`` (taking ``rel`` back alone loses them)."""
     return sorted(other for other, problem in getattr(ws.cache, "held", {}).items()
@@ -252,18 +190,7 @@ def _disk_ids(ws: "Workspace", tree, rel: str) -> set[str]:
     """The block IDs the file ``rel`` holds on disk, valid or not (none when it is gone or not text)."""
     if rel in tree.files and rel not in getattr(ws.cache, "invalid", {}):
         return set(tree.files[rel].ids)
-    return _ids_on_disk(ws.root, rel)
-
-
-def _ids_on_disk(root: Path, rel: str) -> set[str]:
-    """The block IDs of the file ``rel`` as it is on disk, valid or not (none when it is gone or not text)."""
-    from ..topics.model import decode_topic, parse_topic
-
-    try:
-        text = decode_topic((root / rel).read_bytes())
-    except (OSError, UnicodeDecodeError):
-        return set()
-    return set(parse_topic(text, rel).block_ids())
+    return ids_on_disk(ws.root, rel)
 
 
 def on_disk_tree(ws: "Workspace"):

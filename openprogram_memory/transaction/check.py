@@ -15,16 +15,17 @@ from __future__ import annotations
 
 import itertools
 import os
-import posixpath
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
+from ..fsutil import shell_args
 from ..topics.model import decode_topic, not_utf8, parse_topic
+from ..workspace.caches import checkout_command, edit_command
 from . import validate
+from .moves import move_fixes
 from .staging import NOT_TEXT
 
 if TYPE_CHECKING:
-    from pathlib import Path
 
     from .host import Workspace
     from ..workspace.caches import TreeState
@@ -62,7 +63,30 @@ def check_workspace(ws: "Workspace") -> list[Problem]:
     problems += _derived_views(ws, tree, problems)  # (a file that is not text is served, and rendered, as committed)
     problems += _git(ws, problems)
     problems += _runtime(ws)
-    return _move_fixes(ws, problems)
+    return sorted(_move_fixes(ws, problems), key=_report_order)
+
+
+def _report_order(problem: Problem) -> tuple[int, str, float]:
+    """Memory files (topics, archives) by file, then line, what is about the whole file after (outside history:
+    the rules it breaks come first); after them what is derived from them or about the whole workspace (views,
+    git, runtime state), as found: their fix can name "the file(s) named above"."""
+    if problem.file and problem.file.startswith(("topics/", "sources/")):
+        return 0, problem.file, problem.line or float("inf")
+    return 1, "", 0
+
+
+def report_lines(problems: list[Problem]) -> list[str]:
+    """``problems`` as lines for people: a fix that is the same for every problem of one file is said once, after
+    them (a note moved outside the product: one fix for each of its lines), not repeated on each."""
+    lines: list[str] = []
+    for _file, group in itertools.groupby(problems, key=lambda p: p.file):
+        found = list(group)
+        if len(found) < 2 or len({p.fix for p in found}) > 1:
+            lines += [str(p) for p in found]
+            continue
+        lines += [str(p).removesuffix(f" — fix: {p.fix}") for p in found]
+        lines.append(f"  fix ({len(found)} problems of {found[0].file or 'the workspace'}): {found[0].fix}")
+    return lines
 
 
 def repaired_on_open(ws: "Workspace") -> list[str]:
@@ -74,17 +98,15 @@ def _restore_hint(ws: "Workspace", rel: str) -> str:
     from ..workspace.caches import committed_text
 
     if committed_text(ws.root, rel) is None:  # a file made outside the product: there is no version to take back
-        return (f"correct it with `openprogram memory edit {rel}`, or remove it (`rm {ws.root / rel}`): "
+        return (f"correct it with `{edit_command(rel)}`, or remove it (`rm {shell_args(ws.root / rel)}`): "
                 "it was never committed")
     from .adopt import moved_from
 
     left = moved_from(ws, rel)
     if left:  # (taken back alone, the records that came here are gone from both files: adopted as deleted)
-        return (f"correct it with `openprogram memory edit {rel}`; its record(s) from {', '.join(left)} are held "
-                f"until then; or take the committed versions back together with "
-                f"`git -C {ws.root} checkout -- {' '.join([rel, *left])}`")
-    return (f"correct it with `openprogram memory edit {rel}`, or take the committed version back with "
-            f"`git -C {ws.root} checkout -- {rel}`")
+        return (f"correct it with `{edit_command(rel)}`; its record(s) from {', '.join(left)} are held "
+                f"until then; or take the committed versions back together with `{checkout_command(ws.root, rel, *left)}`")
+    return f"correct it with `{edit_command(rel)}`, or take the committed version back with `{checkout_command(ws.root, rel)}`"
 
 
 def _topic_files(ws: "Workspace") -> Iterator[Problem]:
@@ -120,7 +142,27 @@ def _topic_files(ws: "Workspace") -> Iterator[Problem]:
                 validate.record_violations(doc, lookup, lambda target: os.path.islink(ws.root / target)),
                 validate.ids_unique_in_file(doc)):
             message = violation.message.removeprefix(f"{rel}:{violation.line}: ")  # file and line have their own fields
+            if violation.rule == "missing-block-id":
+                message += _lost_id(ws, rel, doc, violation.line)
             yield Problem(rel, violation.line, violation.rule, message, _restore_hint(ws, rel))
+
+
+def _lost_id(ws: "Workspace", rel: str, doc, line: int | None) -> str:
+    """Which block ID the paragraph at ``line`` of ``rel`` lost, when its last commit had one: the committed
+    record with the same citations (else the one ID the file no longer holds); "" when none can be named."""
+    from ..topics.model import Paragraph
+    from ..workspace.caches import committed_text
+
+    text = committed_text(ws.root, rel)
+    if text is None:
+        return ""
+    here = next((p for p in doc.paragraphs() if p.line == line), None)
+    now = {i for p in doc.paragraphs() for i in p.ids}
+    lost = [p for p in parse_topic(text, rel).paragraphs() if isinstance(p, Paragraph) and p.identity
+            and p.identity not in now]
+    same = [p for p in lost if here is not None and p.citations == here.citations]
+    found = same if len(same) == 1 else lost if len(lost) == 1 else []
+    return f" (its last commit has ^{found[0].identity} here: add it back at the end)" if found else ""
 
 
 def _tree_rules(ws: "Workspace", tree: "TreeState") -> Iterator[Problem]:
@@ -141,7 +183,7 @@ def _tree_rules(ws: "Workspace", tree: "TreeState") -> Iterator[Problem]:
                 yield Problem(copy, tree.files[copy].by_id[block_id].line, "duplicate-id",
                               f"block ID ^{block_id} is also at {original}:{first}",
                               f"keep one: give the copy a new block ID or remove it with "
-                              f"`openprogram memory edit {copy}` (git history has both versions)")
+                              f"`{edit_command(copy)}` (git history has both versions)")
     dangling = list(validate.dangling_link_violations(tree))
     if not dangling:
         return
@@ -178,10 +220,10 @@ def _link_fix(ws: "Workspace", rel: str, target: str | None, changed: set[str], 
         return moved_link_fix(rel, moved)
     if rel in changed:  # (this edit made the link, or kept it while its target went)
         return _restore_hint(ws, rel)
-    edit = f"remove or correct the link with `openprogram memory edit {rel}`"
+    edit = f"remove or correct the link with `{edit_command(rel)}`"
     if target in changed and committed_text(ws.root, target) is not None:
         return (f"{target} changed outside the product and no longer has what the link points at: take its "
-                f"committed version back with `git -C {ws.root} checkout -- {target}`, or {edit}")
+                f"committed version back with `{checkout_command(ws.root, target)}`, or {edit}")
     return edit
 
 
@@ -195,8 +237,6 @@ def _held(ws: "Workspace", found: list[Problem]) -> Iterator[Problem]:
         yield Problem(rel, None, rule.lstrip("["), message, _restore_hint(ws, rel))
 
 
-# What a topic file moved to a folder of another depth breaks: its relative links, written for the old folder.
-_LINK_RULES = frozenset({"bad-source-target", "unknown-source", "dangling-link"})
 
 
 def _move_fixes(ws: "Workspace", problems: list[Problem]) -> list[Problem]:
@@ -209,44 +249,6 @@ def _move_fixes(ws: "Workspace", problems: list[Problem]) -> list[Problem]:
     return problems
 
 
-def move_fixes(ws: "Workspace") -> Callable[[str | None, str], str | None]:
-    """The fix of a finding (file, rule) that a move made outside the product explains (:func:`~.adopt.moved_outside`),
-    None for one it does not (rule ``moved``: the old path itself, asked for by name): the one wording ``check``,
-    ``status`` and ``memory edit`` of the old path give. It names the moved file, never the old one: there is no old
-    file left to edit. When its relative links still point from the old folder, that is the fix, and ``--repair``
-    makes it (it needs no judgement)."""
-    from .adopt import moved_outside
-
-    return moved_fixes(ws.root, moved_outside(ws))
-
-
-def moved_fixes(root: "Path", moves: dict[str, str]) -> Callable[[str | None, str], str | None]:
-    """:func:`move_fixes` of the moves ``{old: new}`` made outside the product in the memory directory ``root``
-    (:func:`~.adopt.moved_on_disk` reads them without opening it: what a search's warning gives)."""
-    from .adopt import relinked_text
-
-    fixes: dict[str, tuple[str, bool, str]] = {}  # {old or new: (fix, relink, "old" | "new")}
-    for old, new in moves.items():
-        relink = relinked_text(root, old, new) is not None
-        if relink:
-            fix = (f"{old} was moved to {new} outside the product (the same block IDs), and the relative links of "
-                   f"{new} still point from {posixpath.dirname(old)}/: `openprogram memory check --repair` rewrites "
-                   f"them, or correct them with `openprogram memory edit {new}`")
-        else:
-            fix = (f"{old} was moved to {new} outside the product (the same block IDs): correct the problem(s) named "
-                   f"for {new} with `openprogram memory edit {new}`, and both are adopted together")
-        fixes[old], fixes[new] = (fix, relink, "old"), (fix, relink, "new")
-
-    def fix_of(rel: str | None, rule: str) -> str | None:
-        fix, relink, side = fixes.get(rel or "", ("", False, ""))
-        if (side == "old" and (relink or rule in ("lost-block-id", "moved"))) or (
-                side == "new" and relink and (rule in _LINK_RULES or rule == "uncommitted")):
-            return fix
-        return None
-
-    return fix_of
-
-
 def _archives(ws: "Workspace") -> Iterator[Problem]:
     for rel, _sig in sorted(ws.cache.sources.scan().items()):
         if not rel.endswith(".md"):
@@ -255,7 +257,7 @@ def _archives(ws: "Workspace") -> Iterator[Problem]:
         if archive.damaged:
             yield Problem(rel, None, "archive-damaged",
                           f"the archive does not parse whole (parsed {len(archive.frames)} frame(s) before the damage); "
-                          "sources/ is append-only", f"`git -C {ws.root} checkout -- {rel}` restores the committed archive")
+                          "sources/ is append-only", f"`{checkout_command(ws.root, rel)}` restores the committed archive")
 
 
 def _derived_views(ws: "Workspace", tree: "TreeState", found: list[Problem]) -> Iterator[Problem]:
@@ -314,8 +316,8 @@ def _uncommitted_fix(ws: "Workspace", rel: str, state: str, repairable: bool) ->
     A topic edit that keeps every rule was already adopted when this check opened the workspace: one still
     outside history breaks a rule named in the same report (``--repair`` retries only when none is named, say
     the adoption could not take the lock). An archive is committed only when it parses whole and only appends."""
-    back = (f"`git -C {ws.root} checkout -- {rel}` takes the committed version back" if state != "new file"
-            else f"or remove it (`rm {ws.root / rel}`)")
+    back = (f"`{checkout_command(ws.root, rel)}` takes the committed version back" if state != "new file"
+            else f"or remove it (`rm {shell_args(ws.root / rel)}`)")
     if repairable:
         return f"`openprogram memory check --repair` commits it; {back}"
     if rel.startswith("sources/"):
@@ -324,7 +326,7 @@ def _uncommitted_fix(ws: "Workspace", rel: str, state: str, repairable: bool) ->
         from ..workspace.caches import deleted_fix
 
         return deleted_fix(ws.root, rel)
-    return f"correct the problem(s) named in this report with `openprogram memory edit {rel}`; {back}"
+    return f"correct the problem(s) named in this report with `{edit_command(rel)}`; {back}"
 
 
 def _drift(ws: "Workspace") -> list[tuple[str, str]]:
@@ -386,4 +388,4 @@ def _runtime(ws: "Workspace") -> Iterator[Problem]:
         path = ws.layout.state(name)
         if path.exists() and not isinstance(read_json(path, None), dict):
             yield Problem(f".scriptorium/{name}", None, "runtime-state",
-                          "not a JSON object; read as defaults", f"delete it (`rm {path}`): it is rebuilt")
+                          "not a JSON object; read as defaults", f"delete it (`rm {shell_args(path)}`): it is rebuilt")

@@ -208,7 +208,8 @@ def _held_problem(ws: Workspace, rel: str, rejection: MemoryFailure | None = Non
     """``(problem, why no change to it can be installed, fix)`` of topic file ``rel`` when a person left it invalid
     by hand or it cannot be read as text, or it would be made in a folder that cannot be opened; None when none
     of these (:func:`held_failure`)."""
-    from ..workspace.caches import left_out_fix, unreadable_fix, unreadable_reason
+    from ..workspace.caches import held_fix, unreadable_fix, unreadable_reason
+    from .moves import move_fixes
 
     unreadable = ws.cache.unreadable.get(rel) or (
         rejection.details.get("problem") if rejection is not None and rejection.details.get("file") == rel
@@ -226,7 +227,7 @@ def _held_problem(ws: Workspace, rel: str, rejection: MemoryFailure | None = Non
     problem = ws.cache.invalid.get(rel)
     if problem is not None:
         return (problem, f"{rel} {problem}: the file was edited outside the product and is not valid, so no change "
-                "to it can be installed", left_out_fix(ws.root, rel, problem))
+                "to it can be installed", held_fix(ws.root, rel, problem, move_fixes(ws)))
     return None
 
 

@@ -196,8 +196,11 @@ def head_problem(root: Path) -> str | None:
 
 
 def repair_hint(root: Path) -> str:
+    from ..fsutil import shell_args
+
+    git_dir = shell_args(root)
     return (f"`openprogram memory check --repair` points HEAD at the newest sound commit and commits the installed "
-            f"files on top; or inspect with `git -C {root} fsck` and `git -C {root} reset --soft <commit>`; "
+            f"files on top; or inspect with `git -C {git_dir} fsck` and `git -C {git_dir} reset --soft <commit>`; "
             "memory files are intact")
 
 

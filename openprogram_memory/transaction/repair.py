@@ -60,7 +60,7 @@ def repair_workspace(ws: "Workspace", problems: list[Problem]) -> list[str]:
 def _relink_moved_files(ws: "Workspace") -> list[str]:
     """Rewrite the relative links of each topic file moved to a folder of another depth outside the product, through
     the transaction (a hand edit that takes in the old file's removal): a move needs no judgement."""
-    from .adopt import moved_outside, relinked_text
+    from .moves import moved_outside, relinked_text
     from .engine import EDIT_LOCK_TIMEOUT, Policy, staged_edit
 
     notes = []

@@ -21,6 +21,7 @@ from pathlib import Path
 from collections.abc import Iterator, Mapping
 from typing import Any, Callable, Collection, Iterable, Protocol
 
+from ..fsutil import shell_args
 from ..sources.archive import ArchiveFile, ParsedArchive, SourceMessage
 from ..topics.model import TopicDoc, decode_topic, file_links, not_utf8, parse_topic, record_links
 from ..topics.normalize import time_date
@@ -890,8 +891,7 @@ def left_out_warnings(root: Path, unreadable: dict[str, str], invalid: dict[str,
         renamed = _RENAMED.match(problem)
         if renamed and renamed["way"] == "to" and renamed["other"] in invalid:
             continue  # said under the name it has now
-        rule = _RULE.search(problem)
-        fix = (fix_of(rel, rule[1]) if fix_of is not None and rule else None) or left_out_fix(root, rel, problem)
+        fix = held_fix(root, rel, problem, fix_of)
         if renamed and renamed["way"] == "from":
             out.append(f"{rel} was renamed from {renamed['other']} outside the product, but {renamed['linker']} "
                        f"still links {renamed['target']}: held back; search, recall and the core use the last "
@@ -939,25 +939,44 @@ def unreadable_fix(root: Path, rel: str, reason: str) -> str:
     """What makes topic file ``rel`` readable text again, for the ``reason`` it is not (:func:`unreadable_reason`,
     not valid UTF-8, a symlink): the one wording status, search and ``memory check`` give. Never a command that
     changes nothing: a checkout leaves the mode as it is, and ``memory edit`` opens UTF-8 text only."""
-    path = root / rel
+    path = shell_args(root / rel)
     closed = _CLOSED.match(reason)
     if closed:
-        return f"let yourself open the folder again: `chmod u+rwx {root / closed['folder']}`"
+        return f"let yourself open the folder again: `chmod u+rwx {shell_args(root / closed['folder'])}`"
     if reason.startswith("cannot be read"):
         return f"let yourself read and write it again: `chmod u+rw {path}`"
     if reason.startswith(SYMLINK):
         return (f"replace the link with a real file (`cp --remove-destination \"$(readlink -f {path})\" {path}`), "
                 f"or remove it (`rm {path}`)")
-    resave = f"re-save it as UTF-8 (e.g. `iconv -f latin1 -t utf-8 {path} > {path}.new && mv {path}.new {path}`)"
+    new = shell_args(f"{root / rel}.new")
+    resave = f"re-save it as UTF-8 (e.g. `iconv -f latin1 -t utf-8 {path} > {new} && mv {new} {path}`)"
     if committed_text(root, rel) is None:
         return f"{resave}, or remove it (`rm {path}`): it was never committed"
-    return f"{resave}, or take the committed version back with `git -C {root} checkout -- {rel}`"
+    return f"{resave}, or take the committed version back with `{checkout_command(root, rel)}`"
+
+
+def checkout_command(root: Path, *rels: str) -> str:
+    """The shell command that takes the committed versions of ``rels`` back in the memory directory ``root``."""
+    return f"git -C {shell_args(root)} checkout -- {shell_args(*rels)}"
+
+
+def edit_command(rel: str) -> str:
+    """The command that opens topic file ``rel`` for a person to correct it."""
+    return f"openprogram memory edit {shell_args(rel)}"
 
 
 _RULE = re.compile(r"\[([a-z-]+)\]")  # the rule a held-back problem names ("line 7: [uncited-text] …")
 SYMLINK = "is a symlink"  # how a topic file that is a link, not a file, is named (memory check's [symlink])
 # :func:`unreadable_reason` of a file in a folder that cannot be opened
 _CLOSED = re.compile(r"cannot be read: its folder (?P<folder>.+) cannot be opened \((?P<why>[^)]*)\)$")
+
+
+def held_fix(root: Path, rel: str, problem: str, fix_of: Callable[[str, str], str | None] | None) -> str:
+    """What fixes topic file ``rel`` held back for ``problem``: ``fix_of(file, rule)`` where it has one (a move made
+    outside the product, as ``memory check`` words it: :func:`~..transaction.moves.move_fixes`), else
+    :func:`left_out_fix`. The one wording ``status``, search and a refused write or sync give."""
+    rule = _RULE.search(problem)
+    return (fix_of(rel, rule[1]) if fix_of is not None and rule else None) or left_out_fix(root, rel, problem)
 
 
 def left_out_fix(root: Path, rel: str, problem: str) -> str:
@@ -971,13 +990,13 @@ def left_out_fix(root: Path, rel: str, problem: str) -> str:
         return moved_link_fix(renamed["linker"], f"{rel}#^{block_id}" if block_id else rel)
     if not (root / rel).exists():
         return deleted_fix(root, rel)
-    return f"`openprogram memory check` names it; correct it with `openprogram memory edit {rel}`"
+    return f"`openprogram memory check` names it; correct it with `{edit_command(rel)}`"
 
 
 def deleted_fix(root: Path, rel: str) -> str:
     """The fix for topic file ``rel`` deleted outside the product while another file still needs it (the deletion
     is held back): there is no file left to edit, so the fix is its committed version, or the files that need it."""
-    return (f"`git -C {root} checkout -- {rel}` takes the committed version back; or correct the problem(s) "
+    return (f"`{checkout_command(root, rel)}` takes the committed version back; or correct the problem(s) "
             "`openprogram memory check` names in the files that still need it")
 
 
@@ -985,7 +1004,7 @@ def moved_link_fix(rel: str, moved: str) -> str:
     """The fix for a link of ``rel`` whose target went to ``moved`` (``path`` or ``path#^id``; renamed or moved
     in an editor that does not update links): the link, written relative to ``rel`` as it must read now."""
     here = posixpath.relpath(moved, posixpath.dirname(rel) or ".")
-    return f"update the link to `{here}` with `openprogram memory edit {rel}`"
+    return f"update the link to `{here}` with `{edit_command(rel)}`"
 
 
 # A rename outside the product held back because a link still names the old file (adopt.judge words it, status

@@ -129,10 +129,12 @@ def test_every_problem_of_every_file_is_named_in_one_run(tmp_path, monkeypatch, 
     with pytest.raises(SystemExit) as exit_:
         app_module.main()
     lines = capsys.readouterr().out.splitlines()
-    assert exit_.value.code == 65 and len(lines) == len(report["problems"])
-    for file, line, rule in expected:  # the same problems, one a line, with the fix
+    said_once = [text for text in lines if text.startswith("  fix (")]  # (one fix for every problem of one file)
+    assert exit_.value.code == 65 and len(lines) - len(said_once) == len(report["problems"])
+    for file, line, rule in expected:  # the same problems, one a line, with the fix on it or once after its file's
         where = f"{file}:{line}" if line else file
-        assert any(text.startswith(f"{where}: [{rule}] ") and " — fix: " in text for text in lines), (where, rule)
+        [at] = [i for i, text in enumerate(lines) if text.startswith(f"{where}: [{rule}] ")]
+        assert " — fix: " in lines[at] or any(f" problems of {file}): " in text for text in said_once), (where, rule)
 
 
 def test_a_new_file_gets_no_hint_to_take_back_a_committed_version_it_never_had(ws, monkeypatch, capsys):
@@ -563,3 +565,55 @@ def test_repair_rewrites_the_relative_links_of_a_moved_note_through_the_transact
     assert any("topics/projects/billing.md moved to topics/work/eng/billing.md" in m for m in _log(ws))
     assert check(monkeypatch, capsys, ws.settings.state_dir) == (0, {"ok": True, "problems": [], "repaired": []})
     assert ws.get(billing)["topic"] == "topics/work/eng/billing.md"
+
+
+def _commands(fix: str) -> list[list[str]]:
+    """The shell commands a fix suggests (between backticks), split as a shell splits them."""
+    import shlex
+
+    return [shlex.split(command) for command in re.findall(r"`([^`]+)`", fix)]
+
+
+def test_a_path_with_a_space_is_quoted_in_every_command_check_and_status_suggest(ws, monkeypatch, capsys):
+    """Was: `rm /…/topics/people copy.md` (a shell removes ./copy.md too) and `memory edit topics/people copy.md`
+    (an extra argument): each path is one word of the command."""
+    import shutil
+
+    copy = ws.root / "topics/people copy.md"
+    shutil.copy(ws.root / "topics/people.md", copy)
+    code, report = check(monkeypatch, capsys, ws.settings.state_dir)
+    assert code == 65
+    fixes = [p["fix"] for p in report["problems"] if p["file"] == "topics/people copy.md"]
+    commands = [c for fix in fixes for c in _commands(fix)]
+    assert ["rm", str(copy)] in commands
+    assert ["openprogram", "memory", "edit", "topics/people copy.md"] in commands
+    monkeypatch.setattr(sys, "argv", ["openprogram", "memory", "status", "--state", str(ws.settings.state_dir)])
+    with pytest.raises(SystemExit):
+        app_module.main()
+    [warning] = [line for line in capsys.readouterr().out.splitlines() if "people copy.md" in line]
+    assert ["openprogram", "memory", "edit", "topics/people copy.md"] in _commands(warning)
+
+
+def test_a_removed_block_id_is_named_and_problems_come_by_file_then_line(ws, monkeypatch, capsys):
+    """Was: `[missing-block-id] paragraph does not end in a ^block-id` without the ID the committed version had,
+    and a file's rules before the files that come before it by name."""
+    work = ws.root / "topics/work.md"
+    target = next(r.memory_id for r in ws.records() if r.topic == "topics/work.md")
+    work.write_text(work.read_text().replace(f" ^{target}", ""), encoding="utf-8")
+    (ws.root / "topics/people.md").write_text((ws.root / "topics/people.md").read_text() + "\nTyped, uncited.\n",
+                                               encoding="utf-8")
+    code, report = check(monkeypatch, capsys, ws.settings.state_dir)
+    [missing] = [p for p in report["problems"] if p["rule"] == "missing-block-id"]
+    assert f"^{target}" in missing["message"]
+    topics = [(p["file"], p["line"] or 1e9) for p in report["problems"] if p["file"].startswith("topics/")]
+    assert topics == sorted(topics) and topics[0][0] == "topics/people.md"
+
+
+def test_a_fix_the_same_for_every_problem_of_a_moved_note_is_said_once_per_file(tmp_path, monkeypatch, capsys):
+    ws, _billing, _db = _moved_deeper(tmp_path)
+    monkeypatch.setattr(sys, "argv", ["openprogram", "memory", "check", "--state", str(ws.settings.state_dir)])
+    with pytest.raises(SystemExit):
+        app_module.main()
+    out = capsys.readouterr().out
+    assert out.count("`openprogram memory check --repair` rewrites them") == 2  # (the old file's and the new one's)
+    assert "fix (" in out and "problems of topics/work/eng/billing.md)" in out

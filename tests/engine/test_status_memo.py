@@ -12,7 +12,7 @@ import pytest
 
 from openprogram_memory.config import load_settings
 from openprogram_memory.memory import MemoryWorkspace
-from openprogram_memory.transaction import adopt
+from openprogram_memory.transaction import moves
 from openprogram_memory.views import facts as facts_module
 from openprogram_memory.views.facts import STATUS_MEMO
 from openprogram_memory.workspace.manifest import Manifest
@@ -43,7 +43,7 @@ def _no_reads(monkeypatch):
         raise AssertionError("read although nothing changed")
 
     monkeypatch.setattr(Manifest, "current_topics", refuse)
-    monkeypatch.setattr(adopt, "read_stats", refuse)
+    monkeypatch.setattr(moves, "read_stats", refuse)
 
 
 def test_a_second_status_answers_from_the_memo(state, monkeypatch):

@@ -266,3 +266,33 @@ def test_a_sync_says_which_hand_edit_it_could_not_carry(tmp_path):
     dana.write_text(committed)
     code, synced = _sync_json(a, remote)
     assert code == 0 and "warnings" not in synced
+
+
+def test_a_sync_refused_by_a_note_moved_to_a_deeper_folder_gives_the_fix_check_gives_once(tmp_path):
+    """Was: `git -C … checkout -- topics/friends/dave-r.md` (the old file back beside the moved one, the same IDs)
+    and the long problem printed three times. Now check's move fix, which works: the next sync goes through."""
+    import os
+
+    from openprogram_memory.transaction.check import check_workspace
+
+    from .helpers import reopen
+
+    remote, a, b = bare_remote(tmp_path), machine(tmp_path, "a"), machine(tmp_path, "b")
+    add(a, "topics/friends/dave-r.md", "Dave rides a gravel bike.")
+    for ws in (a, b, a):
+        assert _sync_json(ws, remote)[0] == 0
+    (a.root / "topics/people/cycling/shops").mkdir(parents=True)
+    os.rename(a.root / "topics/friends/dave-r.md", a.root / "topics/people/cycling/shops/dave.md")
+    add(b, "topics/friends/dave-r.md", "Dave opens at nine.", "openprogram/s1/u2")
+    assert _sync_json(b, remote)[0] == 0
+    before = memory_files(a)
+    code, refusal = _sync_json(a, remote)
+    assert code == 65 and refusal["code"] == "WRITER_PRECONDITION_FAILED" and memory_files(a) == before
+    [moved] = [p for p in check_workspace(reopen(a)) if (p.file, p.rule) == ("topics/friends/dave-r.md", "lost-block-id")]
+    assert "`openprogram memory check --repair`" in moved.fix and moved.fix in refusal["message"]
+    assert "checkout" not in refusal["message"]
+    human = run("memory", "sync", "--remote", remote, "--state", str(a.settings.state_dir))
+    assert human.exit_code == 65 and human.output.count("which is not adopted") == 1
+    assert run("memory", "check", "--repair", "--state", str(a.settings.state_dir)).exit_code == 0
+    assert _sync_json(a, remote)[0] == 0
+    assert "Dave opens at nine." in (a.root / "topics/people/cycling/shops/dave.md").read_text()

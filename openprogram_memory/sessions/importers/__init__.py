@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Callable, Iterable, NoReturn
 
 from ...failures import FailureCode, MemoryFailure
+from ...fsutil import shell_args
 from ..store import SessionStore
 from . import claude_code, codex, pi
 from .common import EMPTY_RESULT, SKIP_REASONS, ImportResult, TranscriptFile, TranscriptFormat, check_format, \
@@ -98,11 +99,12 @@ def _refuse_all(wanted: TranscriptFormat, paths: list[str | Path], skipped_files
                             f"{wanted.description}", details={"skipped_files": skipped_files})
     other = FORMATS[name][0]
     count = len(skipped_files)
-    where = skipped_files[0]["path"] if count == 1 else " ".join(str(Path(p).expanduser()) for p in paths)
+    given = [skipped_files[0]["path"]] if count == 1 else [str(Path(p).expanduser()) for p in paths]
+    where = " ".join(given)
     found = where if count == 1 else f"each of the {count} files found in {where}"
     raise MemoryFailure(FailureCode.INVALID_ARGUMENT,
                         f"nothing imported: {found} looks like {other.description}, not {wanted.description}; "
-                        f"run `openprogram memory import {other.name} {where}`",
+                        f"run `openprogram memory import {other.name} {shell_args(*given)}`",
                         details={"looks_like": other.name, "skipped_files": skipped_files})
 
 

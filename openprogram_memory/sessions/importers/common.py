@@ -56,6 +56,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, TypeVar
 
 from ...failures import FailureCode, MemoryFailure
+from ...fsutil import shell_args
 from ..markers import MARKER_KEY
 from ..store import Node, SessionStore, is_valid_id, validate_role
 from ...timeutil import normalize_time
@@ -238,7 +239,7 @@ def check_format(transcript: TranscriptFile, wanted: TranscriptFormat, known: It
     path = transcript.path
     if counts[best.name]:
         message = (f"{path} looks like {best.description}, not {wanted.description}; "
-                   f"run `openprogram memory import {best.name} {path}`")
+                   f"run `openprogram memory import {best.name} {shell_args(path)}`")
     else:
         names = ", ".join(fmt.name for fmt in known)
         message = (f"{path} is not {wanted.description}: none of its {transcript.raw_lines} line(s) has the shape "
