@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -174,25 +175,29 @@ def test_a_restore_leaves_a_folder_that_cannot_be_opened_alone_unless_it_would_c
     assert not (ws.root / "topics/core.md").exists()
     assert {rel: (ws.root / rel).read_bytes() for rel in on_disk} == on_disk
 
-    def refused(would_change: str) -> None:
-        head = ws.log(1)[0]
-        folder.chmod(0)
-        try:
-            code, refusal = _as_a_user(["restore", rev[:10]], state)
-        finally:
-            folder.chmod(0o700)
-        assert (code, refusal["code"]) == (65, "WRITER_PRECONDITION_FAILED")
-        assert list(refusal["details"]["files"]) == [would_change]
-        assert refusal["message"].startswith(f"{would_change} cannot be read: its folder topics/projects cannot be")
-        assert f"chmod u+rwx {folder}" in refusal["message"]
-        assert ws.log(1)[0] == head
-
     billing = "topics/projects/billing.md"
     ws.update(changes=[{"path": billing, "content": on_disk[billing].decode().replace("FastAPI", "Flask")}])
-    refused(billing)  # FastAPI back over Flask
+    _restore_refused(ws, state, rev, folder, billing)  # FastAPI back over Flask
     ws.update(changes=[{"path": billing, "content": on_disk[billing].decode()}])
     ws.edit(lambda staging: staging.delete("topics/projects/queue.md"), policy=Policy.MODEL)
-    refused("topics/projects/queue.md")  # made again
+    _restore_refused(ws, state, rev, folder, "topics/projects/queue.md")  # made again
+
+
+def _restore_refused(ws, state: Path, rev: str, folder: Path, would_change: str) -> None:
+    """``memory restore rev`` run as a user while ``folder`` cannot be opened is refused, naming ``would_change``,
+    its folder and the chmod, and moves nothing."""
+    head = ws.log(1)[0]
+    folder.chmod(0)
+    try:
+        code, refusal = _as_a_user(["restore", rev[:10]], state)
+    finally:
+        folder.chmod(0o700)
+    assert (code, refusal["code"]) == (65, "WRITER_PRECONDITION_FAILED")
+    assert list(refusal["details"]["files"]) == [would_change]
+    assert refusal["message"].startswith(f"{would_change} cannot be read: its folder "
+                                         f"{folder.relative_to(ws.root).as_posix()} cannot be opened")
+    assert f"chmod u+rwx {folder}" in refusal["message"]
+    assert ws.log(1)[0] == head
 
 
 def test_a_restore_that_would_remove_a_file_in_a_folder_that_cannot_be_opened_is_refused(tmp_path):
@@ -205,15 +210,6 @@ def test_a_restore_that_would_remove_a_file_in_a_folder_that_cannot_be_opened_is
     rev = ws.log(1)[0]["commit"]
     acme = "topics/work/acme.md"
     ws.update(changes=[{"path": acme, "content": record("Acme pays invoices monthly.", "openprogram/s1/u3")}])
-    head, on_disk = ws.log(1)[0], (ws.root / acme).read_bytes()
-    folder = ws.root / "topics/work"
-    folder.chmod(0)
-    try:
-        code, refusal = _as_a_user(["restore", rev[:10]], state)
-    finally:
-        folder.chmod(0o700)
-    assert (code, refusal["code"]) == (65, "WRITER_PRECONDITION_FAILED")
-    assert list(refusal["details"]["files"]) == [acme]
-    assert refusal["message"].startswith(f"{acme} cannot be read: its folder topics/work cannot be opened")
-    assert f"chmod u+rwx {folder}" in refusal["message"]
-    assert ws.log(1)[0] == head and (ws.root / acme).read_bytes() == on_disk
+    on_disk = (ws.root / acme).read_bytes()
+    _restore_refused(ws, state, rev, ws.root / "topics/work", acme)
+    assert (ws.root / acme).read_bytes() == on_disk
