@@ -252,13 +252,11 @@ def watch_command(
         what = "(sessions" + "".join(f", {p}" for p in settings["memory.watch.paths"]) + ")"
         how = f"polling every {settings['memory.watcher.poll_seconds']} s {what}" if poll else f"on file events {what}"
         err_console.print(f"watching {how}; idle after {settings['memory.watcher.idle_seconds']} s; Ctrl-C stops")
-        try:
-            if poll:
-                watch(settings, on_poll=report, on_import=imported)
-            else:
-                watch_events(settings, on_poll=report, on_import=imported)
-        except KeyboardInterrupt:
-            pass
+        # Ctrl-C ends watch as every verb (exit 130, "stopped by Ctrl-C"): see common.Group.invoke
+        if poll:
+            watch(settings, on_poll=report, on_import=imported)
+        else:
+            watch_events(settings, on_poll=report, on_import=imported)
 
 
 def backfill_command(

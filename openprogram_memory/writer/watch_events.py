@@ -155,14 +155,14 @@ def watch_events(settings: Settings, *, stop: threading.Event | None = None,
             try:
                 with contextlib.closing(watchfiles.watch(*roots, stop_event=stop, yield_on_timeout=True,
                                                          rust_timeout=int(tick * 1000), debounce=DEBOUNCE_MS,
-                                                         raise_interrupt=False)) as events:
+                                                         raise_interrupt=True)) as events:
                     for changes in events:
                         wake(changes, sources, first)
                         first = False
                         if watched_roots(settings, missing) != roots or _root_removed(changes, roots):
                             break  # a directory appeared, went away or was made anew: watch what is there now
                     else:
-                        return  # stopped, or interrupted (Ctrl-C)
+                        return  # stopped (Ctrl-C raises KeyboardInterrupt: the CLI ends every verb on it alike)
             except FileNotFoundError:
                 if watched_roots(settings, missing) == roots:
                     raise

@@ -292,10 +292,18 @@ def watch_paths(settings: Settings, missing: set[Path] | None = None) -> list[Pa
             if missing is not None:
                 missing.discard(path)
         elif missing is None or path not in missing:
-            log.warning("memory.watch.paths: %s is not a directory; not watched", path)
+            log.warning("memory.watch.paths: %s %s", path, _why_not_watched(path, running=missing is not None))
             if missing is not None:
                 missing.add(path)
     return found
+
+
+def _why_not_watched(path: Path, *, running: bool) -> str:
+    """What happens to a ``memory.watch.paths`` entry that is no directory: a running watcher follows one that
+    does not exist yet (it is watched once made); a file there is never read; a one-shot import reads nothing."""
+    if path.exists():
+        return "is not a directory; not watched"
+    return "does not exist yet; watched once it is created" if running else "does not exist; nothing imported"
 
 
 def import_watched(settings: Settings, on_import: Callable[[Path, int], None] | None = None,

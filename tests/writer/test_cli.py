@@ -431,3 +431,39 @@ def test_ctrl_c_during_sleep_lets_its_one_transaction_finish(monkeypatch):
     answer = run("memory", "sleep", "--json")
     assert answer.exit_code == 130 and json.loads(answer.stdout)["ok"] is True
     assert "installed and committed" in answer.stderr
+
+
+@pytest.mark.parametrize("mode", ["events", "poll"])
+def test_ctrl_c_on_watch_ends_it_as_every_verb_exit_130(mode):
+    """Was: Ctrl-C on `memory watch` exited 0 with "KeyboardInterrupt caught, stopping watch" (file events) or
+    silently (--poll). Sent to the console script once it watches, as a person does."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    root = Path(__file__).resolve().parents[2]
+    # file events: said once they are live, so the signal lands in the wait for events, not in Python code
+    probe = ("import sys\nfrom openprogram_memory.writer import watch_events as events\nreal = events.watch_events\n"
+             "def live(settings, **kw):\n"
+             "    return real(settings, on_ready=lambda: print('live', file=sys.stderr, flush=True), **kw)\n"
+             "events.watch_events = live\n"
+             f"sys.argv = ['openprogram', 'memory', 'watch'{', ' + repr('--poll') if mode == 'poll' else ''}]\n"
+             "from openprogram_memory.cli.entry import run\nrun()\n")
+    env = {**os.environ, "PYTHONPATH": str(root) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+           "OPENPROGRAM_MEMORY_WATCHER_IDLE_SECONDS": "5"}  # a tick of 0.5 s: events are live at once
+    child = subprocess.Popen([sys.executable, "-c", probe], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, env=env)
+    try:
+        said = [child.stderr.readline()]
+        assert said[0].startswith("watching ")
+        if mode == "events":
+            said.append(child.stderr.readline())
+            assert said[1] == "live\n"
+        time.sleep(1)  # past the printing: now it waits (for events, or the next poll), as it does all day
+        child.send_signal(signal.SIGINT)
+        out, err = child.communicate(timeout=30)
+    finally:
+        child.kill()
+    assert (child.returncode, err, out) == (130, "stopped by Ctrl-C\n", "")

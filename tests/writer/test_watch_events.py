@@ -18,7 +18,7 @@ from openprogram_memory.sessions.importers import import_paths
 from openprogram_memory.sessions.store import SessionStore
 from openprogram_memory.memory import MemoryWorkspace
 from openprogram_memory.writer.watch_events import watch_events
-from openprogram_memory.writer.watcher import transcript_format, watch
+from openprogram_memory.writer.watcher import transcript_format, watch, watch_paths
 
 from .helpers import settings
 
@@ -293,12 +293,25 @@ def test_a_missing_watched_directory_is_reported_once_per_disappearance(tmp_path
     said: list[int] = []
 
     def poll_done(_outcomes) -> None:
-        said.append(sum("not a directory" in r.getMessage() for r in caplog.records))
+        said.append(sum("does not exist yet; watched once it is created" in r.getMessage() for r in caplog.records))
 
     with caplog.at_level("WARNING", logger="openprogram_memory.writer"):
         watch(cfg, max_polls=5, sleep=lambda _s: next(between)(), on_poll=poll_done)
     assert said == [1, 1, 1, 2, 2]
 
+
+
+def test_a_watched_path_is_said_as_what_happens_to_it(tmp_path: Path, monkeypatch, caplog) -> None:
+    """Was: a `memory.watch.paths` folder not made yet was said "is not a directory; not watched", yet the running
+    watcher watches it once it is made. A file there is not a directory, and is never read."""
+    not_yet, a_file = tmp_path / "not-yet", tmp_path / "notes.txt"
+    a_file.write_text("no transcripts here")
+    monkeypatch.setenv("OPENPROGRAM_MEMORY_WATCH_PATHS", f"{not_yet}:{a_file}")
+    with caplog.at_level("WARNING", logger="openprogram_memory.writer"):
+        assert watch_paths(load_settings(), set()) == []
+    assert [r.getMessage() for r in caplog.records] == [
+        f"memory.watch.paths: {not_yet} does not exist yet; watched once it is created",
+        f"memory.watch.paths: {a_file} is not a directory; not watched"]
 
 
 def _imported_in_full(store: SessionStore, fixture: Path, scratch: Path) -> Callable[[], bool]:
@@ -340,7 +353,7 @@ def test_a_watched_directory_that_appears_or_comes_back_is_watched_and_said_miss
     store = SessionStore(cfg.sessions_dir)
 
     def said() -> int:
-        return sum("not a directory" in r.getMessage() for r in caplog.records)
+        return sum("does not exist yet; watched once it is created" in r.getMessage() for r in caplog.records)
 
     with caplog.at_level("WARNING", logger="openprogram_memory.writer"), Watcher(cfg):
         assert said() == 1
