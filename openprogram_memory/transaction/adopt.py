@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import itertools
 import posixpath
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from ..failures import MemoryFailure
 from .moves import changed_topic_files, ids_on_disk
@@ -217,14 +217,20 @@ def on_disk_tree(ws: "Workspace"):
                             for rel, text in texts.items()})
 
 
-def rebuild_views(ws: "Workspace", message: str = "memory: rebuild derived views") -> "TxResult":
+def rebuild_views(ws: "Workspace", message: str = "memory: rebuild derived views",
+                  deleted: Iterable[str] = ()) -> "TxResult":
     """Render every derived view again (``memory rebuild``, a repair, after an adoption) and commit what changed,
-    from :func:`valid_tree`: never from text that breaks a rule, so the views match the topics HEAD holds."""
+    from :func:`valid_tree`: never from text that breaks a rule, so the views match the topics HEAD holds.
+
+    ``deleted``: records a hand edit just removed; they leave the creation order, as a transaction's deletes
+    do (a stale one there would take a number a sync gives the records that remain)."""
     from ..workspace.state import VIEWS_VERSION
     from .engine import Policy, staged_edit
 
     def rendered_now(state, _result) -> None:
         state.views_version = VIEWS_VERSION  # (every view rendered by this version)
+        for block_id in deleted:
+            state.created_order.pop(block_id, None)
 
     return staged_edit(ws, lambda staging: None, policy=Policy.MODEL, message=message, force_views=True,
                        views_from=lambda tree: valid_tree(ws, tree), runtime_update=rendered_now)
@@ -295,7 +301,7 @@ def adopt_out_of_band(ws: "Workspace") -> list[str]:
         note_person_deletes(ws.layout, TxResult(revision="", deleted_ids=sorted(deleted),
                                                 deleted_sources=sorted({s for v in deleted.values() for s in v}),
                                                 memory_committed=True))
-        rebuild_views(ws, "memory: rebuild derived views after a hand edit outside the product")
+        rebuild_views(ws, "memory: rebuild derived views after a hand edit outside the product", deleted)
     except MemoryFailure as failure:
         return [f"could not adopt the hand edit(s) made outside the product: {failure.message}"]
     return [f"adopted hand edit(s) outside the product: {', '.join(changed[:10])}"

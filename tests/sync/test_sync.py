@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 
 import pytest
 from dulwich.repo import Repo
@@ -17,6 +18,7 @@ from openprogram_memory.sources.archive import SourceMessage, parse_archive
 from openprogram_memory.transaction.check import check_workspace
 from openprogram_memory.transaction.repair import repair_workspace
 from openprogram_memory.workspace.layout import RUNTIME
+from openprogram_memory.workspace import state as workspace_state
 from openprogram_memory.workspace.state import RuntimeState
 
 from .helpers import add, bare_remote, fsck, machine, memory_files, reopen
@@ -170,6 +172,38 @@ def test_a_topic_moved_by_hand_takes_the_record_the_other_machine_added_under_it
                                new: (moved_to, "Orbit deploys with Helm.")}
         assert check_workspace(reopen(ws)) == []  # every citation resolves from the new folder
         fsck(ws)
+    assert memory_files(a) == memory_files(b)
+
+
+def delete_by_hand(ws, rel: str, memory_id: str) -> None:
+    """Remove a record and its evidence line from ``rel`` in an editor (no product call)."""
+    lines = (ws.root / rel).read_text().splitlines(keepends=True)
+    [line] = [line for line in lines if line.rstrip().endswith(f" ^{memory_id}")]
+    label = re.search(r"\[\^(e-[0-9a-f]+)\]", line).group(1)
+    kept = "".join(x for x in lines if x is not line and not x.startswith(f"[^{label}]:"))
+    (ws.root / rel).write_text(re.sub(r"\n{3,}", "\n\n", kept))
+
+
+def test_a_record_deleted_by_hand_while_the_other_machine_renames_its_topic_leaves_both_views_current(pair,
+                                                                                                   monkeypatch):
+    """Was: after `a sync; b sync; a sync`, A's `memory check` said recent_events.jsonl was stale (exit 65) and the
+    two machines gave different revisions for one git HEAD: the record A deleted by hand stayed in A's creation
+    order, so the fast-forward to B's merge numbered it beside the records left (two records at 0), and the order
+    A loaded was not the one B's views were rendered with."""
+    remote, a, b = pair
+    kept_first, deleted, kept_last = [*orbit_pair(pair), add(a, ORBIT, "Orbit has a staging cluster.", "openprogram/s1/u3")]
+    converge(remote, a, b)
+    a, b = reopen(a), reopen(b)
+    delete_by_hand(a, ORBIT, deleted)
+    move_by_hand(b, ORBIT, "topics/projects/orbit-platform.md")
+    for ws in (a, b, a):
+        assert sync(reopen(ws), remote)["conflicts"] == []
+    # runtime.json read as the next command reads it, not the object the sync left cached
+    monkeypatch.setattr(workspace_state, "_RUNTIME_CACHE", {})
+    for ws in (a, b):
+        assert set(records(ws)) == {kept_first, kept_last}
+        assert check_workspace(reopen(ws)) == []
+    assert reopen(a).revision() == reopen(b).revision()
     assert memory_files(a) == memory_files(b)
 
 
