@@ -521,6 +521,23 @@ def test_a_record_pasted_with_its_block_id_holds_back_the_copy_not_the_original(
         [BIKES, copy])
 
 
+def _dana_served_once_and_the_copy_named(monkeypatch, capsys, state: str, also=lambda: None) -> str:
+    """Search and recall "Dana" in a fresh process, twice (the second answer from the saved index): the record of
+    bikes.md once, and the same one warning each time (which is returned); ``also`` is checked after each."""
+    warnings = []
+    for _answer_from_saved_index in (False, True):
+        fresh_process()
+        code, found = run(monkeypatch, capsys, "memory", "search", "Dana", "--state", state, "--json")
+        assert code == 0 and [hit["topic"] for hit in found["results"]] == [BIKES]
+        warnings += found.get("warnings", [])
+        code, recalled = run(monkeypatch, capsys, "memory", "recall", "Dana", "--state", state, "--json")
+        assert recalled["count"] == 1 and recalled["warnings"] == warnings[-1:]
+        also()
+    [warning, again] = warnings
+    assert warning == again
+    return warning
+
+
 @pytest.mark.parametrize("searched_before", [False, True])  # (the index built with the copy, or knowing the original)
 def test_a_topic_file_pasted_beside_itself_is_served_once_by_the_first_search(ws, monkeypatch, capsys,
                                                                               searched_before):
@@ -533,16 +550,8 @@ def test_a_topic_file_pasted_beside_itself_is_served_once_by_the_first_search(ws
         assert search(monkeypatch, capsys, ws, "Dana") == ["Dana runs a bike shop in Ghent."]
     copy = "topics/bikes copy.md"
     (ws.root / copy).write_bytes((ws.root / BIKES).read_bytes())
-    warnings = []
-    for _answer_from_saved_index in (False, True):
-        fresh_process()
-        code, found = run(monkeypatch, capsys, "memory", "search", "Dana", "--state", state, "--json")
-        assert code == 0 and [hit["topic"] for hit in found["results"]] == [BIKES]
-        warnings += found.get("warnings", [])
-        code, recalled = run(monkeypatch, capsys, "memory", "recall", "Dana", "--state", state, "--json")
-        assert recalled["count"] == 1 and recalled["warnings"] == warnings[-1:]
-    [warning, again] = warnings
-    assert warning == again and warning.startswith(f"{copy} [duplicate-id] block ID ^")
+    warning = _dana_served_once_and_the_copy_named(monkeypatch, capsys, state)
+    assert warning.startswith(f"{copy} [duplicate-id] block ID ^")
     fresh_process()
     code, status = run(monkeypatch, capsys, "memory", "status", "--state", state, "--json")
     assert status["warnings"] == [warning]
@@ -569,17 +578,12 @@ def test_a_record_pasted_into_a_topic_file_the_index_knows_is_served_once_by_the
               if line.startswith("Dana runs") or line.startswith("[^")]
     assert len(pasted) == 2
     target.write_text(before.replace("## Bob\n\n", "## Bob\n\n" + pasted[0] + "\n", 1) + pasted[1])
-    warnings = []
-    for _answer_from_saved_index in (False, True):
-        fresh_process()
-        code, found = run(monkeypatch, capsys, "memory", "search", "Dana", "--state", state, "--json")
-        assert code == 0 and [hit["topic"] for hit in found["results"]] == [BIKES]
-        warnings += found.get("warnings", [])
-        code, recalled = run(monkeypatch, capsys, "memory", "recall", "Dana", "--state", state, "--json")
-        assert recalled["count"] == 1 and recalled["warnings"] == warnings[-1:]
+
+    def the_rest_of_the_file_is_served() -> None:
         assert search(monkeypatch, capsys, ws, "Bob trues wheels") == ["Bob trues wheels on Fridays."]
-    [warning, again] = warnings
-    assert warning == again and warning.startswith(f"{people} [duplicate-id] block ID ^") and BIKES in warning
+
+    warning = _dana_served_once_and_the_copy_named(monkeypatch, capsys, state, the_rest_of_the_file_is_served)
+    assert warning.startswith(f"{people} [duplicate-id] block ID ^") and BIKES in warning
     fresh_process()
     code, status = run(monkeypatch, capsys, "memory", "status", "--state", state, "--json")
     assert status["warnings"] == [warning]
