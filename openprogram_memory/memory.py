@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from .config import Settings, load_settings
 from .failures import FailureCode, MemoryFailure, problem_line
-from .fsutil import ensure_dir, read_json
+from .fsutil import ensure_dir, read_json, shell_args
 from .workspace.layout import CORE_RENDER, CORE_TOPIC, SCRIPTORIUM, Layout, check_topic_path, resolves_inside
 from .workspace.state import (EDIT_LOCK_TIMEOUT, REVISIONS, SCHEDULED_KINDS, RuntimeState, note_person_deletes,
                               lock_if_free, read_scheduled, workspace_id, write_lock)
@@ -282,7 +282,7 @@ class MemoryWorkspace:
                 staging.write(rel, data.decode("utf-8"))
 
         return staged_edit(self, edit, policy=Policy.MODEL, message=f"memory: restore topics from {commit[:12]}",
-                           held=("the restore's", f"then run `openprogram memory restore {rev}` again"))
+                           held=("the restore's", f"then run `openprogram memory restore {shell_args(rev)}` again"))
 
     def archive(self, messages: list) -> list[str]:
         """Append messages to the source archive (before a writer runs) and commit them.

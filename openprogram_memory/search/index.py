@@ -313,14 +313,17 @@ class SearchIndex:
             return {}
         from ..workspace.copies import pasted_copies
 
+        # the other files the index holds, as it holds them; not one gone from disk (its removal is in this refresh:
+        # "mv bikes.md cycling.md" is a move, and cycling.md no copy of a file that is not there)
+        others = [rel for rel in self.fid_of
+                  if rel not in summaries and os.path.lexists(os.path.join(self.root, rel))]
+
         def indexed():  # (decodes every segment: a cold process pays for it only here)
-            for rel, fid in self.fid_of.items():
-                if rel not in summaries:
-                    yield rel, (doc.memory_id for doc in self._live(fid)[1].docs())
+            for rel in others:
+                yield rel, (doc.memory_id for doc in self._live(self.fid_of[rel])[1].docs())
 
         in_hand = ((rel, summary.ids) for rel, summary in summaries.items() if rel not in fresh)
-        return pasted_copies(self.root, fresh, in_hand,
-                             indexed if any(rel not in summaries for rel in self.fid_of) else None)
+        return pasted_copies(self.root, fresh, in_hand, indexed if others else None)
 
     def _archive_sig(self, archive: str) -> Signature | None:
         if not _is_archive_path(archive):

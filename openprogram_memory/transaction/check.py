@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 import os
+from collections import Counter
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Iterator
 
@@ -76,16 +77,15 @@ def _report_order(problem: Problem) -> tuple[int, str, float]:
 
 
 def report_lines(problems: list[Problem]) -> list[str]:
-    """``problems`` as lines for people: a fix that is the same for every problem of one file is said once, after
-    them (a note moved outside the product: one fix for each of its lines), not repeated on each."""
+    """``problems`` as lines for people: a fix that is the same for several problems of one file is said once,
+    after them (a note moved outside the product: one fix for each of its lines; 300 block IDs stripped by hand:
+    one fix for the 300, whatever the file's other problems ask), not repeated on each."""
     lines: list[str] = []
     for _file, group in itertools.groupby(problems, key=lambda p: p.file):
         found = list(group)
-        if len(found) < 2 or len({p.fix for p in found}) > 1:
-            lines += [str(p) for p in found]
-            continue
-        lines += [str(p).removesuffix(f" — fix: {p.fix}") for p in found]
-        lines.append(f"  fix ({len(found)} problems of {found[0].file or 'the workspace'}): {found[0].fix}")
+        shared = {fix: n for fix, n in Counter(p.fix for p in found).items() if n > 1 and fix}
+        lines += [str(p).removesuffix(f" — fix: {p.fix}") if p.fix in shared else str(p) for p in found]
+        lines += [f"  fix ({n} problems of {found[0].file or 'the workspace'}): {fix}" for fix, n in shared.items()]
     return lines
 
 

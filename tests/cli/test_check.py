@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from engine.helpers import linked_pair, make_workspace
+from engine.helpers import linked_pair, make_workspace, record
 from openprogram_memory.cli import app as app_module
 
 
@@ -617,3 +617,21 @@ def test_a_fix_the_same_for_every_problem_of_a_moved_note_is_said_once_per_file(
     out = capsys.readouterr().out
     assert out.count("`openprogram memory check --repair` rewrites them") == 2  # (the old file's and the new one's)
     assert "fix (" in out and "problems of topics/work/eng/billing.md)" in out
+
+
+def test_a_fix_shared_by_many_problems_of_a_hand_edited_file_is_said_once(tmp_path, monkeypatch, capsys):
+    """Every block ID stripped from a committed file by hand: check names each record that lost one, and the fix
+    they share once, though the file's [uncommitted] problem asks another. Was: the same long fix on every line
+    (300 lines of it for 300 records)."""
+    ws = make_workspace(tmp_path / "state")
+    ws.update(changes=[{"path": "topics/big.md", "content": "# Big\n\n" + "\n".join(
+        record(f"Fact {n} holds.", f"openprogram/s1/u{i}", f"e{i}") for i, n in enumerate(("one", "two", "three"), 1))}])
+    path = ws.root / "topics/big.md"
+    path.write_text(re.sub(r" \^[0-9a-f]{8}$", "", path.read_text(), flags=re.M))
+    monkeypatch.setattr(sys, "argv", ["openprogram", "memory", "check", "--state", str(ws.settings.state_dir)])
+    with pytest.raises(SystemExit):
+        app_module.main()
+    out = capsys.readouterr().out
+    lost = [line for line in out.splitlines() if "[missing-block-id]" in line]
+    assert len(lost) == 3 and not any(" — fix: " in line for line in lost)
+    assert out.count("fix (3 problems of topics/big.md): ") == 1

@@ -593,6 +593,19 @@ def test_a_record_pasted_into_a_topic_file_the_index_knows_is_served_once_by_the
     assert [hit["topic"] for hit in found["results"]] == [BIKES] and "warnings" not in found
 
 
+def test_a_topic_renamed_by_hand_is_served_from_its_new_name_by_the_next_search_and_is_no_copy(ws, monkeypatch,
+                                                                                                capsys):
+    """``mv topics/bikes.md topics/cycling.md`` after a search: the next search serves the record from its new
+    name and warns of no copy. Was: no result, and a warning to give cycling.md's record a new block ID, as a copy
+    of the bikes.md that is gone (the index still listed it while removing it)."""
+    assert search(monkeypatch, capsys, ws, "Dana") == ["Dana runs a bike shop in Ghent."]
+    (ws.root / BIKES).rename(ws.root / "topics/cycling.md")
+    fresh_process()
+    code, found = run(monkeypatch, capsys, "memory", "search", "Dana", "--state", str(ws.settings.state_dir), "--json")
+    assert code == 0 and [hit["topic"] for hit in found["results"]] == ["topics/cycling.md"]
+    assert not any("duplicate-id" in warning for warning in found.get("warnings", []))
+
+
 def test_a_record_pasted_into_a_topic_file_never_committed_leaves_the_file_out_once_searched(ws, monkeypatch,
                                                                                              capsys):
     """A topic file made by hand (never committed) that a search has served, then given a record pasted with its
@@ -688,6 +701,24 @@ def test_a_restore_leaves_a_hand_edit_held_back_as_invalid_alone_and_never_overw
     assert code == 0 and restored["changed_files"] == [BIKES] and not path.exists()
 
 
+def test_a_restore_writes_back_a_file_deleted_by_hand_whose_deletion_is_held_back(ws, monkeypatch, capsys):
+    """people.md deleted by hand while work.md links a record in it (the deletion is held back); ``memory restore
+    HEAD`` puts it back, as its fix says a checkout would, and check is clean. Was: "ok", nothing changed, and a
+    warning that the restore left it alone — a file that is gone has no typed bytes to keep."""
+    linked_pair(ws)
+    people = ws.root / "topics/people.md"
+    committed = people.read_bytes()
+    people.unlink()
+    fresh_process()
+    state = str(ws.settings.state_dir)
+    code, restored = run(monkeypatch, capsys, "memory", "restore", "HEAD", "--state", state, "--json")
+    assert code == 0 and people.read_bytes() == committed
+    assert not any("left alone" in warning for warning in restored.get("warnings", []))
+    fresh_process()
+    code, report = run(monkeypatch, capsys, "memory", "check", "--state", state, "--json")
+    assert (code, report["problems"]) == (0, [])
+
+
 def test_a_restore_never_overwrites_a_topic_file_that_is_not_utf8_and_names_every_held_file(ws, monkeypatch, capsys):
     """A note appended in Latin-1 leaves the file out of memory (not text): its bytes are in no commit, so a
     restore that would write or remove it would lose them. It was installed, exit 0, the note gone. Refused like
@@ -712,6 +743,8 @@ def test_a_restore_never_overwrites_a_topic_file_that_is_not_utf8_and_names_ever
     assert "`openprogram memory edit topics/core.md`" in refusal["message"]
     assert refusal["message"].endswith(f"`openprogram memory restore {before[:10]}` again")
     assert latin.read_bytes() == typed and core.read_text() == invalid and ws.log(1)[0]["commit"] == head
+    code, refusal = run(monkeypatch, capsys, "memory", "restore", f"{before[:10]}^0", "--state", state, "--json")
+    assert code == 65 and refusal["message"].endswith(f"`openprogram memory restore '{before[:10]}^0'` again")
 
 
 def test_a_writer_pass_into_a_topic_file_that_is_not_utf8_is_refused_not_installed(ws):
