@@ -149,7 +149,9 @@ def _topic_files(ws: "Workspace") -> Iterator[Problem]:
 
 def _lost_id(ws: "Workspace", rel: str, doc, line: int | None) -> str:
     """Which block ID the paragraph at ``line`` of ``rel`` lost, when its last commit had one: the committed
-    record with the same citations (else the one ID the file no longer holds); "" when none can be named."""
+    record with the same citations; "" when none can be named (not "the one ID the file no longer holds": beside
+    a record deleted by hand, a new paragraph typed without an ID would be told to take the deleted one's, and
+    sync and history would read it as an edit of that record)."""
     from ..topics.model import Paragraph
     from ..workspace.caches import committed_text
 
@@ -161,7 +163,7 @@ def _lost_id(ws: "Workspace", rel: str, doc, line: int | None) -> str:
     lost = [p for p in parse_topic(text, rel).paragraphs() if isinstance(p, Paragraph) and p.identity
             and p.identity not in now]
     same = [p for p in lost if here is not None and p.citations == here.citations]
-    found = same if len(same) == 1 else lost if len(lost) == 1 else []
+    found = same if len(same) == 1 else []
     return f" (its last commit has ^{found[0].identity} here: add it back at the end)" if found else ""
 
 

@@ -635,3 +635,26 @@ def test_a_fix_shared_by_many_problems_of_a_hand_edited_file_is_said_once(tmp_pa
     lost = [line for line in out.splitlines() if "[missing-block-id]" in line]
     assert len(lost) == 3 and not any(" — fix: " in line for line in lost)
     assert out.count("fix (3 problems of topics/big.md): ") == 1
+
+
+def test_a_paragraph_typed_without_an_id_beside_a_deleted_record_is_not_given_its_id(tmp_path, monkeypatch, capsys):
+    """Record one deleted by hand and a new paragraph typed without a block ID: check says the new paragraph has
+    none, and names no ID for it (the deleted record's would make sync and history read it as an edit of that
+    record)."""
+    ws = make_workspace(tmp_path / "state")
+    ws.update(changes=[{"path": "topics/big.md", "content": "# Big\n\n" + "\n".join(
+        record(f"Fact {n} holds.", f"openprogram/s1/u{i}", f"e{i}") for i, n in enumerate(("one", "two"), 1))}])
+    path = ws.root / "topics/big.md"
+    lines = path.read_text().splitlines(keepends=True)
+    [two] = [line for line in lines if line.startswith("Fact two holds.")]
+    label = re.search(r"\[\^([^\]]+)\]", two).group(1)
+    kept = [line for line in lines if not line.startswith("Fact one holds.")]
+    at = kept.index(two) + 1
+    path.write_text("".join(kept[:at] + ["\n", f"Fact four holds.[^{label}]\n"] + kept[at:]))
+    monkeypatch.setattr(sys, "argv", ["openprogram", "memory", "check", "--state", str(ws.settings.state_dir),
+                                      "--json"])
+    with pytest.raises(SystemExit):
+        app_module.main()
+    report = json.loads(capsys.readouterr().out)
+    [lost] = [p for p in report["problems"] if p["rule"] == "missing-block-id"]
+    assert "its last commit has ^" not in lost["message"]
