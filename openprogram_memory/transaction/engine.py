@@ -196,7 +196,7 @@ def _edited(ws: Workspace, staging: Staging, edit: Callable[[Staging], Any],
     changes = staging.effective_changes()
     as_committed = {rel for rel, content in changes.items() if content is not None
                     and _held_problem(ws, rel) is not None and content == committed_text(ws.root, rel)}
-    left_alone = sorted(rel for rel in as_committed if not _gone(ws.root / rel))  # (one deleted by hand, whose
+    left_alone = sorted(rel for rel in as_committed if staging.installed_file(rel))  # (one deleted by hand, whose
     # deletion is held back, has no bytes of the person's to keep: it is written back, as the restore asks)
     for rel in left_alone:
         staging.keep(rel)
@@ -204,17 +204,6 @@ def _edited(ws: Workspace, staging: Staging, edit: Callable[[Staging], Any],
     if refusal is not None:
         raise refusal
     return outcome, _left_alone_warnings(ws, left_alone, held[0])
-
-
-def _gone(path: os.PathLike[str] | str) -> bool:
-    """Whether nothing is at ``path`` (a file in a folder that cannot be opened is not known to be gone)."""
-    try:
-        os.stat(path, follow_symlinks=False)
-    except FileNotFoundError:
-        return True
-    except OSError:
-        return False
-    return False
 
 
 def _held_problem(ws: Workspace, rel: str, rejection: MemoryFailure | None = None) -> tuple[str, str, str] | None:

@@ -80,9 +80,9 @@ class Staging:
         rel = check_topic_path(path)
         if rel in self.changes:
             return self.changes[rel] is not None
-        return self._installed_file(rel)
+        return self.installed_file(rel)
 
-    def _installed_file(self, rel: str) -> bool:
+    def installed_file(self, rel: str) -> bool:
         """Whether topic file ``rel`` is installed on disk (not counting this edit's changes)."""
         try:
             return (self.root / rel).is_file()
@@ -188,7 +188,7 @@ class Staging:
         out: dict[str, str | None] = {}
         for rel, content in self.changes.items():
             if content is None:
-                if rel in self._gone or self._installed_file(rel):
+                if rel in self._gone or self.installed_file(rel):
                     out[rel] = None
                 continue
             target = self.root / rel

@@ -1079,8 +1079,8 @@ def _rule(clause: str, hint: str | None) -> list[Statement]:
     if marker in _STRONG and (not nxt or nxt in _NOT_VERB or len(after) == 1 and nxt in _NO_DEED or nxt.endswith(
             "ed") and nxt not in ("need", "feed", "seed", "embed") or nxt in _HAPPENS) or \
             marker == "always" and nxt in _LAPSES or marker in ("always", "never") and _SAID_OF_IT_RE.match(nxt) and re.search(
-                r"\b(?:it|this|that|he|she|which|who|everything|something|nothing)\s+$", clause[:len(clause) - len(body)]
-                + body[:match.start("marker")], re.I):
+                r"\b(?:it|this|that|he|she|which|who|everything|something|nothing)\s+$",
+                clause[:len(clause) - len(body) + match.start("marker")], re.I):  # (the words before the marker)
         return []  # ("always gets stuck at step 3": what keeps happening, not what to do; "always forget": the
         # person's own lapse, said without "I")
     if re.match(r"^(?:don't|do not|dont)\s+(?:worry|bother|mind|know|think|care|forget about|hesitate|get|have to|"
